@@ -1,0 +1,537 @@
+/**
+ * A room: active (open ⇄ deciding) → concluding → concluded (02-rooms.md §5, §12).
+ *
+ * The room owns members, discussion and the receipt chain; each decision is a child actor
+ * (decision.machine.ts) spawned by `ask`. Room-level rules (terminal state, admission, authority,
+ * selection) are decided here; decision-level rules (phase, eligibility, ballot) by the child.
+ * Every outcome of a command is emitted as a `reply`; events for the timeline as `event`;
+ * seals and the conclusion as `seal` / `conclude`, which the runtime answers with RECEIPT_SIGNED.
+ */
+import { emit, enqueueActions, setup } from 'xstate';
+import {
+  alreadyOpenError,
+  type DecisionIndexEntry,
+  discussionCapError,
+  factsFor,
+  newMember,
+  newMessage,
+  openDecisionList,
+  type RoomContext,
+  selectDecision,
+  validateAsk,
+} from '../src/domain/room-acts.js';
+import { authorityDenied, requireSeatActor, satisfiesAuthority, uniqueDisplayName } from '../src/domain/roster.js';
+import type { DecisionData, RoomData } from '../src/domain/types.js';
+import { invalidInput, protocolError, type ErrorSpec, type ProtocolError } from '../src/errors.js';
+import type { DecisionEvent } from './decision.events.js';
+import { decisionMachine } from './decision.machine.js';
+import type { RoomCommand, RoomEmitted, RoomEvent } from './room.events.js';
+
+export type RoomInput = Omit<RoomData, 'members' | 'invites' | 'discussion' | 'decisionIds' | 'openDecisionIds' | 'sealOrder' | 'chain' | 'conclusion'>;
+
+const fail = (error: ProtocolError | ErrorSpec): RoomEmitted => ({
+  type: 'reply',
+  ok: false,
+  error: 'toSpec' in error ? error.toSpec() : error,
+});
+const ok = (info: Record<string, unknown>): RoomEmitted => ({ type: 'reply', ok: true, info });
+
+function route(ctx: RoomContext, path: string): string {
+  return `POST /api/rooms/${ctx.slug}/${path}`;
+}
+
+function concludedError(ctx: RoomContext): ProtocolError {
+  return protocolError(
+    'room.concluded',
+    `Room ${ctx.slug} is closed and read-only: no further acts or joins are possible. Its records stay readable (GET /api/rooms/${ctx.slug}/outcome).`,
+    {
+      hint: 'Read the outcome; start a new room for further decisions.',
+      details: { slug: ctx.slug, concluded_at: ctx.conclusion ? new Date(ctx.conclusion.at).toISOString() : null },
+    },
+  );
+}
+
+export const roomMachine = setup({
+  types: {} as {
+    context: RoomContext;
+    input: RoomInput;
+    events: RoomEvent;
+    emitted: RoomEmitted;
+  },
+  actors: { decision: decisionMachine },
+  guards: {
+    hasOpenDecisions: ({ context }) => context.openDecisionIds.length > 0,
+    noOpenDecisions: ({ context }) => context.openDecisionIds.length === 0,
+  },
+  actions: {
+    replyConcluded: emit(({ context }) => fail(concludedError(context))),
+    relayEvent: emit(({ event }) => {
+      if (event.type !== 'D.EVENT') throw new Error('relayEvent needs D.EVENT');
+      return { type: 'event', draft: event.draft } as RoomEmitted;
+    }),
+    relayAccept: emit(({ event }) => {
+      if (event.type !== 'D.ACCEPT') throw new Error('relayAccept needs D.ACCEPT');
+      return ok({ decision_id: event.decisionId, ...event.info });
+    }),
+    relayReject: emit(({ event }) => {
+      if (event.type !== 'D.REJECT') throw new Error('relayReject needs D.REJECT');
+      return fail(event.error);
+    }),
+    recordSeal: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'D.SEALED') return;
+      enqueue.assign({
+        openDecisionIds: context.openDecisionIds.filter((id) => id !== event.decisionId),
+        sealOrder: [...context.sealOrder, event.decisionId],
+      });
+      enqueue.emit({ type: 'seal', decisionId: event.decisionId });
+    }),
+    recordReceipt: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'RECEIPT_SIGNED') return;
+      enqueue.assign({ chain: { head: event.link.hash, length: event.link.sequence } });
+      if (event.decisionId !== null) {
+        enqueue.sendTo(event.decisionId, { type: 'D.RECEIPT', link: event.link } satisfies DecisionEvent);
+        return;
+      }
+      const conclusion = { ...context.conclusion!, receipt: event.link };
+      enqueue.assign({ conclusion });
+      enqueue.emit({
+        type: 'event',
+        draft: {
+          event_type: 'room.concluded',
+          occurred_at: conclusion.at,
+          decision_id: null,
+          actor: conclusion.byParticipantId,
+          data: {
+            ...(conclusion.statement !== null ? { statement: conclusion.statement } : {}),
+            concluded_by: conclusion.concludedBy,
+            receipt_hash: event.link.hash,
+          },
+        },
+      });
+    }),
+    advance: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'ADVANCE') return;
+      const entry = context.decisions.find((d) => d.id === event.decisionId);
+      if (!entry || !context.openDecisionIds.includes(entry.id)) return;
+      enqueue.sendTo(entry.id, { type: 'D.ADVANCE', now: event.now, facts: factsFor(context, entry, event.now) } satisfies DecisionEvent);
+    }),
+    join: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'JOIN') return;
+      const { seat, admission, now } = event;
+      const error = admissionError(context, seat.via, admission) ?? capacityError(context);
+      if (error) {
+        enqueue.emit(fail(error));
+        return;
+      }
+      const wanted = seat.displayName ?? `participant-${context.members.length + 1}`;
+      const member = newMember(
+        context,
+        {
+          id: seat.id,
+          tokenHash: seat.tokenHash,
+          displayName: seat.via === 'create' ? wanted : uniqueDisplayName(context, wanted),
+          role: seat.role,
+          isCreator: seat.via === 'create',
+          agentDid: seat.agentDid,
+          mandateId: seat.mandateId,
+        },
+        now,
+      );
+      enqueue.assign({ members: [...context.members, member] });
+      enqueue.emit({
+        type: 'event',
+        draft: {
+          event_type: 'participant.joined',
+          occurred_at: now,
+          decision_id: null,
+          actor: member.id,
+          data: { participant_id: member.id, name: member.displayName, role: member.role, via: seat.via },
+        },
+      });
+      enqueue.emit(ok({ participant_id: member.id, display_name: member.displayName, role: member.role }));
+      reevaluateOpen({ ...context, members: [...context.members, member] }, now, enqueue);
+    }),
+    ask: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'ASK') return;
+      const { actor, now } = event;
+      const authority = context.config.decision_opening_authority;
+      if (!event.atCreation && !satisfiesAuthority(context, actor, authority)) {
+        enqueue.emit(fail(authorityDenied('decision_opening_authority', authority, 'open a decision', route(context, 'ask'))));
+        return;
+      }
+      if (event.invalid || !event.input) {
+        enqueue.emit(fail(event.invalid ?? invalidInput(undefined, 'Invalid ask request.')));
+        return;
+      }
+      const input = event.input;
+      const electorate = validateAsk(context, input);
+      if (electorate !== null && !Array.isArray(electorate)) {
+        enqueue.emit(fail(electorate));
+        return;
+      }
+      if (context.openDecisionIds.length >= context.config.max_open_decisions) {
+        enqueue.emit(fail(alreadyOpenError(context)));
+        return;
+      }
+      const seq = context.decisions.length + 1;
+      const votingWindow = input.voting_window ?? context.config.voting_window;
+      const slate = input.proposal_window !== undefined;
+      const votingOpensAt = slate ? now + input.proposal_window! * 1000 : null;
+      const decision: DecisionData = {
+        id: event.decisionId,
+        seq,
+        question: input.question,
+        context: input.context ?? null,
+        options: input.options ?? [],
+        optionProposers: (input.options ?? []).map(() => null),
+        eligibleIds: electorate,
+        openedAt: now,
+        openedBy: { participantId: actor.participantId, displayName: actor.displayName },
+        votingOpensAt,
+        votingEndsAt: (votingOpensAt ?? now) + votingWindow * 1000,
+        votingWindow,
+        votingStartedAt: slate ? null : now,
+        agreement: input.agreement === true,
+        ballots: [],
+        abstentions: [],
+        settling: null,
+        restarts: 0,
+        everDetermined: false,
+        seal: null,
+        receipt: null,
+      };
+      const entry: DecisionIndexEntry = { id: decision.id, seq, question: decision.question, eligibleIds: electorate };
+      enqueue.assign({
+        decisions: [...context.decisions, entry],
+        decisionIds: [...context.decisionIds, decision.id],
+        openDecisionIds: [...context.openDecisionIds, decision.id],
+      });
+      enqueue.spawnChild('decision', { id: decision.id, input: decision });
+      enqueue.emit({
+        type: 'event',
+        draft: {
+          event_type: 'decision.opened',
+          occurred_at: now,
+          decision_id: decision.id,
+          actor: actor.participantId,
+          data: {
+            seq,
+            question: decision.question,
+            options: decision.options,
+            status: slate ? 'proposing' : 'voting',
+            ...(votingOpensAt !== null ? { voting_opens_at: new Date(votingOpensAt).toISOString() } : {}),
+            voting_ends_at: new Date(decision.votingEndsAt).toISOString(),
+            opened_by: { participant_id: actor.participantId, display_name: actor.displayName },
+            ...(decision.agreement ? { agreement: true } : {}),
+          },
+        },
+      });
+      enqueue.emit(ok({ decision_id: decision.id }));
+    }),
+    startChoosing: enqueueActions(({ context, event, enqueue, self }) => {
+      if (event.type !== 'START_CHOOSING') return;
+      const authority = context.config.decision_opening_authority;
+      const path = route(context, 'start-choosing');
+      if (!satisfiesAuthority(context, event.actor, authority)) {
+        enqueue.emit(fail(authorityDenied('decision_opening_authority', authority, 'start choosing', path)));
+        return;
+      }
+      if (event.invalid) {
+        enqueue.emit(fail(event.invalid));
+        return;
+      }
+      const children = self.getSnapshot().children as Record<string, { getSnapshot(): { value: unknown } } | undefined>;
+      const isProposing = (id: string) => children[id]?.getSnapshot().value === 'proposing';
+      const entry = startChoosingTarget(context, event, path, isProposing);
+      if (!entry || 'code' in entry) {
+        enqueue.emit(fail(entry ?? noOpenForStart(context, path)));
+        return;
+      }
+      enqueue.sendTo(entry.id, {
+        type: 'D.START_CHOOSING',
+        now: event.now,
+        actor: event.actor,
+        facts: factsFor(context, entry, event.now),
+      } satisfies DecisionEvent);
+    }),
+    discuss: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'DISCUSS') return;
+      const path = route(context, 'discuss');
+      const error =
+        requireSeatActor(context, event.actor, 'discuss', path) ??
+        (event.invalid ? event.invalid : null) ??
+        (context.config.deliberation_mode === 'disabled'
+          ? invalidInput('body', `Discussion is disabled in room ${context.slug} (deliberation_mode is "disabled"). (${path})`, 'deliberation_disabled')
+          : null);
+      if (error) {
+        enqueue.emit(fail(error));
+        return;
+      }
+      const entry = selectDecision(context, event.decision, 'discuss', path, true);
+      if (entry !== null && 'code' in entry) {
+        enqueue.emit(fail(entry));
+        return;
+      }
+      const capped = discussionCapError(context, event.actor, entry?.id ?? null, event.now);
+      if (capped) {
+        enqueue.emit(fail(capped));
+        return;
+      }
+      const message = newMessage(event.messageId, event.actor, event.body, event.stance, entry, event.now);
+      enqueue.assign({
+        discussion: [...context.discussion, message],
+        members: context.members.map((m) => (m.id === event.actor.participantId ? { ...m, deliberatedAt: event.now } : m)),
+      });
+      enqueue.emit({
+        type: 'event',
+        draft: {
+          event_type: 'discussion.posted',
+          occurred_at: event.now,
+          decision_id: message.decisionId,
+          actor: event.actor.participantId,
+          data: {
+            id: message.id,
+            participant_id: message.participantId,
+            display_name: message.displayName,
+            body: message.body,
+            ...(message.stance !== null ? { stance: message.stance } : {}),
+            posted_at: new Date(message.postedAt).toISOString(),
+            decision_id: message.decisionId,
+            ...(message.decisionSeq !== null ? { seq: message.decisionSeq } : {}),
+          },
+        },
+      });
+      enqueue.emit(ok({ id: message.id }));
+    }),
+    propose: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'PROPOSE') return;
+      const path = route(context, 'options');
+      const authority = context.config.option_proposal_authority;
+      const error =
+        requireSeatActor(context, event.actor, 'propose options', path) ??
+        (!satisfiesAuthority(context, event.actor, authority)
+          ? authorityDenied('option_proposal_authority', authority, 'propose options', path)
+          : null) ??
+        event.invalid ??
+        null;
+      if (error) {
+        enqueue.emit(fail(error));
+        return;
+      }
+      const entry = selectDecision(context, event.decision, 'propose', path);
+      if (entry === null || 'code' in entry) {
+        enqueue.emit(fail(entry!));
+        return;
+      }
+      enqueue.sendTo(entry.id, {
+        type: 'D.PROPOSE',
+        now: event.now,
+        actor: event.actor,
+        option: event.option,
+        facts: factsFor(context, entry, event.now),
+      } satisfies DecisionEvent);
+    }),
+    choose: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'CHOOSE' && event.type !== 'ABSTAIN') return;
+      const isChoose = event.type === 'CHOOSE';
+      const action = isChoose ? 'choose' : 'abstain';
+      const path = route(context, action);
+      const error = requireSeatActor(context, event.actor, isChoose ? 'choose' : 'abstain', path);
+      if (error) {
+        enqueue.emit(fail(error));
+        return;
+      }
+      if (event.invalid) {
+        enqueue.emit(fail(event.invalid));
+        return;
+      }
+      const entry = selectDecision(context, event.decision, action, path);
+      if (entry === null || 'code' in entry) {
+        enqueue.emit(fail(entry!));
+        return;
+      }
+      const facts = factsFor(context, entry, event.now);
+      if (isChoose) {
+        enqueue.assign({
+          members: context.members.map((m) => (m.id === event.actor.participantId ? { ...m, votedAt: event.now } : m)),
+        });
+        enqueue.sendTo(entry.id, {
+          type: 'D.CHOOSE',
+          now: event.now,
+          actor: event.actor,
+          choice: event.choice,
+          reason: event.reason,
+          facts,
+        } satisfies DecisionEvent);
+      } else {
+        enqueue.sendTo(entry.id, { type: 'D.ABSTAIN', now: event.now, actor: event.actor, reason: event.reason, facts } satisfies DecisionEvent);
+      }
+    }),
+    close: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'CLOSE') return;
+      const authority = context.config.conclusion_authority;
+      if (!satisfiesAuthority(context, event.actor, authority)) {
+        enqueue.emit(fail(authorityDenied('conclusion_authority', authority, 'close the room', route(context, 'close'))));
+        return;
+      }
+      if (event.invalid) {
+        enqueue.emit(fail(event.invalid));
+        return;
+      }
+      enqueue.assign({
+        conclusion: {
+          at: event.now,
+          statement: event.statement,
+          concludedBy: event.actor.agentId,
+          byParticipantId: event.actor.participantId,
+          receipt: null,
+        },
+      });
+      enqueue.emit({ type: 'conclude' });
+      enqueue.emit(ok({ concluded: true }));
+    }),
+  },
+}).createMachine({
+  id: 'room',
+  context: ({ input }) => ({
+    ...input,
+    members: [],
+    invites: [],
+    discussion: [],
+    decisions: [],
+    decisionIds: [],
+    openDecisionIds: [],
+    sealOrder: [],
+    chain: { head: null, length: 0 },
+    conclusion: null,
+  }),
+  initial: 'active',
+  on: {
+    'D.EVENT': { actions: 'relayEvent' },
+    'D.ACCEPT': { actions: 'relayAccept' },
+    'D.REJECT': { actions: 'relayReject' },
+    'D.SEALED': { actions: 'recordSeal' },
+    'D.RESOLVED': {},
+    ADVANCE: { actions: 'advance' },
+  },
+  states: {
+    active: {
+      initial: 'open',
+      on: {
+        JOIN: { actions: 'join' },
+        ASK: { actions: 'ask' },
+        START_CHOOSING: { actions: 'startChoosing' },
+        DISCUSS: { actions: 'discuss' },
+        PROPOSE: { actions: 'propose' },
+        CHOOSE: { actions: 'choose' },
+        ABSTAIN: { actions: 'choose' },
+        RECEIPT_SIGNED: { actions: 'recordReceipt' },
+      },
+      states: {
+        open: {
+          always: { guard: 'hasOpenDecisions', target: 'deciding' },
+          on: { CLOSE: { target: '#room.concluding', actions: 'close' } },
+        },
+        deciding: {
+          always: { guard: 'noOpenDecisions', target: 'open' },
+          on: {
+            CLOSE: {
+              actions: emit(({ context }) =>
+                fail(
+                  protocolError(
+                    'decision.not_open',
+                    `Room ${context.slug} can only be closed when no decision is open. Open decisions: ${openDecisionList(context)
+                      .map((d) => `${d.seq} ("${d.question}")`)
+                      .join(', ')}. Let them resolve (choose, or wait for their windows), then close (the close_room action / POST /api/rooms/${context.slug}/close).`,
+                    { hint: 'Wait for the open decisions to resolve, then close.', details: { open_decisions: openDecisionList(context) } },
+                  ),
+                ),
+              ),
+            },
+          },
+        },
+      },
+    },
+    concluding: {
+      on: {
+        RECEIPT_SIGNED: { target: 'concluded', actions: 'recordReceipt' },
+      },
+    },
+    concluded: {
+      on: {
+        JOIN: { actions: 'replyConcluded' },
+        ASK: { actions: 'replyConcluded' },
+        START_CHOOSING: { actions: 'replyConcluded' },
+        DISCUSS: { actions: 'replyConcluded' },
+        PROPOSE: { actions: 'replyConcluded' },
+        CHOOSE: { actions: 'replyConcluded' },
+        ABSTAIN: { actions: 'replyConcluded' },
+        CLOSE: { actions: 'replyConcluded' },
+      },
+    },
+  },
+});
+
+export type RoomMachine = typeof roomMachine;
+
+function admissionError(ctx: RoomContext, via: string, admission: { passwordGiven: boolean; passwordOk: boolean }): ProtocolError | null {
+  if (via === 'create' || ctx.config.visibility !== 'private') return null;
+  if (admission.passwordGiven && !admission.passwordOk) {
+    return protocolError('auth.invalid_password', `The password for room ${ctx.slug} is wrong. Check it, or join with a valid invite instead (POST /api/rooms/${ctx.slug}/join).`);
+  }
+  if (admission.passwordOk) return null;
+  return protocolError(
+    'room.invite_required',
+    `Room ${ctx.slug} is private: a new seat needs a valid invite${ctx.passwordHash ? ' or the room password' : ''}. Send {"invite": "it_…"}${ctx.passwordHash ? ' or {"password": "…"}' : ''} to POST /api/rooms/${ctx.slug}/join.`,
+    { hint: 'Ask the room operator for an invite.', details: { slug: ctx.slug, password_supported: ctx.passwordHash !== null } },
+  );
+}
+
+function capacityError(ctx: RoomContext): ProtocolError | null {
+  const max = ctx.config.max_participants;
+  if (max === null || ctx.members.length < max) return null;
+  return protocolError('room.at_capacity', `Room ${ctx.slug} is full: it already has ${max} seats (max_participants). Ask the operator to raise max_participants.`, {
+    details: { max_participants: max },
+  });
+}
+
+function startChoosingTarget(
+  ctx: RoomContext,
+  event: Extract<RoomCommand, { type: 'START_CHOOSING' }>,
+  path: string,
+  isProposing: (id: string) => boolean,
+): DecisionIndexEntry | ProtocolError | null {
+  if (event.decisionId !== undefined && event.decision !== undefined) {
+    const byId = ctx.decisions.find((d) => d.id === event.decisionId);
+    if (byId?.seq !== event.decision) {
+      return invalidInput('decision_id', `decision_id and decision name different decisions; send only one of them (${path}).`, 'invalid_value');
+    }
+  }
+  if (event.decisionId !== undefined) {
+    const byId = ctx.decisions.find((d) => d.id === event.decisionId);
+    if (!byId) return selectDecision(ctx, Number.MAX_SAFE_INTEGER, 'start_choosing', path) as ProtocolError;
+    return selectDecision(ctx, byId.seq, 'start_choosing', path);
+  }
+  if (event.decision !== undefined) return selectDecision(ctx, event.decision, 'start_choosing', path);
+  const proposing = ctx.openDecisionIds.find(isProposing);
+  if (proposing !== undefined) return ctx.decisions.find((d) => d.id === proposing)!;
+  return selectDecision(ctx, undefined, 'start_choosing', path) as DecisionIndexEntry | ProtocolError | null;
+}
+
+function noOpenForStart(ctx: RoomContext, path: string): ProtocolError {
+  return protocolError('decision.not_open', `No decision is open in room ${ctx.slug}, so there is nothing to start choosing on (${path}).`, {
+    details: { open_decisions: [] },
+  });
+}
+
+/** 03 §9.1: joins, role changes and settings can change a lock; every open decision re-evaluates. */
+function reevaluateOpen(
+  ctx: RoomContext,
+  now: number,
+  enqueue: { sendTo: (id: string, event: DecisionEvent) => void },
+): void {
+  for (const id of ctx.openDecisionIds) {
+    const entry = ctx.decisions.find((d) => d.id === id)!;
+    enqueue.sendTo(id, { type: 'D.EVALUATE', now, facts: factsFor(ctx, entry, now) });
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * Counting a decision: the engine input the service builds (04-mechanisms.md §2), the early-close
+ * determination (03-decisions.md §9.1) and the seal record (§10). Pure: the decision machine calls
+ * these with the facts the room hands it.
+ */
+import {
+  type EngineInput,
+  type EngineOutput,
+  engineParameters,
+  engineVote,
+  isLocked,
+  receiptStatus,
+  runMechanism,
+} from '../mechanisms/index.js';
+import type { AbstentionRecord, BallotRecord, DecisionData, DecisionFacts, SealRecord } from './types.js';
+
+export interface Count {
+  input: EngineInput;
+  output: EngineOutput;
+  votes: BallotRecord[];
+  abstentions: AbstentionRecord[];
+  responses: number;
+  eligibleVoters: number;
+}
+
+/** Ballots of eligible members in engine order: cast_at ascending, ties by voter id. */
+export function countedBallots(decision: DecisionData, electorate: string[]): BallotRecord[] {
+  const eligible = new Set(electorate);
+  return decision.ballots
+    .filter((b) => eligible.has(b.participantId))
+    .sort((a, b) => a.castAt - b.castAt || (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
+}
+
+export function countedAbstentions(decision: DecisionData, electorate: string[]): AbstentionRecord[] {
+  const eligible = new Set(electorate);
+  return decision.abstentions
+    .filter((a) => eligible.has(a.participantId))
+    .sort((a, b) => a.declaredAt - b.declaredAt || (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
+}
+
+export function eligibleVoters(facts: DecisionFacts): number {
+  return Math.max(facts.electorate.length, facts.quorum ?? 0);
+}
+
+/** Runs the mechanism on the current ballots; null when the slate is empty (the engine is never called then). */
+export function count(decision: DecisionData, facts: DecisionFacts): Count | null {
+  if (decision.options.length === 0) return null;
+  const votes = countedBallots(decision, facts.electorate);
+  const abstentions = countedAbstentions(decision, facts.electorate);
+  const voters = eligibleVoters(facts);
+  const quorumFraction = facts.quorum === null || voters === 0 ? 0 : facts.quorum / voters;
+  const input: EngineInput = {
+    parameters: engineParameters(facts.mechanism, {
+      options: decision.options,
+      quorumFraction,
+      agreement: decision.agreement,
+    }),
+    eligible_voters: voters,
+    votes: votes.map((v) => engineVote(facts.mechanism, v.agentId, v.ballot)),
+    participating_voters: votes.length + abstentions.length,
+    deterministic_seed: decision.id,
+  };
+  const output = runMechanism(facts.mechanism, input);
+  return { input, output, votes, abstentions, responses: votes.length + abstentions.length, eligibleVoters: voters };
+}
+
+export interface Determination {
+  determined: boolean;
+  winner: string | null;
+}
+
+/** 03 §9.1: at least one response, the roster gate, and the mechanism's lock proof. */
+export function determine(decision: DecisionData, facts: DecisionFacts): Determination {
+  if (!facts.earlyClose) return { determined: false, winner: null };
+  const counted = count(decision, facts);
+  if (counted === null || counted.responses < 1) return { determined: false, winner: null };
+  if (facts.rosterGate && decision.eligibleIds === null) return { determined: false, winner: null };
+  const locked = isLocked(facts.mechanism, decision.agreement, counted.input, counted.output);
+  return { determined: locked, winner: counted.output.winner };
+}
+
+/** The sealed artifact (03 §10.1); the receipt is built from it by the runtime. */
+export function sealRecord(
+  decision: DecisionData,
+  facts: DecisionFacts,
+  at: number,
+  votingEndedAt: number,
+): SealRecord {
+  const counted = count(decision, facts);
+  if (counted === null) {
+    return {
+      at,
+      votingEndedAt,
+      mechanism: facts.mechanism,
+      parameters: engineParameters(facts.mechanism, {
+        options: [],
+        quorumFraction: 0,
+        agreement: decision.agreement,
+      }),
+      output: null,
+      status: 'no_quorum',
+      outcome: 'no_pass',
+      winner: null,
+      tallies: {},
+      castVotes: 0,
+      eligibleVoters: eligibleVoters(facts),
+      votes: [],
+      abstentions: countedAbstentions(decision, facts.electorate),
+    };
+  }
+  const { output } = counted;
+  const status = receiptStatus(output, counted.responses);
+  const forcedNoQuorum = counted.responses === 0;
+  return {
+    at,
+    votingEndedAt,
+    mechanism: facts.mechanism,
+    parameters: counted.input.parameters,
+    output,
+    status,
+    outcome: forcedNoQuorum ? 'no_pass' : output.outcome,
+    winner: forcedNoQuorum ? null : output.winner,
+    tallies: output.per_option_score,
+    castVotes: output.cast_votes,
+    eligibleVoters: output.eligible_voters,
+    votes: counted.votes,
+    abstentions: counted.abstentions,
+  };
+}
+
+/** Next instant at which time alone changes this decision, or null. */
+export function nextDeadline(decision: DecisionData, phase: string): number | null {
+  if (phase === 'proposing') {
+    if (decision.votingOpensAt !== null && decision.options.length > 0) {
+      return Math.min(decision.votingOpensAt, decision.votingEndsAt);
+    }
+    return decision.votingEndsAt;
+  }
+  if (phase === 'settling' && decision.settling) return Math.min(decision.settling.endsAt, decision.votingEndsAt);
+  if (phase === 'voting') return decision.votingEndsAt;
+  return null;
+}

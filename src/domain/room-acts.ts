@@ -1,0 +1,244 @@
+/**
+ * Pure rules of room-level acts: decision selection (03 §3), the open-decision cap (§4), opening a
+ * decision (§5), discussion caps (§12), admission and seats (02 §4, §7). The room machine calls these.
+ */
+import { invalidInput, protocolError, type ProtocolError } from '../errors.js';
+import { decisionElectorate, isParticipant, memberById, rosterGateOpen, roomElectorate } from './roster.js';
+import type { Actor, DecisionData, DecisionFacts, Member, Message, RoomData, Stance } from './types.js';
+
+export interface DecisionIndexEntry {
+  id: string;
+  seq: number;
+  question: string;
+  eligibleIds: string[] | null;
+}
+
+export type RoomContext = RoomData & { decisions: DecisionIndexEntry[] };
+
+export function openDecisionList(room: RoomContext): { seq: number; question: string }[] {
+  return room.openDecisionIds.map((id) => {
+    const d = room.decisions.find((x) => x.id === id)!;
+    return { seq: d.seq, question: d.question };
+  });
+}
+
+function describeOpen(room: RoomContext): string {
+  const open = openDecisionList(room);
+  return open.length === 0 ? 'none' : open.map((d) => `${d.seq} ("${d.question}")`).join(', ');
+}
+
+/**
+ * 03 §3: an explicit seq must name a decision (404) that is still open (400); no selector means the
+ * oldest open decision (400 when none is open, unless `allowNone`).
+ */
+export function selectDecision(
+  room: RoomContext,
+  seq: number | undefined,
+  action: string,
+  route: string,
+  allowNone = false,
+): DecisionIndexEntry | null | ProtocolError {
+  if (seq !== undefined) {
+    const entry = room.decisions.find((d) => d.seq === seq);
+    if (!entry) {
+      const open = openDecisionList(room);
+      return protocolError(
+        'decision.not_found',
+        `Decision ${seq} does not exist in room ${room.slug}. Open decisions: ${describeOpen(room)}. Target one with decision: <seq> (the ${action} action / ${route}).`,
+        {
+          hint:
+            open.length > 0
+              ? `Send decision: ${open.map((d) => d.seq).join(' or decision: ')}, or omit decision to target the oldest open decision.`
+              : 'No decision is open; read the room to see what happened.',
+          details: { open_decisions: open },
+        },
+      );
+    }
+    if (!room.openDecisionIds.includes(entry.id)) {
+      return protocolError(
+        'decision.not_open',
+        `Decision ${seq} is no longer open (it has been resolved). Open decisions: ${describeOpen(room)}. (the ${action} action / ${route})`,
+        { hint: 'Read the outcome, or target an open decision.', details: { seq, open_decisions: openDecisionList(room) } },
+      );
+    }
+    return entry;
+  }
+  const oldest = room.openDecisionIds[0];
+  if (oldest === undefined) {
+    if (allowNone) return null;
+    return protocolError(
+      'decision.not_open',
+      `No decision is open in room ${room.slug}, so there is nothing to ${action === 'propose' ? 'propose an option for' : action}. (the ${action} action / ${route})`,
+      { hint: 'Wait for a decision to open (GET next-action), or open one with the ask action.', details: { open_decisions: [] } },
+    );
+  }
+  return room.decisions.find((d) => d.id === oldest)!;
+}
+
+export function factsFor(room: RoomContext, entry: Pick<DecisionData, 'eligibleIds'>, now: number): DecisionFacts {
+  return {
+    mechanism: room.config.mechanism,
+    quorum: room.config.quorum,
+    earlyClose: room.config.early_close,
+    settleWindowSeconds: room.config.settle_window,
+    electorate: decisionElectorate(room, entry),
+    rosterGate: rosterGateOpen(room, now),
+    maxOptions: room.config.max_options,
+    slug: room.slug,
+    proposalAuthorityNone: room.config.option_proposal_authority.kind === 'none',
+  };
+}
+
+export function alreadyOpenError(room: RoomContext): ProtocolError {
+  return protocolError(
+    'decision.already_open',
+    `Room ${room.slug} already has ${room.openDecisionIds.length} open decision(s), its max_open_decisions (${room.config.max_open_decisions}): ${describeOpen(room)}. Choose on the open decision(s), wait for the window to close, or ask the operator to raise max_open_decisions (PATCH /api/rooms/${room.slug}/settings).`,
+    {
+      hint: 'Resolve or wait out an open decision before asking another question.',
+      details: { max_open_decisions: room.config.max_open_decisions, open_decisions: openDecisionList(room) },
+    },
+  );
+}
+
+export interface AskInput {
+  question: string;
+  context?: string | null | undefined;
+  options?: string[] | undefined;
+  eligible?: string[] | undefined;
+  eligible_participant_ids?: string[] | undefined;
+  voting_window?: number | undefined;
+  proposal_window?: number | undefined;
+  agreement?: boolean | undefined;
+}
+
+/** Field rules of `ask` that depend on the room (03 §5); returns the explicit electorate. */
+export function validateAsk(room: RoomContext, input: AskInput): string[] | null | ProtocolError {
+  const route = `the ask action / POST /api/rooms/${room.slug}/ask`;
+  const options = input.options ?? [];
+  const dup = options.find((o, i) => options.indexOf(o) !== i);
+  if (dup !== undefined) {
+    return invalidInput('options', `Option "${dup}" is listed twice; options must be unique (${route}).`, 'invalid_value');
+  }
+  const minOptions = room.config.option_proposal_authority.kind === 'none' ? 2 : 0;
+  if (options.length < minOptions || options.length > room.config.max_options) {
+    return invalidInput(
+      'options',
+      `This room needs ${minOptions}..${room.config.max_options} options on ask${minOptions === 2 ? ' because nobody may propose options later' : ''} (${route}).`,
+      'out_of_range',
+    );
+  }
+  if (input.agreement === true && !['simple_majority', 'supermajority'].includes(room.config.mechanism)) {
+    return invalidInput(
+      'agreement',
+      `Agreement decisions are only available in simple_majority or supermajority rooms; this room uses ${room.config.mechanism} (${route}).`,
+      'agreement_not_supported',
+    );
+  }
+  if (input.eligible !== undefined && input.eligible_participant_ids !== undefined) {
+    return invalidInput('eligible', `Send either eligible or eligible_participant_ids, not both (${route}).`, 'invalid_value');
+  }
+  const names = input.eligible;
+  const ids = input.eligible_participant_ids;
+  if (names === undefined && ids === undefined) return null;
+  const list = (names ?? ids)!;
+  const field = names !== undefined ? 'eligible' : 'eligible_participant_ids';
+  if (list.length === 0) return invalidInput(field, `${field} must not be empty (${route}).`, 'invalid_value');
+  const electorate = new Set(roomElectorate(room));
+  const resolved: string[] = [];
+  for (const entry of list) {
+    const member = names !== undefined ? room.members.find((m) => m.displayName === entry) : memberById(room, entry);
+    if (!member || member.role !== 'participant') {
+      return invalidInput(field, `"${entry}" in ${field} is not a current participant of this room (${route}).`, 'invalid_value');
+    }
+    if (!electorate.has(member.id)) {
+      return invalidInput(
+        field,
+        `"${entry}" cannot be in the electorate: the creator does not vote in this room (creator_votes is false) (${route}).`,
+        'invalid_value',
+      );
+    }
+    if (!resolved.includes(member.id)) resolved.push(member.id);
+  }
+  return resolved;
+}
+
+export function discussionCapError(
+  room: RoomContext,
+  actor: Actor,
+  decisionId: string | null,
+  now: number,
+): ProtocolError | null {
+  const dayAgo = now - 24 * 3600 * 1000;
+  const scoped = room.discussion.filter((m) => (decisionId === null ? m.decisionId === null && m.postedAt > dayAgo : m.decisionId === decisionId));
+  const mine = scoped.filter((m) => m.participantId === actor.participantId);
+  const perParticipant = room.config.max_deliberation_messages_per_participant;
+  const total = room.config.max_total_deliberation_messages;
+  const scope = decisionId === null ? 'room-scoped speech in the last 24 hours' : 'this decision';
+  const frees = decisionId === null ? ' Room-scoped caps free up as messages age past 24 hours.' : '';
+  if (mine.length >= perParticipant) {
+    return invalidInput(
+      'body',
+      `You have reached the cap of ${perParticipant} messages for ${scope}.${frees} (the discuss action / POST /api/rooms/${room.slug}/discuss)`,
+      'message_cap_reached',
+      { cap: perParticipant },
+    );
+  }
+  if (scoped.length >= total) {
+    return invalidInput(
+      'body',
+      `The room has reached its cap of ${total} messages for ${scope}.${frees} (the discuss action / POST /api/rooms/${room.slug}/discuss)`,
+      'message_cap_reached',
+      { cap: total },
+    );
+  }
+  return null;
+}
+
+export function newMessage(
+  id: string,
+  actor: Actor,
+  body: string,
+  stance: Stance | null,
+  entry: DecisionIndexEntry | null,
+  now: number,
+): Message {
+  return {
+    id,
+    participantId: actor.participantId,
+    displayName: actor.displayName,
+    body,
+    stance,
+    postedAt: now,
+    decisionId: entry?.id ?? null,
+    decisionSeq: entry?.seq ?? null,
+  };
+}
+
+export function newMember(
+  room: RoomContext,
+  seat: { id: string; tokenHash: string | null; displayName: string; role: Member['role']; isCreator: boolean; agentDid: string | null; mandateId: string | null },
+  now: number,
+): Member {
+  return {
+    id: seat.id,
+    displayName: seat.displayName,
+    role: seat.role,
+    isCreator: seat.isCreator,
+    joinedAt: now,
+    lastSeenAt: null,
+    deliberatedAt: null,
+    votedAt: null,
+    tokenHash: seat.tokenHash,
+    supersededHashes: [],
+    agentDid: seat.agentDid,
+    mandateId: seat.mandateId,
+  };
+}
+
+export function participantCount(room: RoomContext): number {
+  return room.members.length;
+}
+
+export function isEligibleOn(room: RoomContext, entry: DecisionIndexEntry, participantId: string | null): boolean {
+  return participantId !== null && decisionElectorate(room, entry).includes(participantId) && isParticipant(room, participantId);
+}

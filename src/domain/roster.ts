@@ -1,0 +1,106 @@
+/**
+ * Who is who in a room: members by id or credential, authority checks (02-rooms.md §3, §10),
+ * the room and decision electorates (03-decisions.md §8) and the roster gate (§9.3).
+ */
+import { protocolError, type ProtocolError } from '../errors.js';
+import type { Actor, AuthorityConfig, DecisionData, InviteRecord, Member, RoomData } from './types.js';
+
+export function memberById(room: RoomData, id: string | null): Member | undefined {
+  return id === null ? undefined : room.members.find((m) => m.id === id);
+}
+
+export function isParticipant(room: RoomData, id: string | null): boolean {
+  return memberById(room, id)?.role === 'participant';
+}
+
+/** Holds an operator credential: the creator seat's token, or the admin token. */
+export function isOperator(actor: Actor): boolean {
+  return actor.isOperator || actor.isAdmin;
+}
+
+export function satisfiesAuthority(room: RoomData, actor: Actor, authority: AuthorityConfig): boolean {
+  if (authority.kind === 'none') return false;
+  const member = memberById(room, actor.participantId);
+  if (member?.role === 'observer') return false;
+  if (authority.kind === 'operator') return isOperator(actor);
+  if (authority.kind === 'designated') {
+    return actor.participantId !== null && (authority.participant_ids ?? []).includes(actor.participantId);
+  }
+  return isOperator(actor) || member?.role === 'participant';
+}
+
+export function authorityDenied(
+  name: string,
+  authority: AuthorityConfig,
+  actionText: string,
+  route: string,
+): ProtocolError {
+  const who =
+    authority.kind === 'none'
+      ? 'nobody'
+      : authority.kind === 'operator'
+        ? 'the room operator (creator token or admin token)'
+        : authority.kind === 'designated'
+          ? 'the designated participants'
+          : 'any participant (not observers)';
+  return protocolError(
+    'authority.denied',
+    `You are not allowed to ${actionText} in this room: ${name} is "${authority.kind}", which allows ${who}. (${route})`,
+    {
+      hint: 'Ask the room operator to perform this act or to change the room settings.',
+      details: { authority: name, required: authority.kind },
+    },
+  );
+}
+
+/** Seat acts (discuss, propose, choose, abstain) need a participant seat: observers and the admin token are refused. */
+export function requireSeatActor(room: RoomData, actor: Actor, actionText: string, route: string): ProtocolError | null {
+  const member = memberById(room, actor.participantId);
+  if (!member) {
+    return protocolError(
+      'authority.denied',
+      `Only a member seat can ${actionText}; the admin token has no seat. Join the room and use the participant token. (${route})`,
+      { details: { authority: 'seat', required: 'participant' } },
+    );
+  }
+  if (member.role !== 'participant') {
+    return protocolError(
+      'authority.denied',
+      `Observers read and wait but cannot ${actionText}. Ask the operator to change your role to participant. (${route})`,
+      { details: { authority: 'role', required: 'participant' } },
+    );
+  }
+  return null;
+}
+
+/** Participants minus the creator when creator_votes is false. */
+export function roomElectorate(room: RoomData): string[] {
+  return room.members
+    .filter((m) => m.role === 'participant' && (room.config.creator_votes || !m.isCreator))
+    .map((m) => m.id);
+}
+
+export function decisionElectorate(room: RoomData, decision: Pick<DecisionData, 'eligibleIds'>): string[] {
+  if (decision.eligibleIds === null) return roomElectorate(room);
+  return decision.eligibleIds.filter((id) => isParticipant(room, id));
+}
+
+export function inviteStatus(invite: InviteRecord, now: number): 'pending' | 'accepted' | 'revoked' | 'expired' {
+  if (invite.revokedAt !== null) return 'revoked';
+  if (invite.acceptedAt !== null) return 'accepted';
+  if (invite.expiresAt !== null && invite.expiresAt <= now) return 'expired';
+  return 'pending';
+}
+
+export function rosterGateOpen(room: RoomData, now: number): boolean {
+  return room.invites.some((i) => i.role === 'participant' && i.expected && inviteStatus(i, now) === 'pending');
+}
+
+export function uniqueDisplayName(room: RoomData, wanted: string): string {
+  const taken = new Set(room.members.map((m) => m.displayName.toLowerCase()));
+  if (!taken.has(wanted.toLowerCase())) return wanted;
+  for (let n = 2; ; n++) {
+    const candidate = `${wanted} (${n})`;
+    if (!taken.has(candidate.toLowerCase())) return candidate;
+  }
+}

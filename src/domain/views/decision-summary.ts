@@ -1,0 +1,51 @@
+/** DecisionSummary (03-decisions.md §1) and the outcome rows of 05 §6.2. */
+import type { DecisionState, RoomState } from '../state.js';
+import { decisionStatus, displayName, iso, proposalsOpen } from './common.js';
+
+export function decisionSummary(state: RoomState, d: DecisionState, now: number, full = false): Record<string, unknown> {
+  const data = d.data;
+  const seal = data.seal;
+  return {
+    id: data.id,
+    seq: data.seq,
+    question: data.question,
+    context: data.context,
+    options: data.options,
+    eligible_participant_ids: data.eligibleIds,
+    opened_at: iso(data.openedAt),
+    voting_opens_at: iso(data.votingOpensAt),
+    voting_ends_at: iso(data.votingEndsAt),
+    status: decisionStatus(d, now),
+    ...(data.agreement ? { agreement: true } : {}),
+    proposals_open: proposalsOpen(state, d),
+    resolved_at: iso(seal?.at),
+    resolved_outcome: seal?.outcome ?? null,
+    resolved_winner: seal?.winner ?? null,
+    outcome_status: seal?.status ?? null,
+    prev_hash: data.receipt?.prevHash ?? null,
+    receipt_hash: data.receipt?.hash ?? null,
+    ...(full ? { option_proposers: optionProposerNames(state, d) } : {}),
+  };
+}
+
+export function optionProposerNames(state: RoomState, d: DecisionState): (string | null)[] {
+  return d.data.optionProposers.map((id) => (id === null ? null : displayName(state, id)));
+}
+
+/** The decision object of POST /ask responses (03 §5). */
+export function askDecision(state: RoomState, d: DecisionState): Record<string, unknown> {
+  const data = d.data;
+  return {
+    id: data.id,
+    seq: data.seq,
+    question: data.question,
+    context: data.context,
+    options: data.options,
+    eligible_participant_ids: data.eligibleIds,
+    voting_opens_at: iso(data.votingOpensAt),
+    voting_ends_at: iso(data.votingEndsAt),
+    prev_hash: state.room.chain.head,
+    status: d.phase === 'proposing' ? 'proposing' : 'voting',
+    ...(data.agreement ? { agreement: true } : {}),
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * The fastify app, composed in a fixed order: infrastructure (logging, correlation ids, CORS, body
+ * parsing, error envelope) → routes generated from the operation table → meta routes and pages.
+ * Routes only validate and delegate; everything else lives in operations/.
+ */
+import { randomUUID } from 'node:crypto';
+import cors from '@fastify/cors';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Services } from '../operations/services.js';
+import type { AnyOperation } from '../operations/types.js';
+import { BODY_LIMIT, installBodyParsing } from './body.js';
+import { installErrorHandling } from './errors.js';
+import { type Capabilities, registerMetaRoutes } from './meta.js';
+import { registerRoomPage } from './room-page.js';
+import { registerOperationRoutes } from './routes.js';
+
+export interface HttpOptions {
+  logLevel: string;
+  capabilities: Capabilities;
+  /** Extra routes mounted by other transports (MCP) and engagement, after the core routes. */
+  extensions?: ((app: FastifyInstance) => void | Promise<void>)[];
+}
+
+const CORRELATION_ID = /^[\x21-\x7e]{1,128}$/;
+const CORS_METHODS = 'GET, POST, PATCH, DELETE, OPTIONS';
+const CORS_HEADERS =
+  'Authorization, Content-Type, X-Mandate, X-Room-Password, Idempotency-Key, X-Correlation-Id, X-Confirm-Delete, Last-Event-ID, MCP-Protocol-Version, Mcp-Method, Mcp-Session-Id, X-Body-Signature, X-Timestamp';
+const NO_CORS = ['/oauth/device', '/r/'];
+
+const META_PATHS = ['/.well-known/svc.json', '/.well-known/jwks.json', '/healthz', '/readyz', '/v1/openapi.json', '/r/{slug}'];
+
+function routeMatcher(operations: readonly AnyOperation[]): (path: string) => string[] {
+  const table = [
+    ...operations.map((op) => ({ path: op.path, method: op.method })),
+    ...META_PATHS.map((path) => ({ path, method: 'GET' })),
+    { path: '/mcp', method: 'POST' },
+    { path: '/mcp/host', method: 'POST' },
+  ].map((r) => ({ ...r, pattern: new RegExp(`^${r.path.replace(/[.]/g, '\\.').replace(/\{\w+\}/g, '[^/]+')}/?$`) }));
+  return (path) => [...new Set(table.filter((r) => r.pattern.test(path)).map((r) => r.method))];
+}
+
+export async function buildHttpApp(services: Services, operations: readonly AnyOperation[], options: HttpOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      level: options.logLevel,
+      redact: {
+        paths: ['req.headers.authorization', 'req.headers["x-mandate"]', 'req.headers["x-room-password"]', 'req.headers.cookie'],
+        censor: '[redacted]',
+      },
+    },
+    bodyLimit: BODY_LIMIT,
+    genReqId: (request) => {
+      const given = request.headers['x-correlation-id'];
+      return typeof given === 'string' && CORRELATION_ID.test(given) ? given : randomUUID();
+    },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    return503OnClosing: true,
+    forceCloseConnections: true,
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-correlation-id', request.id);
+  });
+
+  await app.register(cors, {
+    delegator: (request, callback) => {
+      const path = request.url ?? '';
+      if (NO_CORS.some((prefix) => path.startsWith(prefix))) return callback(null, { origin: false });
+      callback(null, {
+        origin: '*',
+        methods: CORS_METHODS,
+        allowedHeaders: CORS_HEADERS,
+        exposedHeaders: 'Retry-After, X-Correlation-Id, Idempotent-Replayed',
+        maxAge: 600,
+        optionsSuccessStatus: 204,
+        strictPreflight: false,
+      });
+    },
+  });
+
+  installBodyParsing(app);
+  installErrorHandling(app, routeMatcher(operations));
+  registerOperationRoutes(app, services, operations);
+  registerMetaRoutes(app, services, operations, options.capabilities);
+  registerRoomPage(app, services);
+  for (const extend of options.extensions ?? []) await extend(app);
+  return app;
+}

@@ -1,0 +1,83 @@
+/**
+ * Every non-2xx REST answer is the protocol's error envelope (01-transport-and-auth.md §10): protocol
+ * errors, fastify's own failures (body too large, bad content type), unknown routes and 405s.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type ErrorSpec, envelope, ProtocolError, protocolError } from '../errors.js';
+import { StoreUnavailableError } from '../store/port.js';
+
+export function sendError(reply: FastifyReply, request: FastifyRequest, spec: ErrorSpec, status: number): FastifyReply {
+  for (const [name, value] of Object.entries(spec.headers ?? {})) reply.header(name, value);
+  return reply
+    .code(status)
+    .header('content-type', 'application/json; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .send(JSON.stringify(envelope(spec, request.id)));
+}
+
+export function toProtocolError(error: unknown): ProtocolError {
+  if (error instanceof ProtocolError) return error;
+  if (error instanceof StoreUnavailableError) {
+    return protocolError('vendor:conclave:unavailable', 'The service\'s store is unavailable right now; retry shortly.', {
+      hint: 'Retry with the same Idempotency-Key after a short pause.',
+    });
+  }
+  const fastifyError = error as FastifyError;
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return protocolError('input.invalid', 'The request body is larger than the 4 MiB limit. Send a smaller body.', {
+        status: 413,
+        details: { reason: 'out_of_range', field: 'body' },
+      });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return protocolError('input.invalid', 'Request bodies must be JSON: send Content-Type: application/json with a JSON object.', {
+        details: { reason: 'wrong_type', field: 'content-type' },
+      });
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return protocolError('input.invalid', 'The request body is not valid JSON. Send a JSON object.', {
+        details: { reason: 'wrong_type', field: 'body' },
+      });
+  }
+  if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+    return protocolError('input.invalid', `The request could not be read: ${fastifyError.message}`, { details: { reason: 'wrong_type' } });
+  }
+  return protocolError('internal.error', 'An unexpected error occurred on the server. It has been logged; retry, and report it if it persists.');
+}
+
+export function installErrorHandling(app: FastifyInstance, allowedMethods: (path: string) => string[]): void {
+  app.setErrorHandler((error, request, reply) => {
+    const protocol = toProtocolError(error);
+    if (protocol.status >= 500) request.log.error({ err: error }, 'request failed');
+    return sendError(reply, request, protocol.toSpec(), protocol.status);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const allowed = allowedMethods(path);
+    if (allowed.length > 0) {
+      reply.header('allow', allowed.join(', '));
+      return sendError(
+        reply,
+        request,
+        {
+          code: 'vendor:conclave:method_not_allowed',
+          message: `${request.method} is not allowed on ${path}. Allowed: ${allowed.join(', ')}.`,
+          details: { allowed },
+        },
+        405,
+      );
+    }
+    return sendError(
+      reply,
+      request,
+      {
+        code: 'vendor:conclave:not_found',
+        message: `There is no route ${request.method} ${path}. See the API description at /v1/openapi.json.`,
+        details: { path },
+      },
+      404,
+    );
+  });
+}

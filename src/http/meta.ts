@@ -1,0 +1,101 @@
+/**
+ * Meta routes: discovery (honest: only what is wired), JWKS, health, readiness and the OpenAPI
+ * document (08-discovery-mandates-identity.md §1–§3).
+ */
+import type { FastifyInstance } from 'fastify';
+import { DEFAULT_ROOM_CONFIG } from '../domain/config.js';
+import { WIRED_MECHANISMS } from '../mechanisms/index.js';
+import type { Services } from '../operations/services.js';
+import type { AnyOperation } from '../operations/types.js';
+import { buildOpenApi } from './openapi.js';
+
+export interface Capabilities {
+  mcp: boolean;
+  mandates: boolean;
+  longPoll: boolean;
+  sse: boolean;
+  webhooks: boolean;
+}
+
+export function discoveryDocument(services: Services, capabilities: Capabilities): Record<string, unknown> {
+  const base = services.baseUrl;
+  return {
+    protocol_version: '0.1',
+    protocol_label: 'svc/0.1',
+    issuer_id: base,
+    name: services.info.name,
+    purpose: 'Room-based group decisions for software agents: discuss, propose, decide, and receive signed receipts.',
+    operator: { name: services.info.operatorName, contact: services.info.operatorContact },
+    transports: {
+      rest: `${base}/api/rooms`,
+      ...(capabilities.mcp
+        ? { mcp: `${base}/mcp`, mcp_host: `${base}/mcp/host`, mcp_protocol_versions: ['2026-07-28', '2025-11-25'] }
+        : {}),
+    },
+    auth: {
+      auth_modes: capabilities.mandates ? ['token', 'mandate'] : ['token'],
+      mandate_required: false,
+      mandate_alg: ['EdDSA'],
+      ...(capabilities.mandates ? { oauth_resource_metadata: `${base}/.well-known/oauth-protected-resource` } : {}),
+    },
+    mechanisms_supported: [...WIRED_MECHANISMS],
+    mandate_actions: capabilities.mandates
+      ? ['choose', 'propose', 'discuss', 'ask', 'start_choosing', 'close', 'react', 'coalition_offer', 'revoke_own_action', 'member_join_request', 'member_leave']
+      : [],
+    room_kind: 'ephemeral',
+    visibility: ['public', 'unlisted', 'private'],
+    deliberation_modes_supported: ['optional', 'disabled'],
+    long_running_pattern: capabilities.webhooks ? 'webhook' : 'poll',
+    supports_long_poll: capabilities.longPoll,
+    ...(capabilities.longPoll ? { long_poll_max_wait_seconds: 50 } : {}),
+    supports_sse_upgrade: capabilities.sse,
+    default_voting_window_seconds: DEFAULT_ROOM_CONFIG.voting_window,
+    room_config_defaults: DEFAULT_ROOM_CONFIG,
+    room_retention: { policy: 'keep_everything' },
+    membership_rule: { kind: 'open' },
+    keys: services.keyring.jwks().keys,
+    jwks_url: `${base}/.well-known/jwks.json`,
+    revocations: [],
+    openapi_url: `${base}/v1/openapi.json`,
+    conformance: { self_attested: true, validated: false, validated_at: null, validated_against: null },
+  };
+}
+
+export function registerMetaRoutes(
+  app: FastifyInstance,
+  services: Services,
+  operations: readonly AnyOperation[],
+  capabilities: Capabilities,
+): void {
+  const publicCache = 'public, max-age=300';
+  const openapi = JSON.stringify(buildOpenApi(operations, services.baseUrl, services.info.version));
+
+  app.get('/.well-known/svc.json', async (_request, reply) =>
+    reply.header('cache-control', publicCache).send(discoveryDocument(services, capabilities)),
+  );
+  app.get('/.well-known/jwks.json', async (_request, reply) =>
+    reply.header('cache-control', publicCache).send(services.keyring.jwks()),
+  );
+  app.get('/v1/openapi.json', async (_request, reply) =>
+    reply.header('cache-control', publicCache).header('content-type', 'application/json; charset=utf-8').send(openapi),
+  );
+  app.get('/healthz', async (_request, reply) => {
+    const store = await services.store.ping().then(
+      () => 'ok' as const,
+      () => 'fail' as const,
+    );
+    const signingKey = services.keyring.current ? ('ok' as const) : ('fail' as const);
+    const status = store === 'ok' && signingKey === 'ok' ? 'ok' : 'degraded';
+    return reply.header('cache-control', 'no-store').send({ status, version: services.info.version, checks: { store, signing_key: signingKey } });
+  });
+  app.get('/readyz', async (_request, reply) => {
+    const ready = await services.store.ping().then(
+      () => true,
+      () => false,
+    );
+    return reply
+      .code(ready ? 200 : 503)
+      .header('cache-control', 'no-store')
+      .send({ status: ready ? 'ready' : 'not_ready' });
+  });
+}

@@ -1,0 +1,112 @@
+/**
+ * REST routes generated from the operation table. Each route: room existence first (for room paths),
+ * then body parsing, then the operation's zod input, then the handler (01 §9 check order). The
+ * transport adds nothing of its own beyond reading credentials and headers.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import { invalidInput, type ProtocolError } from '../errors.js';
+import type { Services } from '../operations/services.js';
+import type { AnyOperation, RequestContext } from '../operations/types.js';
+import { roomNotFound } from '../runtime/registry.js';
+import { BODY_PARSE_ERROR } from './body.js';
+import { zodToProtocolError } from './validation.js';
+
+const CREDENTIAL_QUERY_KEYS = ['token', 'access_token', 'mandate', 'password', 'invite'];
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+export function fastifyPath(path: string): string {
+  return path.replace(/\{(\w+)\}/g, ':$1');
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+export function bearerOf(request: FastifyRequest): string | undefined {
+  const value = header(request, 'authorization');
+  if (!value) return undefined;
+  const match = /^Bearer\s+(.+)$/i.exec(value.trim());
+  return match ? match[1]!.trim() : undefined;
+}
+
+export function requestContext(services: Services, request: FastifyRequest, operationScope: string, fingerprintSource: unknown): RequestContext {
+  return {
+    services,
+    credentials: {
+      bearer: bearerOf(request),
+      mandate: header(request, 'x-mandate'),
+      password: header(request, 'x-room-password'),
+    },
+    idempotencyKey: header(request, 'idempotency-key'),
+    requestId: request.id,
+    clientIp: request.ip,
+    transport: 'rest',
+    operationScope,
+    fingerprintSource,
+    headers: { 'x-confirm-delete': header(request, 'x-confirm-delete') },
+    replayed: false,
+    responseHeaders: {},
+  };
+}
+
+function refuseCredentialsInUrl(query: Record<string, unknown>): void {
+  const key = CREDENTIAL_QUERY_KEYS.find((k) => k in query);
+  if (key) {
+    throw invalidInput(
+      key,
+      `Credentials never travel in URLs: move "${key}" out of the query string. Tokens go in Authorization: Bearer, mandates in X-Mandate, passwords in X-Room-Password or the join body, invites in the join body.`,
+      'credential_in_url',
+    );
+  }
+}
+
+export function registerOperationRoutes(app: FastifyInstance, services: Services, operations: readonly AnyOperation[]): void {
+  for (const operation of operations) {
+    app.route({
+      method: operation.method,
+      url: fastifyPath(operation.path),
+      handler: async (request, reply) => handle(services, operation, request, reply),
+    });
+  }
+}
+
+async function handle(services: Services, operation: AnyOperation, request: FastifyRequest, reply: FastifyReply) {
+  const params = (request.params ?? {}) as Record<string, string>;
+  const query = (request.query ?? {}) as Record<string, unknown>;
+  const path = request.url.split('?')[0]!;
+  refuseCredentialsInUrl(query);
+  if (params.slug !== undefined && !(await services.registry.exists(params.slug))) throw roomNotFound(params.slug);
+
+  const body = request.body as unknown;
+  if (body === BODY_PARSE_ERROR) throw invalidInput('body', 'The request body is not valid JSON. Send a JSON object.', 'wrong_type');
+  const usesBody = operation.inputSource === 'body';
+  if (usesBody && body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
+    throw invalidInput('body', 'The request body must be a JSON object.', 'wrong_type');
+  }
+  const fields = usesBody ? ((body as Record<string, unknown> | undefined) ?? {}) : operation.inputSource === 'query' ? query : {};
+
+  const idempotencyKey = header(request, 'idempotency-key');
+  if (operation.mutating && idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+    throw invalidInput('Idempotency-Key', 'Idempotency-Key must be 1..255 visible ASCII characters.', 'invalid_value');
+  }
+
+  const raw = { ...fields, ...params };
+  const parsed = (operation.input as z.ZodType).safeParse(raw);
+  let input: unknown;
+  let invalid: ProtocolError | undefined;
+  if (parsed.success) {
+    input = parsed.data;
+  } else {
+    invalid = zodToProtocolError(parsed.error, operation);
+    if (!operation.deferValidation) throw invalid;
+    input = { slug: params.slug };
+  }
+  const ctx = requestContext(services, request, `${request.method} ${path}`, usesBody ? (body ?? {}) : query);
+  const result = await operation.handle(ctx, input, invalid);
+  if (ctx.replayed) reply.header('idempotent-replayed', 'true');
+  for (const [name, value] of Object.entries(ctx.responseHeaders)) reply.header(name, value);
+  if (operation.noStore) reply.header('cache-control', 'no-store');
+  return reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(result));
+}

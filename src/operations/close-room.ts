@@ -1,0 +1,60 @@
+/** POST /api/rooms/{slug}/close — conclude the room; the conclusion receipt chains to the head (02-rooms.md §12). */
+import { z } from 'zod';
+import { iso } from '../domain/views/common.js';
+import { act, slugSchema } from './shared.js';
+import type { OperationDef } from './types.js';
+
+const closeInput = z.object({ slug: slugSchema, statement: z.string().max(10_000).optional() }).meta({ id: 'CloseRequest' });
+
+export const closeRoom: OperationDef<z.infer<typeof closeInput>> = {
+  name: 'closeRoom',
+  summary: 'Close (conclude) the room',
+  description:
+    'Terminal: the room becomes concluded and read-only, and a conclusion receipt is signed and chained to the last sealed receipt. Only possible when no decision is open. Gated by conclusion_authority (default: the operator).',
+  tag: 'rooms',
+  method: 'POST',
+  path: '/api/rooms/{slug}/close',
+  inputSource: 'body',
+  input: closeInput,
+  output: z
+    .object({
+      ok: z.literal(true),
+      slug: z.string(),
+      status: z.literal('concluded'),
+      concluded_at: z.string(),
+      closing_statement: z.string().nullable(),
+      receipt_hash: z.string(),
+      prev_hash: z.string().nullable(),
+    })
+    .meta({ id: 'CloseResponse' }),
+  requestSchemaName: 'CloseRequest',
+  responseSchemaName: 'CloseResponse',
+  mutating: true,
+  deferValidation: true,
+  mcp: { tool: 'close_room', catalogs: ['participant', 'host'] },
+  async handle(ctx, input, invalid) {
+    return act(ctx, input.slug, {
+      action: 'close_room',
+      route: `POST /api/rooms/${input.slug}/close`,
+      build: (_state, actor, now) => ({
+        type: 'CLOSE',
+        now,
+        actor,
+        statement: input.statement ?? null,
+        ...(invalid ? { invalid: invalid.toSpec() } : {}),
+      }),
+      render: (_info, state) => {
+        const conclusion = state.room.conclusion!;
+        return {
+          ok: true,
+          slug: state.slug,
+          status: 'concluded',
+          concluded_at: iso(conclusion.at)!,
+          closing_statement: conclusion.statement,
+          receipt_hash: conclusion.receipt!.hash,
+          prev_hash: conclusion.receipt!.prevHash,
+        };
+      },
+    });
+  },
+};

@@ -1,0 +1,173 @@
+/** POST /api/rooms — create a room; the caller becomes the creator (02-rooms.md §2). */
+import { randomInt, randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { RoomCommand } from '../../machines/room.events.js';
+import type { RoomInput } from '../../machines/room.machine.js';
+import { mandatesUnsupported } from '../auth/caller.js';
+import { hashPassword, hashSecret, randomToken } from '../auth/secrets.js';
+import { parsePartialConfig, resolveConfig, roomConfigSchema } from '../domain/config.js';
+import type { Actor } from '../domain/types.js';
+import { decisionSummary } from '../domain/views/decision-summary.js';
+import { invalidInput } from '../errors.js';
+import { roomUrl } from '../runtime/sealing.js';
+import { idempotencyFor } from './shared.js';
+import type { OperationDef } from './types.js';
+
+const SLUG_ALPHABET = 'abcdefghjkmnpqrstvwxyz23456789';
+
+export const createRoomInput = z
+  .object({
+    question: z.string().min(3).max(500).optional(),
+    about: z.string().max(100_000).nullable().optional(),
+    context: z.string().max(100_000).nullable().optional(),
+    options: z.array(z.string().min(1).max(500_000)).max(500).optional(),
+    config: z.unknown().optional().meta({ description: 'RoomConfig (partial); unknown keys are rejected' }),
+    password: z.string().min(12).max(1024).optional(),
+    defer_first_decision: z.boolean().optional(),
+    display_name: z.string().min(1).max(100).optional(),
+  })
+  .meta({ id: 'CreateRoomRequest' });
+
+export const createRoomOutput = z
+  .object({
+    slug: z.string(),
+    url: z.string(),
+    creator_token: z.string(),
+    participant_id: z.string(),
+    about: z.string().nullable(),
+    voting_ends_at: z.string().nullable(),
+    expires_at: z.null(),
+    owner_principal_id: z.string().nullable(),
+    config: roomConfigSchema,
+    decision: z.record(z.string(), z.unknown()).nullable(),
+  })
+  .meta({ id: 'CreateRoomResponse' });
+
+export function newSlug(): string {
+  let slug = '';
+  for (let i = 0; i < 10; i++) slug += SLUG_ALPHABET[randomInt(SLUG_ALPHABET.length)];
+  return slug;
+}
+
+type CreateInput = z.infer<typeof createRoomInput>;
+
+function checkCreateFields(input: CreateInput, visibility: string | undefined, proposalNone: boolean, maxOptions: number) {
+  const route = 'POST /api/rooms';
+  if (input.question === undefined && (input.about === undefined || input.about === null)) {
+    throw invalidInput('question', `Send a question (opens the first decision) or an about text (room-first), or both (${route}).`, 'invalid_value');
+  }
+  if (input.context != null && input.question === undefined) {
+    throw invalidInput('context', `context frames the first decision and needs a question (${route}).`, 'invalid_value');
+  }
+  const options = input.options ?? [];
+  if (options.some((o) => o.trim().length === 0)) {
+    throw invalidInput('options', `Options must not be empty or whitespace-only (${route}).`, 'invalid_value');
+  }
+  const dup = options.find((o, i) => options.indexOf(o) !== i);
+  if (dup !== undefined) throw invalidInput('options', `Option "${dup}" is listed twice; options must be unique (${route}).`, 'invalid_value');
+  const opensDecision = input.question !== undefined && input.defer_first_decision !== true;
+  if (!opensDecision && options.length > 0) {
+    throw invalidInput('options', `options belong to a first decision; send a question (without defer_first_decision) or drop options (${route}).`, 'invalid_value');
+  }
+  if (opensDecision) {
+    const min = proposalNone ? 2 : 0;
+    if (options.length < min || options.length > maxOptions) {
+      throw invalidInput('options', `The first decision needs ${min}..${maxOptions} options in this room${proposalNone ? ' because nobody may propose options later' : ''} (${route}).`, 'out_of_range');
+    }
+  }
+  if (input.password !== undefined && visibility !== undefined && visibility !== 'private') {
+    throw invalidInput('password', `A password makes a room private; it cannot be combined with visibility "${visibility}" (${route}).`, 'invalid_value');
+  }
+}
+
+export const createRoom: OperationDef<CreateInput> = {
+  name: 'createRoom',
+  summary: 'Create a room',
+  description:
+    'Creates a room around a question (the first decision opens at once) or an about text (room-first). The caller becomes the creator: the response carries the one-time creator_token, which is both the creator seat\'s participant token and the room\'s operator credential.',
+  tag: 'rooms',
+  method: 'POST',
+  path: '/api/rooms',
+  inputSource: 'body',
+  input: createRoomInput,
+  output: createRoomOutput,
+  requestSchemaName: 'CreateRoomRequest',
+  responseSchemaName: 'CreateRoomResponse',
+  mutating: true,
+  mcp: { tool: 'create_room', catalogs: ['host'] },
+  async handle(ctx, input) {
+    if (ctx.credentials.mandate) throw mandatesUnsupported();
+    const partial = parsePartialConfig(input.config);
+    if (input.password !== undefined && partial.visibility === undefined) partial.visibility = 'private';
+    const config = resolveConfig(partial);
+    checkCreateFields(input, (input.config as { visibility?: string } | undefined)?.visibility, config.option_proposal_authority.kind === 'none', config.max_options);
+
+    const { services } = ctx;
+    const now = services.clock.now();
+    let slug = newSlug();
+    while (!(await services.store.reserveSlug(slug))) slug = newSlug();
+    const creatorToken = randomToken('t_');
+    const creatorId = randomUUID();
+    const opensDecision = input.question !== undefined && input.defer_first_decision !== true;
+    const about = input.defer_first_decision === true && input.question !== undefined ? (input.about ?? input.question) : (input.about ?? null);
+
+    const roomInput: RoomInput = {
+      slug,
+      createdAt: now,
+      about,
+      config,
+      passwordHash: input.password !== undefined ? await hashPassword(input.password) : null,
+      ownerPrincipalId: null,
+    };
+    const displayName = input.display_name ?? 'creator';
+    const creator: Actor = {
+      participantId: creatorId,
+      displayName,
+      agentId: `participant:${creatorId}`,
+      mandateRef: null,
+      isOperator: true,
+      isAdmin: false,
+    };
+    const commands: RoomCommand[] = [
+      {
+        type: 'JOIN',
+        now,
+        seat: { id: creatorId, tokenHash: hashSecret(creatorToken), displayName, role: 'participant', via: 'create', agentDid: null, mandateId: null },
+        admission: { passwordGiven: false, passwordOk: false },
+      },
+    ];
+    if (opensDecision) {
+      commands.push({
+        type: 'ASK',
+        now,
+        actor: creator,
+        decisionId: randomUUID(),
+        input: { question: input.question!, context: input.context ?? null, options: input.options ?? [] },
+        atCreation: true,
+      });
+    }
+    const idempotency = idempotencyFor(ctx, null);
+    const turn = await services.registry.create(
+      roomInput,
+      commands,
+      (_infos, state) => {
+        const first = state.decisions[0];
+        return {
+          slug,
+          url: roomUrl(services.baseUrl, slug),
+          creator_token: creatorToken,
+          participant_id: creatorId,
+          about,
+          voting_ends_at: first ? new Date(first.data.votingEndsAt).toISOString() : null,
+          expires_at: null,
+          owner_principal_id: null,
+          config,
+          decision: first ? decisionSummary(state, first, now) : null,
+        };
+      },
+      idempotency,
+    );
+    ctx.replayed = turn.replayed;
+    return turn.result;
+  },
+};

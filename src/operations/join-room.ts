@@ -1,0 +1,107 @@
+/** POST /api/rooms/{slug}/join — take a seat (02-rooms.md §7). */
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { mandatesUnsupported, resolveCaller } from '../auth/caller.js';
+import { hashSecret, randomToken, verifyPassword } from '../auth/secrets.js';
+import { roomStatus } from '../domain/views/common.js';
+import { protocolError } from '../errors.js';
+import { roomNotFound } from '../runtime/registry.js';
+import { roomUrl } from '../runtime/sealing.js';
+import { idempotencyFor, slugSchema } from './shared.js';
+import type { OperationDef } from './types.js';
+
+const joinInput = z
+  .object({
+    slug: slugSchema,
+    display_name: z.string().min(1).max(100).optional(),
+    password: z.string().max(1024).optional(),
+    invite: z.string().max(200).optional(),
+  })
+  .meta({ id: 'JoinRoomRequest' });
+
+const joinOutput = z
+  .object({
+    ok: z.literal(true),
+    slug: z.string(),
+    url: z.string(),
+    participant_id: z.string(),
+    participant_token: z.string().nullable(),
+    display_name: z.string(),
+    role: z.enum(['participant', 'observer']),
+    agent_did: z.string().optional(),
+    recovered: z.literal(true).optional(),
+    about: z.string().nullable(),
+    status: z.string(),
+    current_through: z.number().int(),
+  })
+  .meta({ id: 'JoinRoomResponse' });
+
+export const joinRoom: OperationDef<z.infer<typeof joinInput>> = {
+  name: 'joinRoom',
+  summary: 'Join a room',
+  description:
+    'Creates a participant seat and returns its participant_token once (send it as Authorization: Bearer on later calls). Private rooms need an invite or the room password.',
+  tag: 'rooms',
+  method: 'POST',
+  path: '/api/rooms/{slug}/join',
+  inputSource: 'body',
+  input: joinInput,
+  output: joinOutput,
+  requestSchemaName: 'JoinRoomRequest',
+  responseSchemaName: 'JoinRoomResponse',
+  mutating: true,
+  mcp: { tool: 'join_room', catalogs: ['participant'] },
+  async handle(ctx, input) {
+    if (ctx.credentials.mandate) throw mandatesUnsupported();
+    const { services } = ctx;
+    const current = await services.registry.read(input.slug);
+    if (!current) throw roomNotFound(input.slug);
+    if (input.invite !== undefined && !current.concluded) {
+      throw protocolError('invite.invalid', 'The invite token is unknown, expired or revoked. Ask the room operator for a new invite.', {
+        details: { reason: 'unknown' },
+      });
+    }
+    const passwordOk =
+      input.password !== undefined && current.room.passwordHash !== null
+        ? await verifyPassword(input.password, current.room.passwordHash)
+        : false;
+    const token = randomToken('t_');
+    const participantId = randomUUID();
+    const turn = await services.registry.execute(input.slug, {
+      prepare: (state, now) => {
+        resolveCaller(state, ctx.credentials, services.auth);
+        return {
+          command: {
+            type: 'JOIN',
+            now,
+            seat: {
+              id: participantId,
+              tokenHash: hashSecret(token),
+              displayName: input.display_name ?? null,
+              role: 'participant',
+              via: 'join',
+              agentDid: null,
+              mandateId: null,
+            },
+            admission: { passwordGiven: input.password !== undefined, passwordOk },
+          },
+          idempotency: idempotencyFor(ctx, input.slug),
+        };
+      },
+      render: (info, state) => ({
+        ok: true,
+        slug: state.slug,
+        url: roomUrl(services.baseUrl, state.slug),
+        participant_id: info.participant_id as string,
+        participant_token: token,
+        display_name: info.display_name as string,
+        role: info.role as string,
+        about: state.room.about,
+        status: roomStatus(state, services.clock.now()),
+        current_through: state.head,
+      }),
+    });
+    ctx.replayed = turn.replayed;
+    return turn.result;
+  },
+};

@@ -1,0 +1,27 @@
+/** GET /api/rooms/{slug}/decisions — the decision list with chain links (05-receipts.md §6.1). */
+import { z } from 'zod';
+import { decisionSummary } from '../domain/views/decision-summary.js';
+import { readRoom, slugInput } from './shared.js';
+import type { OperationDef } from './types.js';
+
+export const decisionSummarySchema = z.record(z.string(), z.unknown()).meta({ id: 'DecisionSummary' });
+
+export const listDecisions: OperationDef<z.infer<typeof slugInput>> = {
+  name: 'listDecisions',
+  summary: 'List decisions',
+  description: 'Every decision of the room in seq order, with prev_hash and receipt_hash chain links. Seals what is due first.',
+  tag: 'decisions',
+  method: 'GET',
+  path: '/api/rooms/{slug}/decisions',
+  inputSource: 'query',
+  input: slugInput,
+  output: z.object({ slug: z.string(), decisions: z.array(decisionSummarySchema) }),
+  mutating: false,
+  noStore: true,
+  mcp: { tool: 'list_decisions', catalogs: ['host'], readOnly: true },
+  async handle(ctx, input) {
+    const { state } = await readRoom(ctx, input.slug);
+    const now = ctx.services.clock.now();
+    return { slug: state.slug, decisions: state.decisions.map((d) => decisionSummary(state, d, now)) };
+  },
+};

@@ -1,0 +1,27 @@
+/** GET /api/rooms/{slug}/outcome — decisions in seal order with their signed receipts (05-receipts.md §6.2). */
+import { z } from 'zod';
+import { outcomeView } from '../domain/views/outcome.js';
+import { readRoom, slugInput } from './shared.js';
+import type { OperationDef } from './types.js';
+
+export const outcome: OperationDef<z.infer<typeof slugInput>> = {
+  name: 'getOutcome',
+  summary: 'Read the outcome and receipts',
+  description:
+    'The outcome record: every decision in seal order (open ones last) with receipt_jws, receipt_hash and prev_hash, the conclusion receipt once closed, and where to get the verification keys. Resolves decisions whose windows have closed first.',
+  tag: 'outcomes',
+  method: 'GET',
+  path: '/api/rooms/{slug}/outcome',
+  inputSource: 'query',
+  input: slugInput,
+  output: z.record(z.string(), z.unknown()).meta({ id: 'OutcomeResponse' }),
+  responseSchemaName: 'OutcomeResponse',
+  mutating: false,
+  noStore: true,
+  mcp: { tool: 'outcome', catalogs: ['participant'], readOnly: true },
+  async handle(ctx, input) {
+    const { state } = await readRoom(ctx, input.slug);
+    const receipts = await ctx.services.store.receipts(input.slug);
+    return outcomeView(state, receipts, ctx.services.baseUrl, ctx.services.clock.now());
+  },
+};

@@ -1,0 +1,49 @@
+/** GET /api/rooms/{slug} — agent view, `?include=full`, or `?since=N` delta (02-rooms.md §6). */
+import { z } from 'zod';
+import { agentView } from '../domain/views/agent-view.js';
+import { delta } from '../domain/views/delta.js';
+import { fullState } from '../domain/views/full-state.js';
+import { readRoom, slugSchema } from './shared.js';
+import type { OperationDef } from './types.js';
+
+const readInput = z.object({
+  slug: slugSchema,
+  include: z.enum(['full']).optional().describe('"full" returns the complete RoomState'),
+  since: z
+    .union([z.number().int().min(0), z.string().regex(/^[0-9]{1,15}$/, 'must be a non-negative integer event seq')])
+    .transform(Number)
+    .optional()
+    .describe('Event seq: returns a delta of what happened after it'),
+});
+
+const anyView = z.record(z.string(), z.unknown()).meta({
+  id: 'AgentRoomView',
+  description: 'Agent view (default), RoomState (include=full) or RoomDelta (since=N)',
+});
+
+export const readRoomOperation: OperationDef<z.infer<typeof readInput>> = {
+  name: 'getRoom',
+  summary: 'Read a room',
+  description:
+    'Returns the agent view (default): a constant-size catch-up keyed by display names. include=full returns the complete state; since=N returns only what happened after event seq N, with current_through as the next cursor.',
+  tag: 'rooms',
+  method: 'GET',
+  path: '/api/rooms/{slug}',
+  inputSource: 'query',
+  input: readInput,
+  output: anyView,
+  responseSchemaName: 'AgentRoomView',
+  mutating: false,
+  noStore: true,
+  mcp: { tool: 'read_room', catalogs: ['participant'], readOnly: true },
+  async handle(ctx, input) {
+    const { state, reader } = await readRoom(ctx, input.slug);
+    const now = ctx.services.clock.now();
+    if (input.include === 'full') return fullState(state, reader, now);
+    if (input.since !== undefined) {
+      const events = await ctx.services.store.events(input.slug, Math.min(input.since, state.head), 201);
+      return delta(state, reader, input.since, events.filter((e) => e.seq <= state.head), now);
+    }
+    return agentView(state, reader, now);
+  },
+};

@@ -1,0 +1,68 @@
+/** Building blocks the operations share: schemas, reading with the wall, and turns with credentials. */
+import { z } from 'zod';
+import type { RoomCommand } from '../../machines/room.events.js';
+import { actorOf, type Caller, credentialHash, requireActor, resolveCaller } from '../auth/caller.js';
+import { authorizeRead } from '../auth/read-gate.js';
+import { hashSecret } from '../auth/secrets.js';
+import type { RoomState } from '../domain/state.js';
+import type { Actor } from '../domain/types.js';
+import type { Reader } from '../domain/views/common.js';
+import { canonicalJson } from '../receipts/index.js';
+import { roomNotFound } from '../runtime/registry.js';
+import type { RequestContext } from './types.js';
+
+export const slugSchema = z.string().min(1).max(64).describe('Room slug');
+
+/** A decision selector: the decision's seq as a JSON integer, or a string of decimal digits (03 §3). */
+export const seqSelector = z
+  .union([z.number().int().min(1), z.string().regex(/^[1-9][0-9]{0,8}$/, 'must be a decision number')])
+  .transform((v) => Number(v))
+  .describe('Decision seq (room-local number); omit to target the oldest open decision');
+
+export const slugInput = z.object({ slug: slugSchema });
+
+export function idempotencyFor(ctx: RequestContext, slug: string | null) {
+  if (ctx.idempotencyKey === undefined) return undefined;
+  const credential = credentialHash(ctx.credentials) ?? `ip:${ctx.clientIp}`;
+  const scope = `${slug ?? '-'}|${hashSecret(`${credential}\n${ctx.operationScope}\n${ctx.idempotencyKey}`)}`;
+  return { scope, fingerprint: canonicalJson(ctx.fingerprintSource ?? {}) };
+}
+
+export function readerOf(state: RoomState, caller: Caller): Reader {
+  const actor = actorOf(state, caller);
+  if (caller.kind === 'member') {
+    return { participantId: caller.member.id, role: caller.member.role, actor };
+  }
+  return { participantId: null, role: 'observer', actor };
+}
+
+/** Committed state of a readable room for this caller (seals what is due first). */
+export async function readRoom(ctx: RequestContext, slug: string): Promise<{ state: RoomState; caller: Caller; reader: Reader }> {
+  const state = await ctx.services.registry.read(slug);
+  if (!state) throw roomNotFound(slug);
+  const caller = await authorizeRead(state, ctx.credentials, ctx.services.auth);
+  return { state, caller, reader: readerOf(state, caller) };
+}
+
+export interface ActSpec<R> {
+  action: string;
+  route: string;
+  build(state: RoomState, actor: Actor, now: number): RoomCommand;
+  render(info: Record<string, unknown>, state: RoomState, now: number): R;
+}
+
+/** An act by a credentialed caller: authenticate, idempotency, command, render — one room turn. */
+export async function act<R extends Record<string, unknown>>(ctx: RequestContext, slug: string, spec: ActSpec<R>): Promise<R> {
+  let now = 0;
+  const turn = await ctx.services.registry.execute(slug, {
+    prepare: (state, at) => {
+      now = at;
+      const caller = resolveCaller(state, ctx.credentials, ctx.services.auth);
+      const actor = requireActor(state, caller, spec.action, spec.route);
+      return { command: spec.build(state, actor, at), idempotency: idempotencyFor(ctx, slug) };
+    },
+    render: (info, state) => spec.render(info, state, now),
+  });
+  ctx.replayed = turn.replayed;
+  return turn.result;
+}

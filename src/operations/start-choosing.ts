@@ -1,0 +1,57 @@
+/** POST /api/rooms/{slug}/start-choosing — freeze a slate and open choices now (03-decisions.md §6.1). */
+import { z } from 'zod';
+import { iso } from '../domain/views/common.js';
+import { act, seqSelector, slugSchema } from './shared.js';
+import type { OperationDef } from './types.js';
+
+const startInput = z
+  .object({ slug: slugSchema, decision_id: z.string().min(1).max(100).optional(), decision: seqSelector.optional() })
+  .meta({ id: 'StartChoosingRequest' });
+
+export const startChoosing: OperationDef<z.infer<typeof startInput>> = {
+  name: 'startChoosing',
+  summary: 'Start choosing on a slate',
+  description:
+    'Freezes a collecting (proposing) decision\'s slate and opens choices now; its voting window starts now. Targets the named decision, else the oldest proposing one. Already voting → success with already_open: true.',
+  tag: 'decisions',
+  method: 'POST',
+  path: '/api/rooms/{slug}/start-choosing',
+  inputSource: 'body',
+  input: startInput,
+  output: z.record(z.string(), z.unknown()).meta({ id: 'StartChoosingResponse' }),
+  requestSchemaName: 'StartChoosingRequest',
+  responseSchemaName: 'StartChoosingResponse',
+  mutating: true,
+  deferValidation: true,
+  mcp: { tool: 'start_choosing', catalogs: ['participant', 'host'] },
+  async handle(ctx, input, invalid) {
+    return act(ctx, input.slug, {
+      action: 'start_choosing',
+      route: `POST /api/rooms/${input.slug}/start-choosing`,
+      build: (_state, actor, now) => ({
+        type: 'START_CHOOSING',
+        now,
+        actor,
+        ...(input.decision_id !== undefined ? { decisionId: input.decision_id } : {}),
+        ...(input.decision !== undefined ? { decision: input.decision } : {}),
+        ...(invalid ? { invalid: invalid.toSpec() } : {}),
+      }),
+      render: (info, state) => {
+        const d = state.decisions.find((x) => x.data.id === info.decision_id)!;
+        return {
+          ok: true,
+          slug: state.slug,
+          decision: {
+            id: d.data.id,
+            seq: d.data.seq,
+            options: d.data.options,
+            voting_opens_at: iso(d.data.votingOpensAt),
+            voting_ends_at: iso(d.data.votingEndsAt),
+            status: 'voting',
+          },
+          ...(info.already_open === true ? { already_open: true } : {}),
+        };
+      },
+    });
+  },
+};

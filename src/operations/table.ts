@@ -1,0 +1,35 @@
+/**
+ * The operation table: every protocol operation, written once. REST routes (http/routes.ts), MCP
+ * tools (mcp/) and the OpenAPI document (http/openapi.ts) are generated from it.
+ */
+import { abstain } from './abstain.js';
+import { ask } from './ask.js';
+import { choose, chooseByGet } from './choose.js';
+import { closeRoom } from './close-room.js';
+import { createRoom } from './create-room.js';
+import { deleteRoom } from './delete-room.js';
+import { discuss } from './discuss.js';
+import { joinRoom } from './join-room.js';
+import { listDecisions } from './list-decisions.js';
+import { outcome } from './outcome.js';
+import { propose } from './propose.js';
+import { readRoomOperation } from './read-room.js';
+import { startChoosing } from './start-choosing.js';
+import type { AnyOperation } from './types.js';
+
+export const OPERATIONS: readonly AnyOperation[] = [
+  createRoom,
+  readRoomOperation,
+  deleteRoom,
+  joinRoom,
+  ask,
+  startChoosing,
+  discuss,
+  propose,
+  choose,
+  chooseByGet,
+  abstain,
+  listDecisions,
+  outcome,
+  closeRoom,
+];

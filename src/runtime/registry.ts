@@ -1,0 +1,434 @@
+/**
+ * The room registry: this process's cache of room actors and the only path by which a room changes.
+ *
+ * A turn (one command) runs in the room's mailbox, under the room's lock when the store is shared:
+ * bring the cached actor to the stored version, seal what time has made due (committed on its own),
+ * authenticate, check idempotency, send the command, sign receipts for what it sealed, and commit
+ * snapshot + events + receipts + idempotency record atomically with a version check. Only after the
+ * commit does the caller get its answer. A failed or rejected turn leaves the stored room untouched
+ * and the cached actor is rebuilt from the stored snapshot.
+ */
+import { randomUUID } from 'node:crypto';
+import { type Actor as XActor, createActor } from 'xstate';
+import type { RoomEmitted } from '../../machines/room.events.js';
+import type { RoomCommand } from '../../machines/room.events.js';
+import { type RoomInput, roomMachine } from '../../machines/room.machine.js';
+import type { EventDraft } from '../domain/types.js';
+import { type ErrorSpec, ProtocolError, protocolError } from '../errors.js';
+import type { Keyring } from '../receipts/index.js';
+import {
+  type IdempotencyRecord,
+  type RoomLock,
+  type RoomRecord,
+  type RoomStore,
+  StoreConflictError,
+  type StoredEvent,
+  type StoredReceipt,
+} from '../store/port.js';
+import { type Clock, isoTime } from './clock.js';
+import { decisionById, dueDecision, type RoomState, roomDeadline, roomStateOf } from './room-state.js';
+import { signConclusionReceipt, signDecisionReceipt } from './sealing.js';
+import { Mailbox } from './mailbox.js';
+
+type RoomActor = XActor<typeof roomMachine>;
+
+interface Entry {
+  slug: string;
+  actor: RoomActor;
+  version: number;
+  head: number;
+  /** The snapshot text last committed; the actor is rebuilt from it after a rejected command. */
+  snapshotText: string;
+}
+
+export interface IdempotencySpec {
+  scope: string;
+  fingerprint: string;
+}
+
+export interface TurnSpec<R> {
+  /** Authenticates against the current state and builds the command; throws ProtocolError to refuse. */
+  prepare(state: RoomState, now: number): { command: RoomCommand | null; idempotency?: IdempotencySpec | undefined };
+  /** Builds the response from the machine's reply and the state after the command (before commit). */
+  render(info: Record<string, unknown>, state: RoomState): R;
+}
+
+export interface TurnResult<R> {
+  result: R;
+  replayed: boolean;
+}
+
+export interface CommitNotice {
+  slug: string;
+  head: number;
+  events: StoredEvent[];
+  nextDeadline: number | null;
+}
+
+export interface RuntimeDeps {
+  store: RoomStore;
+  clock: Clock;
+  keyring: Keyring;
+  baseUrl: string;
+  /** Called after every commit: wake waiters, push streams, enqueue webhooks, arm timers. */
+  onCommit?: (notice: CommitNotice) => void;
+  maxCachedRooms?: number;
+}
+
+interface Collected {
+  reply: RoomEmitted | null;
+  drafts: EventDraft[];
+  receipts: StoredReceipt[];
+}
+
+const LOCK_TTL_MS = 10_000;
+const LOCK_WAIT_MS = 5_000;
+const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+
+export class RoomRegistry {
+  private readonly cache = new Map<string, Entry>();
+  private readonly mailbox = new Mailbox();
+  private readonly pendingCreations = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly deps: RuntimeDeps) {}
+
+  get clock(): Clock {
+    return this.deps.clock;
+  }
+
+  /** Creates a room: the initial actor, then the creator's JOIN and the optional first ASK, in one commit. */
+  async create<R>(
+    input: RoomInput,
+    commands: RoomCommand[],
+    render: (infos: Record<string, unknown>[], state: RoomState) => R,
+    idempotency?: IdempotencySpec,
+  ): Promise<TurnResult<R>> {
+    if (idempotency) {
+      const inFlight = this.pendingCreations.get(idempotency.scope);
+      if (inFlight) await inFlight.catch(() => undefined);
+      const stored = await this.replay(idempotency);
+      if (stored) return stored as TurnResult<R>;
+    }
+    const work = this.createRoom(input, commands, render, idempotency);
+    if (idempotency) {
+      this.pendingCreations.set(idempotency.scope, work);
+      void work.finally(() => this.pendingCreations.delete(idempotency.scope)).catch(() => undefined);
+    }
+    return work;
+  }
+
+  private async createRoom<R>(
+    input: RoomInput,
+    commands: RoomCommand[],
+    render: (infos: Record<string, unknown>[], state: RoomState) => R,
+    idempotency?: IdempotencySpec,
+  ): Promise<TurnResult<R>> {
+    const actor = createActor(roomMachine, { input });
+    const entry: Entry = { slug: input.slug, actor, version: 0, head: 0, snapshotText: '' };
+    actor.start();
+    const infos: Record<string, unknown>[] = [];
+    const collected: Collected = { reply: null, drafts: [], receipts: [] };
+    for (const command of commands) {
+      const result = this.send(entry, command);
+      const reply = result.reply;
+      if (!reply || reply.type !== 'reply') throw new Error(`room creation: no reply to ${command.type}`);
+      if (!reply.ok) throw new ProtocolError(reply.error);
+      infos.push(reply.info);
+      collected.drafts.push(...result.drafts);
+      collected.receipts.push(...result.receipts);
+    }
+    const result = render(infos, this.state(entry, collected.drafts.length));
+    await this.commit(entry, collected, idempotency, result);
+    this.remember(entry);
+    return { result, replayed: false };
+  }
+
+  /** Runs one command against a room (see the class comment). */
+  async execute<R>(slug: string, spec: TurnSpec<R>): Promise<TurnResult<R>> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.turn(slug, spec);
+      } catch (error) {
+        if (error instanceof StoreConflictError && attempt < 2) continue;
+        throw error;
+      }
+    }
+  }
+
+  /** Seals what time has made due, without a command (deadline timers call this). */
+  async tick(slug: string): Promise<void> {
+    await this.execute(slug, { prepare: () => ({ command: null }), render: () => undefined });
+  }
+
+  /**
+   * The committed state for a read. Seals what is due first (through a turn), so no read ever
+   * presents an expired decision as open. Returns null for an unknown room.
+   */
+  async read(slug: string): Promise<RoomState | null> {
+    const entry = await this.freshEntry(slug);
+    if (!entry) return null;
+    const state = this.state(entry);
+    if (dueDecision(state, this.deps.clock.now()) === null) return state;
+    await this.tick(slug);
+    const after = await this.freshEntry(slug);
+    return after ? this.state(after) : null;
+  }
+
+  async exists(slug: string): Promise<boolean> {
+    if (this.cache.has(slug) && this.deps.store.kind === 'sqlite') return true;
+    return (await this.deps.store.load(slug)) !== null;
+  }
+
+  /** Deletes a room for good (its slug stays reserved). */
+  async remove(slug: string): Promise<void> {
+    await this.mailbox.run(slug, async () => {
+      const lock = await this.lockFor(slug);
+      try {
+        await this.deps.store.deleteRoom(slug);
+        this.evict(slug);
+      } finally {
+        await lock?.release();
+      }
+    });
+  }
+
+  /** Forgets a room's cached actor. */
+  evict(slug: string): void {
+    this.cache.get(slug)?.actor.stop();
+    this.cache.delete(slug);
+  }
+
+  async drain(): Promise<void> {
+    await this.mailbox.drain();
+  }
+
+  private async turn<R>(slug: string, spec: TurnSpec<R>): Promise<TurnResult<R>> {
+    return this.mailbox.run(slug, async () => {
+      const lock = await this.lockFor(slug);
+      try {
+        const entry = await this.freshEntry(slug);
+        if (!entry) throw roomNotFound(slug);
+        try {
+          return await this.runTurn(entry, spec, lock);
+        } catch (error) {
+          this.rebuild(entry);
+          throw error;
+        }
+      } finally {
+        await lock?.release();
+      }
+    });
+  }
+
+  private async runTurn<R>(entry: Entry, spec: TurnSpec<R>, lock: RoomLock | null): Promise<TurnResult<R>> {
+    const now = this.deps.clock.now();
+    const due = this.advance(entry, now);
+    if (due.drafts.length > 0 || due.receipts.length > 0) await this.commit(entry, due, undefined, undefined, lock);
+
+    const state = this.state(entry);
+    const { command, idempotency } = spec.prepare(state, now);
+    if (idempotency) {
+      const stored = await this.replay(idempotency);
+      if (stored) return stored as TurnResult<R>;
+    }
+    if (command === null) return { result: spec.render({}, state), replayed: false };
+
+    const collected = this.send(entry, command);
+    const reply = collected.reply;
+    if (!reply || reply.type !== 'reply') throw new Error(`room ${entry.slug}: no reply to ${command.type}`);
+    if (!reply.ok) {
+      this.rebuild(entry);
+      throw new ProtocolError(reply.error);
+    }
+    const result = spec.render(reply.info, this.state(entry, collected.drafts.length));
+    await this.commit(entry, collected, idempotency, result, lock);
+    return { result, replayed: false };
+  }
+
+  private async replay(idempotency: IdempotencySpec): Promise<TurnResult<unknown> | null> {
+    const record = await this.deps.store.idempotency(idempotency.scope);
+    if (!record || this.deps.clock.now() - record.created_at > IDEMPOTENCY_TTL_MS) return null;
+    if (record.fingerprint !== idempotency.fingerprint) throw idempotencyConflict();
+    return { result: JSON.parse(record.body) as unknown, replayed: true };
+  }
+
+  /** Sends due ADVANCE events in seal order (ascending instant, ties by seq) until nothing is due. */
+  private advance(entry: Entry, now: number): Collected {
+    const total: Collected = { reply: null, drafts: [], receipts: [] };
+    for (let guard = 0; guard < 1000; guard++) {
+      const due = dueDecision(this.state(entry), now);
+      if (!due) break;
+      const before = JSON.stringify(entry.actor.getPersistedSnapshot());
+      const step = this.send(entry, { type: 'ADVANCE', decisionId: due.id, now: due.at });
+      total.drafts.push(...step.drafts);
+      total.receipts.push(...step.receipts);
+      if (JSON.stringify(entry.actor.getPersistedSnapshot()) === before) {
+        throw new Error(`room ${entry.slug}: decision ${due.id} is due at ${isoTime(due.at)} but did not advance`);
+      }
+    }
+    return total;
+  }
+
+  /** Sends one event and everything it causes: receipts are signed in seal order and fed back. */
+  private send(entry: Entry, event: Parameters<RoomActor['send']>[0]): Collected {
+    const collected: Collected = { reply: null, drafts: [], receipts: [] };
+    const queue: RoomEmitted[] = [];
+    const subscription = entry.actor.on('*', (emitted) => {
+      const e = emitted as RoomEmitted;
+      if (e.type === 'reply') collected.reply ??= e;
+      else if (e.type === 'event') collected.drafts.push(e.draft);
+      else queue.push(e);
+    });
+    try {
+      entry.actor.send(event);
+      while (queue.length > 0) {
+        const next = queue.shift()!;
+        const state = this.state(entry);
+        if (next.type === 'seal') {
+          const decision = decisionById(state, next.decisionId);
+          if (!decision) throw new Error(`sealed decision ${next.decisionId} not found`);
+          const receipt = signDecisionReceipt(state, decision, this.deps.keyring, this.deps.baseUrl);
+          collected.receipts.push(receipt);
+          entry.actor.send({ type: 'RECEIPT_SIGNED', decisionId: next.decisionId, link: linkOf(receipt, state) });
+        } else if (next.type === 'conclude') {
+          const receipt = signConclusionReceipt(state, this.deps.keyring, this.deps.baseUrl);
+          collected.receipts.push(receipt);
+          entry.actor.send({ type: 'RECEIPT_SIGNED', decisionId: null, link: linkOf(receipt, state) });
+        }
+      }
+    } finally {
+      subscription.unsubscribe();
+    }
+    const error = entry.actor.getSnapshot().error;
+    if (error) throw error;
+    return collected;
+  }
+
+  private async commit(
+    entry: Entry,
+    collected: Collected,
+    idempotency: IdempotencySpec | undefined,
+    result: unknown,
+    lock: RoomLock | null = null,
+  ): Promise<void> {
+    const now = this.deps.clock.now();
+    const events: StoredEvent[] = collected.drafts.map((draft, i) => ({
+      id: randomUUID(),
+      seq: entry.head + 1 + i,
+      event_type: draft.event_type,
+      occurred_at: isoTime(draft.occurred_at),
+      decision_id: draft.decision_id,
+      data: draft.data,
+      actor: draft.actor,
+    }));
+    const snapshotText = JSON.stringify(entry.actor.getPersistedSnapshot());
+    const state = this.state(entry);
+    const nextDeadline = roomDeadline(state);
+    const record: IdempotencyRecord | undefined = idempotency && {
+      scope: idempotency.scope,
+      fingerprint: idempotency.fingerprint,
+      status: 200,
+      body: JSON.stringify(result),
+      created_at: now,
+    };
+    const stored: RoomRecord = await this.deps.store.commit({
+      slug: entry.slug,
+      expected_version: entry.version,
+      snapshot: snapshotText,
+      events,
+      receipts: collected.receipts,
+      ...(record ? { idempotency: record } : {}),
+      next_deadline: nextDeadline,
+      ...(lock ? { fence: lock.token } : {}),
+    });
+    entry.version = stored.version;
+    entry.head = stored.head;
+    entry.snapshotText = snapshotText;
+    this.deps.onCommit?.({ slug: entry.slug, head: stored.head, events, nextDeadline });
+  }
+
+  /** `pendingEvents`: events about to be committed, so a rendered response reports the head it will have. */
+  private state(entry: Entry, pendingEvents = 0): RoomState {
+    return roomStateOf(entry.actor.getSnapshot(), entry.version, entry.head + pendingEvents);
+  }
+
+  /** The cached entry, brought to the stored version (restored from the snapshot when behind). */
+  private async freshEntry(slug: string): Promise<Entry | null> {
+    const cached = this.cache.get(slug);
+    if (cached && this.deps.store.kind === 'sqlite') return cached;
+    const record = await this.deps.store.load(slug);
+    if (!record) {
+      if (cached) this.evict(slug);
+      return null;
+    }
+    if (cached && cached.version === record.version) return cached;
+    cached?.actor.stop();
+    const entry: Entry = {
+      slug,
+      actor: restoreActor(record.snapshot),
+      version: record.version,
+      head: record.head,
+      snapshotText: record.snapshot,
+    };
+    this.remember(entry);
+    return entry;
+  }
+
+  /** Puts the actor back to the last committed snapshot (after a rejected or failed command). */
+  private rebuild(entry: Entry): void {
+    const current = JSON.stringify(entry.actor.getPersistedSnapshot());
+    if (current === entry.snapshotText) return;
+    entry.actor.stop();
+    if (entry.snapshotText === '') {
+      this.cache.delete(entry.slug);
+      return;
+    }
+    entry.actor = restoreActor(entry.snapshotText);
+  }
+
+  private remember(entry: Entry): void {
+    this.cache.delete(entry.slug);
+    this.cache.set(entry.slug, entry);
+    const max = this.deps.maxCachedRooms ?? 5000;
+    while (this.cache.size > max) {
+      const oldest = this.cache.keys().next().value as string;
+      this.cache.get(oldest)?.actor.stop();
+      this.cache.delete(oldest);
+    }
+  }
+
+  private async lockFor(slug: string): Promise<RoomLock | null> {
+    // The embedded store is single-process: the mailbox already serialises, and the version check fences.
+    if (this.deps.store.kind === 'sqlite') return null;
+    return this.deps.store.lock(slug, LOCK_TTL_MS, LOCK_WAIT_MS);
+  }
+}
+
+function restoreActor(snapshotText: string): RoomActor {
+  // Restoring from a snapshot never reads input; the option is typed as required only for fresh actors.
+  const actor = createActor(roomMachine, { snapshot: JSON.parse(snapshotText), input: undefined as unknown as RoomInput });
+  actor.start();
+  return actor;
+}
+
+function linkOf(receipt: StoredReceipt, state: RoomState) {
+  return { sequence: receipt.sequence, hash: receipt.receipt_hash, prevHash: state.room.chain.head };
+}
+
+export function roomNotFound(slug: string): ProtocolError {
+  return protocolError(
+    'room.not_found',
+    `Room ${slug} does not exist (or was deleted). Check the slug; rooms are created with POST /api/rooms.`,
+    { details: { slug } },
+  );
+}
+
+function idempotencyConflict(): ProtocolError {
+  return protocolError(
+    'idempotency.conflict',
+    'This Idempotency-Key was already used with a different request body for this operation. Use a new key for a new request, or resend the original body to get the original result.',
+    { hint: 'Generate a fresh Idempotency-Key for each distinct request.' },
+  );
+}
+
+export type { ErrorSpec };

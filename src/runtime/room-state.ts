@@ -1,0 +1,28 @@
+/** Builds the read model (domain/state.ts) from a room actor's snapshot and its decision children. */
+import type { AnyActorRef, SnapshotFrom } from 'xstate';
+import { decisionPhase } from '../../machines/decision.machine.js';
+import type { RoomMachine } from '../../machines/room.machine.js';
+import type { RoomState } from '../domain/state.js';
+import type { DecisionData } from '../domain/types.js';
+
+export * from '../domain/state.js';
+
+export function roomStateOf(snapshot: SnapshotFrom<RoomMachine>, version: number, head: number): RoomState {
+  const children = snapshot.children as Record<string, AnyActorRef | undefined>;
+  const room = snapshot.context;
+  const decisions = room.decisionIds.map((id) => {
+    const child = children[id];
+    if (!child) throw new Error(`decision actor ${id} missing from room ${room.slug}`);
+    const s = child.getSnapshot() as { context: DecisionData; value: unknown };
+    return { data: s.context, phase: decisionPhase(s.value) };
+  });
+  return {
+    slug: room.slug,
+    version,
+    head,
+    room,
+    decisions,
+    concluded: snapshot.matches('concluded') || snapshot.matches('concluding'),
+  };
+}
+

@@ -1,0 +1,92 @@
+/**
+ * Fires room deadlines (window ends, proposal ends, settle ends) with nobody touching the room, so
+ * waiters, streams and webhooks learn of a seal on time. It is only an optimisation: lazy resolution
+ * on the next touch produces the identical result, so after a restart nothing is lost.
+ */
+import type { RoomStore } from '../store/port.js';
+import type { Clock } from './clock.js';
+
+/** Longest single sleep; the scheduler re-reads the store at least this often. */
+const MAX_SLEEP_MS = 30_000;
+const BATCH = 100;
+const RETRY_MS = 1000;
+
+export class DeadlineScheduler {
+  private timer: NodeJS.Timeout | null = null;
+  private armedFor: number | null = null;
+  private running = false;
+  private stopped = false;
+
+  constructor(
+    private readonly store: RoomStore,
+    private readonly clock: Clock,
+    private readonly tick: (slug: string) => Promise<void>,
+    private readonly onError: (error: unknown, slug: string | null) => void,
+  ) {}
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    await this.rearm();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.armedFor = null;
+  }
+
+  /** A commit reported a room's next deadline; wake earlier if it is sooner than the armed one. */
+  note(deadline: number | null): void {
+    if (this.stopped || deadline === null) return;
+    if (this.armedFor === null || deadline < this.armedFor) this.arm(deadline);
+  }
+
+  /** Runs every due room now (tests call this after moving a manual clock). */
+  async runDue(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    const visited = new Set<string>();
+    try {
+      for (;;) {
+        const due = (await this.store.dueRooms(this.clock.now(), BATCH)).filter((slug) => !visited.has(slug));
+        if (due.length === 0) break;
+        for (const slug of due) {
+          visited.add(slug);
+          try {
+            await this.tick(slug);
+          } catch (error) {
+            this.onError(error, slug);
+          }
+        }
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async rearm(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      const next = await this.store.nextDeadline();
+      // A room still due after a run failed to advance; back off instead of spinning on it.
+      const now = this.clock.now();
+      this.arm(next === null ? now + MAX_SLEEP_MS : Math.max(next, now + (next <= now ? RETRY_MS : 0)));
+    } catch (error) {
+      this.onError(error, null);
+      this.arm(this.clock.now() + 1000);
+    }
+  }
+
+  private arm(at: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    const delay = Math.min(Math.max(at - this.clock.now(), 0), MAX_SLEEP_MS);
+    this.armedFor = at;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.armedFor = null;
+      void this.runDue().finally(() => this.rearm());
+    }, delay);
+    this.timer.unref();
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * The storage port. The runtime speaks only this interface; `sqlite-store.ts` (embedded default)
+ * and `redis-store.ts` (many processes) implement it, and one contract suite runs against both.
+ *
+ * A room is stored as: a versioned snapshot (the persisted XState snapshot, opaque JSON text here),
+ * an append-only event log with a monotonic per-room `seq`, the receipts of its chain, and the
+ * idempotency records of the commands applied to it. One command's changes commit atomically with
+ * a version check, so a writer that lost its lock can never overwrite a newer state (fencing).
+ */
+
+export interface StoredEvent {
+  /** UUID, unique across the service. */
+  id: string;
+  /** Per-room, 1-based, strictly increasing, no gaps. */
+  seq: number;
+  event_type: string;
+  /** ISO 8601 with milliseconds and Z. */
+  occurred_at: string;
+  decision_id: string | null;
+  data: Record<string, unknown>;
+  /** Participant id of the actor, or null for deadline-caused events and operator acts. Not served on the wire. */
+  actor: string | null;
+}
+
+export interface StoredReceipt {
+  /** 1-based position in the room's chain. */
+  sequence: number;
+  /** Null for the conclusion receipt. */
+  decision_id: string | null;
+  jws: string;
+  receipt_hash: string;
+}
+
+export interface IdempotencyRecord {
+  /**
+   * Scope key: `<slug>|<hash of (credential hash, operation, key)>`, with `-` in place of the slug
+   * when the operation addresses no existing room (room creation, discovery).
+   * The slug prefix lets the Redis adapter keep a room's records under the room's hash tag and
+   * write them inside the room's atomic commit; SQLite treats the scope as opaque. Scopes without
+   * a `|`, or whose slug is `-` or names a room other than the batch's, are still stored and found,
+   * but the Redis adapter then writes them right after the room commit instead of inside it.
+   */
+  scope: string;
+  /** JCS text (or its hash) of the request that produced this record. */
+  fingerprint: string;
+  status: number;
+  /** Exact response body text, so a replay is byte-identical. */
+  body: string;
+  /** Epoch ms when the record was stored; records older than 24 h are ignored and may be purged. */
+  created_at: number;
+}
+
+export interface RoomRecord {
+  slug: string;
+  /** 1 after creation, +1 per commit. */
+  version: number;
+  /** Highest event seq (0 when the room has no events). */
+  head: number;
+  /** Opaque JSON text owned by the runtime. */
+  snapshot: string;
+  /** Epoch ms of the room's next deadline, or null. */
+  next_deadline: number | null;
+}
+
+export interface CommitBatch {
+  slug: string;
+  /** The version the writer read; 0 to create the room. The commit fails unless it still matches. */
+  expected_version: number;
+  snapshot: string;
+  /** Must continue the log exactly: events[0].seq === stored head + 1, consecutive. */
+  events: StoredEvent[];
+  /** Must continue the chain: receipts[0].sequence === stored chain length + 1, consecutive. */
+  receipts: StoredReceipt[];
+  idempotency?: IdempotencyRecord;
+  /** Epoch ms of the next deadline (window end, proposal end, settle end) or null for none. */
+  next_deadline: number | null;
+  /** When given, the commit also fails unless this lock token still holds the room's lock. */
+  fence?: string;
+}
+
+/** Thrown by commit() when expected_version (or the fence) does not match the stored room. */
+export class StoreConflictError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StoreConflictError';
+  }
+}
+
+/** Thrown by any operation when the backing store cannot be reached (mapped to 503). */
+export class StoreUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+export interface RoomLock {
+  readonly slug: string;
+  /** Random token; also the fencing value checked by commit({fence}). */
+  readonly token: string;
+  /** Releases only if the lock is still ours (compare-and-delete). Never throws. */
+  release(): Promise<void>;
+}
+
+export interface RoomStore {
+  readonly kind: 'sqlite' | 'redis';
+
+  /** Claims a slug forever. False when it was ever claimed before (even if the room was deleted). */
+  reserveSlug(slug: string): Promise<boolean>;
+
+  load(slug: string): Promise<RoomRecord | null>;
+
+  /** Atomic: snapshot + version bump + events + receipts + idempotency record + deadline. */
+  commit(batch: CommitBatch): Promise<RoomRecord>;
+
+  /** Events with seq > afterSeq, ascending, at most `limit`. */
+  events(slug: string, afterSeq: number, limit: number): Promise<StoredEvent[]>;
+
+  eventById(slug: string, id: string): Promise<StoredEvent | null>;
+
+  /** The room's receipts in chain order. */
+  receipts(slug: string): Promise<StoredReceipt[]>;
+
+  /** The record stored under this scope, or null (also null once older than 24 h). */
+  idempotency(scope: string): Promise<IdempotencyRecord | null>;
+
+  /** Removes the room, its events, receipts and deadline. The slug stays reserved. */
+  deleteRoom(slug: string): Promise<boolean>;
+
+  /**
+   * Acquires the room's lock (SET NX PX semantics), retrying until `waitMs` elapses.
+   * Throws StoreUnavailableError when it cannot be acquired in time.
+   */
+  lock(slug: string, ttlMs: number, waitMs: number): Promise<RoomLock>;
+
+  /** Slugs whose next_deadline <= nowMs, earliest first, at most `limit`. */
+  dueRooms(nowMs: number, limit: number): Promise<string[]>;
+
+  /** Earliest next_deadline across all rooms, or null. */
+  nextDeadline(): Promise<number | null>;
+
+  /** Throws StoreUnavailableError when the store cannot serve requests. */
+  ping(): Promise<void>;
+
+  close(): Promise<void>;
+}

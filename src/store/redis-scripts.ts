@@ -1,0 +1,102 @@
+/**
+ * Lua scripts of the Redis store. Every script touches keys of one hash slot only: either one
+ * room's `{slug}`-tagged keys, or the single global deadlines key.
+ * Redis does not roll a script back when it fails half-way, so each script checks everything
+ * before its first write.
+ */
+
+/** Prefix of the error replies that mean "conflict"; the adapter maps them to StoreConflictError. */
+export const CONFLICT_REPLY = 'CONCLAVE_CONFLICT';
+
+/**
+ * KEYS: room hash, events zset, event-ids hash, receipts list, lock, idempotency record.
+ * ARGV: expected_version, fence ('' = none), snapshot, next_deadline ('' = none),
+ *   idempotency JSON ('' = none), idempotency PX, event count n, then n × (seq, id, JSON),
+ *   then receipt count m, then m × (sequence, JSON).
+ * Returns { version, head }.
+ */
+export const COMMIT_SCRIPT = `
+local room, events, eventIds, receipts, lock, idem = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local expected = tonumber(ARGV[1])
+local fence = ARGV[2]
+local conflict = function(why) return redis.error_reply('${CONFLICT_REPLY} ' .. why) end
+
+local stored = redis.call('HMGET', room, 'version', 'head', 'chain_len')
+local version, head, chainLen = 0, 0, 0
+if stored[1] then
+  version, head, chainLen = tonumber(stored[1]), tonumber(stored[2]), tonumber(stored[3])
+end
+if expected == 0 then
+  if stored[1] then return conflict('room already exists') end
+elseif version ~= expected then
+  return conflict('room is at version ' .. version .. ', the commit expected ' .. expected)
+end
+if fence ~= '' and redis.call('GET', lock) ~= fence then
+  return conflict('the lock token no longer holds the room')
+end
+
+local n = tonumber(ARGV[7])
+local receiptAt = 8 + n * 3
+local m = tonumber(ARGV[receiptAt])
+for i = 0, n - 1 do
+  if tonumber(ARGV[8 + i * 3]) ~= head + 1 + i then
+    return conflict('events must start at seq ' .. (head + 1))
+  end
+  if redis.call('HEXISTS', eventIds, ARGV[9 + i * 3]) == 1 then
+    return conflict('event id ' .. ARGV[9 + i * 3] .. ' already stored')
+  end
+end
+for j = 0, m - 1 do
+  if tonumber(ARGV[receiptAt + 1 + j * 2]) ~= chainLen + 1 + j then
+    return conflict('receipts must start at ' .. (chainLen + 1))
+  end
+end
+
+for i = 0, n - 1 do
+  local seq = ARGV[8 + i * 3]
+  redis.call('ZADD', events, seq, ARGV[10 + i * 3])
+  redis.call('HSET', eventIds, ARGV[9 + i * 3], seq)
+end
+for j = 0, m - 1 do
+  redis.call('RPUSH', receipts, ARGV[receiptAt + 2 + j * 2])
+end
+version, head, chainLen = version + 1, head + n, chainLen + m
+redis.call('HSET', room, 'version', version, 'head', head, 'chain_len', chainLen, 'snapshot', ARGV[3])
+if ARGV[4] == '' then
+  redis.call('HDEL', room, 'next_deadline')
+else
+  redis.call('HSET', room, 'next_deadline', ARGV[4])
+end
+if ARGV[5] ~= '' then
+  redis.call('SET', idem, ARGV[5], 'PX', ARGV[6])
+end
+return { version, head }
+`;
+
+/** KEYS: room hash, events zset, event-ids hash, receipts list. Returns 1 when a room was removed. */
+export const DELETE_ROOM_SCRIPT = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+return 1
+`;
+
+/** KEYS: lock. ARGV: token. Deletes the lock only while it still holds our token. */
+export const RELEASE_LOCK_SCRIPT = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`;
+
+/**
+ * KEYS: deadlines zset. ARGV: slug, score seen, corrected score ('' = remove).
+ * Corrects a stale deadline entry unless a newer commit has rewritten it since it was read.
+ */
+export const REPAIR_DEADLINE_SCRIPT = `
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score or tonumber(score) ~= tonumber(ARGV[2]) then return 0 end
+if ARGV[3] == '' then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+else
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+end
+return 1
+`;

@@ -1,0 +1,381 @@
+/**
+ * RoomStore on Redis (ioredis), for several service processes sharing one Redis.
+ *
+ * Every key of a room carries the `{slug}` hash tag, so a room's commit is one Lua script over one
+ * hash slot and also works on Redis Cluster. The few global keys (the slug registry, the deadline
+ * index, idempotency records of room-less scopes) are only ever touched by single-key commands.
+ */
+import { Redis } from 'ioredis';
+import {
+  acquireWithin,
+  assertBatchShape,
+  IDEMPOTENCY_TTL_MS,
+  isIdempotencyExpired,
+  newLockToken,
+  slugOfScope,
+} from './common.js';
+import {
+  type CommitBatch,
+  type IdempotencyRecord,
+  type RoomLock,
+  type RoomRecord,
+  type RoomStore,
+  StoreConflictError,
+  type StoredEvent,
+  type StoredReceipt,
+  StoreUnavailableError,
+} from './port.js';
+import {
+  COMMIT_SCRIPT,
+  CONFLICT_REPLY,
+  DELETE_ROOM_SCRIPT,
+  RELEASE_LOCK_SCRIPT,
+  REPAIR_DEADLINE_SCRIPT,
+} from './redis-scripts.js';
+
+export interface RedisStoreOptions {
+  /** redis:// or rediss:// URL. */
+  url: string;
+  /** Prepended to every key. Defaults to 'conclave:'. */
+  keyPrefix?: string;
+  /** Epoch ms; governs idempotency record age. Defaults to Date.now. */
+  clock?: () => number;
+}
+
+/** A request that gets no answer within this time fails as unavailable instead of hanging. */
+const COMMAND_TIMEOUT_MS = 5000;
+
+type Arg = string | number;
+
+interface ScriptCommands {
+  conclaveCommit(...args: Arg[]): Promise<[number, number]>;
+  conclaveDeleteRoom(...args: Arg[]): Promise<number>;
+  conclaveReleaseLock(...args: Arg[]): Promise<number>;
+  conclaveRepairDeadline(...args: Arg[]): Promise<number>;
+}
+
+type ScriptedRedis = Redis & ScriptCommands;
+
+export async function openRedisStore(options: RedisStoreOptions): Promise<RedisStore> {
+  const redis = new Redis(options.url, {
+    lazyConnect: true,
+    // Fail fast while Redis is away instead of queueing: the caller answers 503 and the client
+    // retries. Reconnection itself continues in the background (retryStrategy).
+    enableOfflineQueue: false,
+    // 0 rejects in-flight requests as soon as the connection drops. Together with no automatic
+    // resend, a commit whose reply was lost is reported as unavailable rather than replayed
+    // later and reported as a conflict although it was applied.
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    retryStrategy: (attempt) => Math.min(50 * attempt, 1000),
+    connectTimeout: COMMAND_TIMEOUT_MS,
+    commandTimeout: COMMAND_TIMEOUT_MS,
+  });
+  // Connection errors surface on the requests they fail; without a listener ioredis logs them.
+  redis.on('error', () => {});
+  redis.defineCommand('conclaveCommit', { numberOfKeys: 6, lua: COMMIT_SCRIPT });
+  redis.defineCommand('conclaveDeleteRoom', { numberOfKeys: 4, lua: DELETE_ROOM_SCRIPT });
+  redis.defineCommand('conclaveReleaseLock', { numberOfKeys: 1, lua: RELEASE_LOCK_SCRIPT });
+  redis.defineCommand('conclaveRepairDeadline', { numberOfKeys: 1, lua: REPAIR_DEADLINE_SCRIPT });
+  try {
+    await redis.connect();
+  } catch (error) {
+    redis.disconnect();
+    throw toStoreError(error);
+  }
+  return new RedisStore(redis as ScriptedRedis, options.keyPrefix ?? 'conclave:', options.clock ?? Date.now);
+}
+
+function keysOf(prefix: string) {
+  const room = (slug: string) => `${prefix}room:{${slug}}`;
+  return {
+    slugs: `${prefix}slugs`,
+    deadlines: `${prefix}deadlines`,
+    room,
+    events: (slug: string) => `${room(slug)}:events`,
+    eventIds: (slug: string) => `${room(slug)}:eventids`,
+    receipts: (slug: string) => `${room(slug)}:receipts`,
+    lock: (slug: string) => `${room(slug)}:lock`,
+    /** Under the room's hash tag when the scope names a room, so the commit script can write it. */
+    idempotency: (scope: string) => {
+      const slug = slugOfScope(scope);
+      return slug === null ? `${prefix}idem:${scope}` : `${room(slug)}:idem:${scope}`;
+    },
+  };
+}
+
+export class RedisStore implements RoomStore {
+  readonly kind = 'redis' as const;
+  private readonly key: ReturnType<typeof keysOf>;
+
+  /** Use openRedisStore(), which defines the scripts and connects first. */
+  constructor(
+    private readonly redis: ScriptedRedis,
+    keyPrefix: string,
+    private readonly clock: () => number,
+  ) {
+    this.key = keysOf(keyPrefix);
+  }
+
+  reserveSlug(slug: string): Promise<boolean> {
+    return this.call(async () => (await this.redis.sadd(this.key.slugs, slug)) === 1);
+  }
+
+  load(slug: string): Promise<RoomRecord | null> {
+    return this.call(async () => {
+      const [version, head, snapshot, nextDeadline] = await this.redis.hmget(
+        this.key.room(slug),
+        'version',
+        'head',
+        'snapshot',
+        'next_deadline',
+      );
+      if (version === null || version === undefined) return null;
+      return {
+        slug,
+        version: Number(version),
+        head: Number(head),
+        snapshot: snapshot ?? '',
+        next_deadline: nextDeadline ? Number(nextDeadline) : null,
+      };
+    });
+  }
+
+  async commit(batch: CommitBatch): Promise<RoomRecord> {
+    assertBatchShape(batch);
+    const { slug, idempotency } = batch;
+    const idempotencyInScript = idempotency !== undefined && slugOfScope(idempotency.scope) === slug;
+    const [version, head] = await this.call(() =>
+      this.redis.conclaveCommit(
+        this.key.room(slug),
+        this.key.events(slug),
+        this.key.eventIds(slug),
+        this.key.receipts(slug),
+        this.key.lock(slug),
+        idempotencyInScript ? this.key.idempotency(idempotency.scope) : `${this.key.room(slug)}:idem:`,
+        batch.expected_version,
+        batch.fence ?? '',
+        batch.snapshot,
+        batch.next_deadline ?? '',
+        idempotencyInScript ? JSON.stringify(idempotency) : '',
+        idempotencyInScript ? this.idempotencyTtl(idempotency) : 0,
+        ...encodeEvents(batch.events),
+        ...encodeReceipts(batch.receipts),
+      ),
+    );
+    await this.afterCommit(batch, version, idempotencyInScript ? undefined : idempotency);
+    return { slug, version, head, snapshot: batch.snapshot, next_deadline: batch.next_deadline };
+  }
+
+  events(slug: string, afterSeq: number, limit: number): Promise<StoredEvent[]> {
+    if (limit <= 0) return Promise.resolve([]);
+    return this.call(async () => {
+      const members = await this.redis.zrangebyscore(this.key.events(slug), `(${afterSeq}`, '+inf', 'LIMIT', 0, limit);
+      return members.map((member) => JSON.parse(member) as StoredEvent);
+    });
+  }
+
+  eventById(slug: string, id: string): Promise<StoredEvent | null> {
+    return this.call(async () => {
+      const seq = await this.redis.hget(this.key.eventIds(slug), id);
+      if (seq === null) return null;
+      const [member] = await this.redis.zrangebyscore(this.key.events(slug), seq, seq);
+      return member === undefined ? null : (JSON.parse(member) as StoredEvent);
+    });
+  }
+
+  receipts(slug: string): Promise<StoredReceipt[]> {
+    return this.call(async () => {
+      const items = await this.redis.lrange(this.key.receipts(slug), 0, -1);
+      return items.map((item) => JSON.parse(item) as StoredReceipt);
+    });
+  }
+
+  idempotency(scope: string): Promise<IdempotencyRecord | null> {
+    return this.call(async () => {
+      const text = await this.redis.get(this.key.idempotency(scope));
+      if (text === null) return null;
+      const record = JSON.parse(text) as IdempotencyRecord;
+      // Redis expires the key on its own time; the injected clock is checked too.
+      return isIdempotencyExpired(record, this.clock()) ? null : record;
+    });
+  }
+
+  async deleteRoom(slug: string): Promise<boolean> {
+    const removed = await this.call(() =>
+      this.redis.conclaveDeleteRoom(
+        this.key.room(slug),
+        this.key.events(slug),
+        this.key.eventIds(slug),
+        this.key.receipts(slug),
+      ),
+    );
+    await this.bestEffort(() => this.redis.zrem(this.key.deadlines, slug));
+    return removed === 1;
+  }
+
+  async lock(slug: string, ttlMs: number, waitMs: number): Promise<RoomLock> {
+    const token = newLockToken();
+    const key = this.key.lock(slug);
+    await acquireWithin(slug, waitMs, () =>
+      this.call(async () => (await this.redis.set(key, token, 'PX', ttlMs, 'NX')) === 'OK'),
+    );
+    return {
+      slug,
+      token,
+      release: () => this.bestEffort(() => this.redis.conclaveReleaseLock(key, token)),
+    };
+  }
+
+  /**
+   * Due rooms from the deadline index, each checked against the room's own next_deadline, which
+   * is the truth. An entry that disagrees (left by a crash between commit and index update, or by
+   * two index updates landing out of order) is repaired, so a stale entry cannot keep waking the
+   * scheduler for a room that has nothing due; the room is still listed when its true deadline
+   * has passed.
+   */
+  dueRooms(nowMs: number, limit: number): Promise<string[]> {
+    if (limit <= 0) return Promise.resolve([]);
+    return this.call(async () => {
+      const flat = await this.redis.zrangebyscore(this.key.deadlines, '-inf', nowMs, 'WITHSCORES', 'LIMIT', 0, limit);
+      const candidates: { slug: string; score: number }[] = [];
+      for (let i = 0; i < flat.length; i += 2) candidates.push({ slug: flat[i]!, score: Number(flat[i + 1]) });
+      const truths = await Promise.all(
+        candidates.map(async ({ slug }) => {
+          const stored = await this.redis.hget(this.key.room(slug), 'next_deadline');
+          return stored ? Number(stored) : null;
+        }),
+      );
+      const repairs: Promise<void>[] = [];
+      const due = candidates.filter(({ slug, score }, i) => {
+        const truth = truths[i] ?? null;
+        if (truth !== score) {
+          repairs.push(
+            this.bestEffort(() => this.redis.conclaveRepairDeadline(this.key.deadlines, slug, score, truth ?? '')),
+          );
+        }
+        return truth !== null && truth <= nowMs;
+      });
+      await Promise.all(repairs);
+      return due.map(({ slug }) => slug);
+    });
+  }
+
+  nextDeadline(): Promise<number | null> {
+    return this.call(async () => {
+      const [, score] = await this.redis.zrange(this.key.deadlines, 0, 0, 'WITHSCORES');
+      return score === undefined ? null : Number(score);
+    });
+  }
+
+  ping(): Promise<void> {
+    return this.call(async () => {
+      await this.redis.ping();
+    });
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.redis.quit();
+    } catch {
+      this.redis.disconnect();
+    }
+  }
+
+  /**
+   * The single-key follow-ups of a successful commit. They run after the room script because they
+   * live outside the room's hash slot, and they are best effort: the commit is already durable
+   * and acknowledged. That is safe because the deadline index is only an optimisation (a room's
+   * due work is resolved lazily whenever it is touched, and dueRooms repairs stale entries), the
+   * slug was normally reserved before creation, and a lost room-less idempotency record only
+   * means a retry executes afresh.
+   */
+  private async afterCommit(batch: CommitBatch, version: number, separateRecord?: IdempotencyRecord): Promise<void> {
+    const { slug } = batch;
+    await Promise.all([
+      this.bestEffort(() =>
+        batch.next_deadline === null
+          ? this.redis.zrem(this.key.deadlines, slug)
+          : this.redis.zadd(this.key.deadlines, batch.next_deadline, slug),
+      ),
+      version === 1 ? this.bestEffort(() => this.redis.sadd(this.key.slugs, slug)) : undefined,
+      separateRecord
+        ? this.bestEffort(() =>
+            this.redis.set(
+              this.key.idempotency(separateRecord.scope),
+              JSON.stringify(separateRecord),
+              'PX',
+              this.idempotencyTtl(separateRecord),
+            ),
+          )
+        : undefined,
+    ]);
+  }
+
+  private idempotencyTtl(record: IdempotencyRecord): number {
+    return Math.max(1, record.created_at + IDEMPOTENCY_TTL_MS - this.clock());
+  }
+
+  private async call<T>(operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation();
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  private async bestEffort(operation: () => Promise<unknown>): Promise<void> {
+    try {
+      await operation();
+    } catch {
+      // See the callers for why losing this write is acceptable.
+    }
+  }
+}
+
+function encodeEvents(events: StoredEvent[]): Arg[] {
+  const args: Arg[] = [events.length];
+  for (const e of events) {
+    const stored: StoredEvent = {
+      id: e.id,
+      seq: e.seq,
+      event_type: e.event_type,
+      occurred_at: e.occurred_at,
+      decision_id: e.decision_id,
+      data: e.data,
+      actor: e.actor,
+    };
+    args.push(e.seq, e.id, JSON.stringify(stored));
+  }
+  return args;
+}
+
+function encodeReceipts(receipts: StoredReceipt[]): Arg[] {
+  const args: Arg[] = [receipts.length];
+  for (const r of receipts) {
+    const stored: StoredReceipt = {
+      sequence: r.sequence,
+      decision_id: r.decision_id,
+      jws: r.jws,
+      receipt_hash: r.receipt_hash,
+    };
+    args.push(r.sequence, JSON.stringify(stored));
+  }
+  return args;
+}
+
+/** Reply errors that mean Redis cannot serve right now, as opposed to a bad request. */
+const TRANSIENT_REPLY = /^(LOADING|BUSY|READONLY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|OOM|MISCONF|NOREPLICAS)\b/;
+
+function toStoreError(error: unknown): unknown {
+  if (error instanceof StoreConflictError || error instanceof StoreUnavailableError) return error;
+  if (!(error instanceof Error)) return error;
+  if (error.name === 'ReplyError') {
+    if (error.message.startsWith(CONFLICT_REPLY)) {
+      return new StoreConflictError(error.message.slice(CONFLICT_REPLY.length).trim());
+    }
+    if (!TRANSIENT_REPLY.test(error.message)) return error;
+  }
+  // Everything else ioredis throws is about the connection: closed, not writable, timed out.
+  return new StoreUnavailableError(`Redis store unavailable: ${error.message}`, { cause: error });
+}

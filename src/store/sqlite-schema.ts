@@ -1,0 +1,79 @@
+/** The SQLite store's schema, as an ordered list of migrations applied once each. */
+import type Database from 'better-sqlite3';
+
+/** Append only: a released migration is never edited, a change is a new entry. */
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE slugs (
+    slug        TEXT PRIMARY KEY,
+    reserved_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+
+  CREATE TABLE rooms (
+    slug          TEXT PRIMARY KEY REFERENCES slugs (slug),
+    version       INTEGER NOT NULL,
+    head          INTEGER NOT NULL,
+    chain_length  INTEGER NOT NULL,
+    snapshot      TEXT NOT NULL,
+    next_deadline INTEGER
+  );
+  CREATE INDEX rooms_next_deadline ON rooms (next_deadline, slug) WHERE next_deadline IS NOT NULL;
+
+  CREATE TABLE events (
+    slug        TEXT NOT NULL REFERENCES rooms (slug) ON DELETE CASCADE,
+    seq         INTEGER NOT NULL,
+    id          TEXT NOT NULL UNIQUE,
+    event_type  TEXT NOT NULL,
+    occurred_at TEXT NOT NULL,
+    decision_id TEXT,
+    data        TEXT NOT NULL,
+    actor       TEXT,
+    PRIMARY KEY (slug, seq)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE receipts (
+    slug         TEXT NOT NULL REFERENCES rooms (slug) ON DELETE CASCADE,
+    sequence     INTEGER NOT NULL,
+    decision_id  TEXT,
+    jws          TEXT NOT NULL,
+    receipt_hash TEXT NOT NULL,
+    PRIMARY KEY (slug, sequence)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE idempotency (
+    scope       TEXT PRIMARY KEY,
+    fingerprint TEXT NOT NULL,
+    status      INTEGER NOT NULL,
+    body        TEXT NOT NULL,
+    created_at  INTEGER NOT NULL
+  );
+  CREATE INDEX idempotency_created_at ON idempotency (created_at);
+
+  CREATE TABLE locks (
+    slug       TEXT PRIMARY KEY,
+    token      TEXT NOT NULL,
+    expires_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
+];
+
+/**
+ * Brings the schema up to date. Safe to run from several processes at once: each step re-reads
+ * the applied version inside its own IMMEDIATE transaction, so a migration runs exactly once.
+ */
+export function migrate(db: Database.Database, nowMs: number): void {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_version (
+    version    INTEGER PRIMARY KEY,
+    applied_at INTEGER NOT NULL
+  )`);
+  const current = db.prepare<[], { v: number | null }>('SELECT MAX(version) AS v FROM schema_version');
+  const record = db.prepare('INSERT INTO schema_version (version, applied_at) VALUES (?, ?)');
+  MIGRATIONS.forEach((sql, index) => {
+    const version = index + 1;
+    db.transaction(() => {
+      if ((current.get()?.v ?? 0) >= version) return;
+      db.exec(sql);
+      record.run(version, nowMs);
+    }).immediate();
+  });
+}

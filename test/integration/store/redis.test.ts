@@ -1,0 +1,165 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../../src/store/index.js';
+import { StoreUnavailableError } from '../../../src/store/port.js';
+import { openRedisStore } from '../../../src/store/redis-store.js';
+import { startRedisServer } from '../../support/redis-server.js';
+import { event, receipt, storeContract } from './contract.js';
+
+const server = await startRedisServer();
+
+/** Each test gets its own key prefix, so tests never see each other's data. */
+const newPrefix = () => `test-${randomUUID().slice(0, 8)}:`;
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe.skipIf(server === null)('RedisStore', () => {
+  const url = server?.url ?? '';
+
+  storeContract({
+    async fresh() {
+      const keyPrefix = newPrefix();
+      return { open: (clock) => openRedisStore({ url, keyPrefix, ...(clock ? { clock } : {}) }) };
+    },
+  });
+
+  it('opens through openStore', async () => {
+    const store = await openStore({ kind: 'redis', url, keyPrefix: newPrefix() });
+    expect(store.kind).toBe('redis');
+    await store.ping();
+    await store.close();
+  });
+
+  it("keeps every key of a room under the room's hash tag", async () => {
+    const keyPrefix = newPrefix();
+    const store = await openRedisStore({ url, keyPrefix });
+    await store.reserveSlug('k7m3pq2dnx');
+    const lock = await store.lock('k7m3pq2dnx', 10_000, 0);
+    await store.commit({
+      slug: 'k7m3pq2dnx',
+      expected_version: 0,
+      snapshot: '{}',
+      events: [event(1)],
+      receipts: [receipt(1)],
+      idempotency: { scope: 'k7m3pq2dnx|h', fingerprint: 'f', status: 201, body: '{}', created_at: Date.now() },
+      next_deadline: 10,
+      fence: lock.token,
+    });
+    const raw = new Redis(url);
+    const keys = (await raw.keys(`${keyPrefix}*`)).sort();
+    await raw.quit();
+    await lock.release();
+    await store.close();
+    const global = [`${keyPrefix}deadlines`, `${keyPrefix}slugs`];
+    expect(keys.filter((key) => !global.includes(key))).toEqual(
+      ['', ':eventids', ':events', ':idem:k7m3pq2dnx|h', ':lock', ':receipts'].map(
+        (suffix) => `${keyPrefix}room:{k7m3pq2dnx}${suffix}`,
+      ),
+    );
+  });
+
+  it('repairs deadline index entries that disagree with their rooms', async () => {
+    const keyPrefix = newPrefix();
+    const store = await openRedisStore({ url, keyPrefix });
+    const room = (slug: string, next_deadline: number | null) =>
+      store.commit({ slug, expected_version: 0, snapshot: '{}', events: [], receipts: [], next_deadline });
+    await room('early', 100);
+    await room('later', 5_000);
+    await room('none', null);
+    const raw = new Redis(url);
+    const deadlines = `${keyPrefix}deadlines`;
+    // As left by a crash or by out-of-order index updates:
+    await raw.zadd(deadlines, 10, 'ghost', 20, 'early', 30, 'later', 40, 'none');
+
+    expect(await store.dueRooms(1_000, 10)).toEqual(['early']);
+    expect(await raw.zrange(deadlines, 0, -1, 'WITHSCORES')).toEqual(['early', '100', 'later', '5000']);
+    expect(await store.nextDeadline()).toBe(100);
+    await raw.quit();
+    await store.close();
+  });
+
+  it('fails an in-flight commit as unavailable when its connection drops, without replaying it', async () => {
+    const store = await openRedisStore({ url, keyPrefix: newPrefix() });
+    await store.ping();
+    const raw = new Redis(url);
+    await raw.client('PAUSE', 2_000, 'WRITE');
+    const commit = store.commit({
+      slug: 'cut',
+      expected_version: 0,
+      snapshot: '{}',
+      events: [],
+      receipts: [],
+      next_deadline: null,
+    });
+    const outcome = commit.then(
+      () => 'committed',
+      (error: unknown) => error,
+    );
+    await sleep(50);
+    const started = Date.now();
+    await raw.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+    expect(await outcome).toBeInstanceOf(StoreUnavailableError);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    await raw.client('UNPAUSE');
+    await raw.quit();
+    await waitUntilServing(() => store.ping());
+    expect(await store.load('cut')).toBeNull();
+    await store.close();
+  });
+
+  it('fails to open with StoreUnavailableError when nothing listens', async () => {
+    await expect(openRedisStore({ url: 'redis://127.0.0.1:1' })).rejects.toThrow(StoreUnavailableError);
+  });
+
+  it('reports StoreUnavailableError while Redis is down and recovers on its own', async () => {
+    const store = await openRedisStore({ url, keyPrefix: newPrefix() });
+    await store.commit({
+      slug: 'before',
+      expected_version: 0,
+      snapshot: '{}',
+      events: [],
+      receipts: [],
+      next_deadline: null,
+    });
+    await server!.stop();
+    try {
+      for (const attempt of [() => store.ping(), () => store.load('before'), () => store.lock('before', 1_000, 100)]) {
+        const started = Date.now();
+        await expect(attempt()).rejects.toThrow(StoreUnavailableError);
+        expect(Date.now() - started).toBeLessThan(1_000);
+      }
+    } finally {
+      await server!.restart();
+    }
+    await waitUntilServing(() => store.ping());
+    // The server kept nothing, but the same store instance works again, scripts included.
+    expect(await store.load('before')).toBeNull();
+    const created = await store.commit({
+      slug: 'after',
+      expected_version: 0,
+      snapshot: '{}',
+      events: [event(1)],
+      receipts: [],
+      next_deadline: null,
+    });
+    expect(created.version).toBe(1);
+    await store.close();
+  });
+});
+
+async function waitUntilServing(probe: () => Promise<void>): Promise<void> {
+  const giveUpAt = Date.now() + 10_000;
+  for (;;) {
+    try {
+      await probe();
+      return;
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError) || Date.now() > giveUpAt) throw error;
+      await sleep(50);
+    }
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * A private, throwaway redis-server for tests: free port, no persistence, its own temp dir.
+ * The machine's own Redis (6379) is never used, so tests cannot touch real data.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface TestRedisServer {
+  /** redis://127.0.0.1:<port> */
+  readonly url: string;
+  /** Stops the server; its data is gone (nothing is persisted). */
+  stop(): Promise<void>;
+  /** Starts a fresh, empty server on the same port. */
+  restart(): Promise<void>;
+}
+
+const STARTUP_TIMEOUT_MS = 10_000;
+
+/**
+ * Starts a redis-server, or returns null when none is installed so suites can skip.
+ * Under CI (CI=true) a missing redis-server is a failure, not a skip.
+ */
+export async function startRedisServer(): Promise<TestRedisServer | null> {
+  const binary = findOnPath('redis-server');
+  if (binary === null) {
+    if (process.env.CI === 'true') throw new Error('redis-server is not on PATH, and CI requires the Redis suites');
+    return null;
+  }
+  let port = 0;
+  let running: Running | null = null;
+  // Another process may grab the free port before redis-server binds it; then try another one.
+  for (let attempt = 1; running === null; attempt++) {
+    port = await freePort();
+    running = await launch(binary, port).catch((error: unknown) => {
+      if (attempt >= 3) throw error;
+      return null;
+    });
+  }
+  // A test process that exits early must not leave a server behind.
+  process.once('exit', () => running?.child.kill('SIGKILL'));
+
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    async stop() {
+      if (running) await terminate(running);
+      running = null;
+    },
+    async restart() {
+      if (running) await terminate(running);
+      running = await launch(binary, port);
+    },
+  };
+}
+
+interface Running {
+  child: ChildProcess;
+  dir: string;
+}
+
+async function launch(binary: string, port: number): Promise<Running> {
+  const dir = mkdtempSync(join(tmpdir(), 'conclave-redis-'));
+  const child = spawn(
+    binary,
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  // redis-server logs to stdout; keep it to explain a failed start.
+  let log = '';
+  const keep = (chunk: Buffer) => {
+    log = (log + chunk.toString()).slice(-4000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const giveUpAt = Date.now() + STARTUP_TIMEOUT_MS;
+  while (Date.now() < giveUpAt) {
+    if (child.exitCode !== null) {
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`redis-server exited at startup:\n${log}`);
+    }
+    if (await answersPing(port)) return { child, dir };
+    await sleep(25);
+  }
+  await terminate({ child, dir });
+  throw new Error(`redis-server on port ${port} did not answer PING within ${STARTUP_TIMEOUT_MS} ms`);
+}
+
+async function terminate({ child, dir }: Running): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }
+  rmSync(dir, { recursive: true, force: true });
+}
+
+function answersPing(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
+  });
+}
+
+/** Binds port 0 to let the OS pick a free port, then hands it over. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function findOnPath(name: string): string | null {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not in this directory
+    }
+  }
+  return null;
+}
