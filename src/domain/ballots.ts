@@ -102,8 +102,12 @@ export function parseBallot(
   ctx: BallotContext,
 ): ParsedBallot {
   const slate: Slate = { mechanism, agreement, options, ctx };
-  if (isSingleChoice(mechanism, agreement)) return { ballot: parseSingleChoice(slate, raw), weight: 1 };
+  if (agreement) return { ballot: parseSingleChoice(slate, raw), weight: 1 };
   switch (mechanism) {
+    case 'simple_majority':
+    case 'supermajority':
+    case 'plurality':
+      return { ballot: parseSingleChoice(slate, raw), weight: 1 };
     case 'approval':
       return { ballot: parseApproval(slate, raw), weight: 1 };
     case 'ranked_choice':
@@ -113,8 +117,6 @@ export function parseBallot(
       return { ballot: parseScores(slate, raw), weight: 1 };
     case 'quadratic_vote':
       return parseCredits(slate, raw);
-    default:
-      throw shapeError(slate, `The ${mechanism} mechanism takes no ballot of this kind.`);
   }
 }
 

@@ -109,8 +109,10 @@ function runRounds(ballots: readonly CleanBallot<string[]>[], params: CommonPara
   for (let round = 0; ; round += 1) {
     const { scores, exhausted, active } = countRound(ballots, remaining);
     const tally = toRecord(remaining, (option) => scoreOf(scores, option));
-    const finish = (verdict: Verdict, eliminated: string[] = []): RunoffResult => {
+    const record = (eliminated: string[]) =>
       rounds.push({ tally, remaining: [...remaining], eliminated, exhausted_ballots: exhausted });
+    const finish = (verdict: Verdict): RunoffResult => {
+      record([]);
       return { verdict, rounds, finalTally: { ...tally } };
     };
     if (active === 0) return finish(resolveExhausted(remaining, params, seed));
@@ -124,7 +126,7 @@ function runRounds(ballots: readonly CleanBallot<string[]>[], params: CommonPara
     if (remaining.length === 1 && sole !== undefined) return finish({ outcome: 'pass', winner: sole });
     const step = bottomStep(ranked, scores, remaining, round, params, seed);
     if ('stop' in step) return finish(step.stop);
-    rounds.push({ tally, remaining: [...remaining], eliminated: [step.eliminate], exhausted_ballots: exhausted });
+    record([step.eliminate]);
     remaining = remaining.filter((option) => option !== step.eliminate);
   }
 }

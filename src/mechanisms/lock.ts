@@ -30,7 +30,9 @@ export function isLocked(
       return scoreLock(input, output, remaining);
     case 'quadratic':
       return quadraticLock(input, output, remaining);
-    default:
+    case 'instant_runoff':
+    case 'schulze':
+      // Ranked mechanisms have no partial-turnout proof: they wait for every ballot or the window end.
       return false;
   }
 }

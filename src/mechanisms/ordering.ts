@@ -20,8 +20,8 @@ export function jsKeyOrder(keys: readonly string[]): string[] {
 }
 
 /** A plain object over `keys` (inserted in that order), safe for texts such as "__proto__". */
-export function toRecord<V>(keys: readonly string[], valueOf: (key: string) => V): Record<string, V> {
-  return Object.fromEntries(jsKeyOrder(keys).map((key) => [key, valueOf(key)]));
+export function toRecord<V>(keys: readonly string[], valueFor: (key: string) => V): Record<string, V> {
+  return Object.fromEntries(jsKeyOrder(keys).map((key) => [key, valueFor(key)]));
 }
 
 export function scoreOf(scores: ReadonlyMap<string, number>, key: string): number {

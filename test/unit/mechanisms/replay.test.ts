@@ -29,11 +29,31 @@ describe('replayReceipt (05 §7 step 6)', () => {
   });
 
   it.each([
-    ['status', (p: ReceiptPayload) => void (p.svc.outcome.status = 'rejected')],
-    ['winning_option', (p: ReceiptPayload) => void (p.svc.outcome.winning_option = 'beta')],
-    ['tallies', (p: ReceiptPayload) => void (p.svc.outcome.tallies.beta = 2)],
+    [
+      'status',
+      (p: ReceiptPayload) => {
+        p.svc.outcome.status = 'rejected';
+      },
+    ],
+    [
+      'winning_option',
+      (p: ReceiptPayload) => {
+        p.svc.outcome.winning_option = 'beta';
+      },
+    ],
+    [
+      'tallies',
+      (p: ReceiptPayload) => {
+        p.svc.outcome.tallies.beta = 2;
+      },
+    ],
     ['tallies', (p: ReceiptPayload) => void delete p.svc.outcome.tallies.gamma],
-    ['tallies', (p: ReceiptPayload) => void (p.svc.outcome.tallies.delta = 0)],
+    [
+      'tallies',
+      (p: ReceiptPayload) => {
+        p.svc.outcome.tallies.delta = 0;
+      },
+    ],
   ])('detects a tampered %s', (field, change) => {
     const report = replayReceipt(tampered(plurality, change));
     expect(report.result).toBe('mismatch');
@@ -41,16 +61,28 @@ describe('replayReceipt (05 §7 step 6)', () => {
   });
 
   it('detects a tampered ballot', () => {
-    const report = replayReceipt(tampered(plurality, (p) => void (p.svc.votes[2]!.choice = 'alpha')));
+    const report = replayReceipt(
+      tampered(plurality, (p) => {
+        p.svc.votes[2]!.choice = 'alpha';
+      }),
+    );
     expect(report.result).toBe('mismatch');
   });
 
   it('reports unavailable for aggregate-only receipts (choice_visibility never)', () => {
-    expect(replayReceipt(tampered(plurality, (p) => void (p.svc.votes = [])))).toMatchObject({ result: 'unavailable' });
+    expect(
+      replayReceipt(
+        tampered(plurality, (p) => {
+          p.svc.votes = [];
+        }),
+      ),
+    ).toMatchObject({ result: 'unavailable' });
   });
 
   it('reports unavailable for unknown mechanisms and conclusion receipts', () => {
-    const unknown = tampered(plurality, (p) => void (p.svc.mechanism!.kind = 'budget_allocation'));
+    const unknown = tampered(plurality, (p) => {
+      p.svc.mechanism!.kind = 'budget_allocation';
+    });
     expect(replayReceipt(unknown)).toMatchObject({ result: 'unavailable' });
     const conclusion = tampered(plurality, (p) => {
       p.svc.decision_kind = 'conclusion';
@@ -92,7 +124,9 @@ describe('replayReceipt (05 §7 step 6)', () => {
       result: 'match',
       expected: { status: 'no_quorum', winning_option: null, tallies: {} },
     });
-    const claimed = tampered(setup, (p) => void (p.svc.outcome.status = 'rejected'));
+    const claimed = tampered(setup, (p) => {
+      p.svc.outcome.status = 'rejected';
+    });
     expect(replayReceipt(claimed).result).toBe('mismatch');
   });
 
@@ -144,16 +178,24 @@ describe('replayReceipt (05 §7 step 6)', () => {
 
   it('reports a choice that is not JSON as a mismatch', () => {
     const setup: DecisionSetup = { kind: 'approval', options: ['a'], ballots: [['p1', ['a']]], eligibleVoters: 1 };
-    const report = replayReceipt(tampered(setup, (p) => void (p.svc.votes[0]!.choice = 'a')));
+    const report = replayReceipt(
+      tampered(setup, (p) => {
+        p.svc.votes[0]!.choice = 'a';
+      }),
+    );
     expect(report).toMatchObject({ result: 'mismatch' });
   });
 
   it('reports malformed payloads as mismatches', () => {
     expect(replayReceipt(null).result).toBe('mismatch');
     expect(replayReceipt({ svc: {} }).result).toBe('mismatch');
-    const badCounts = tampered(plurality, (p) => void (p.svc.outcome.diagnostics.cast_votes = -1));
+    const badCounts = tampered(plurality, (p) => {
+      p.svc.outcome.diagnostics.cast_votes = -1;
+    });
     expect(replayReceipt(badCounts).result).toBe('mismatch');
-    const tooMany = tampered(plurality, (p) => void (p.svc.outcome.diagnostics.eligible_voters = 2));
+    const tooMany = tampered(plurality, (p) => {
+      p.svc.outcome.diagnostics.eligible_voters = 2;
+    });
     expect(replayReceipt(tooMany)).toMatchObject({ result: 'mismatch' });
     expect(replayReceipt(tooMany).reason).toContain('refuses');
   });
@@ -203,20 +245,72 @@ describe('agreement receipts (05 §8)', () => {
   });
 
   it.each([
-    ['a non-majority kind', (p: ReceiptPayload) => void (p.svc.mechanism!.kind = 'plurality')],
+    [
+      'a non-majority kind',
+      (p: ReceiptPayload) => {
+        p.svc.mechanism!.kind = 'plurality';
+      },
+    ],
     [
       'a comparison key',
-      (p: ReceiptPayload) => void (p.svc.mechanism!.parameters.pass_threshold_comparison = 'inclusive'),
+      (p: ReceiptPayload) => {
+        p.svc.mechanism!.parameters.pass_threshold_comparison = 'inclusive';
+      },
     ],
-    ['a different quorum', (p: ReceiptPayload) => void (p.svc.mechanism!.parameters.quorum = 0.5)],
-    ['repeated options', (p: ReceiptPayload) => void (p.svc.mechanism!.parameters.options = ['x', 'x'])],
-    ['a repeated voter', (p: ReceiptPayload) => void (p.svc.votes[1]!.agent_id = p.svc.votes[0]!.agent_id)],
-    ['an empty agent id', (p: ReceiptPayload) => void (p.svc.votes[0]!.agent_id = '')],
-    ['an off-slate choice', (p: ReceiptPayload) => void (p.svc.votes[0]!.choice = 'z')],
-    ['a weight of 2', (p: ReceiptPayload) => void (p.svc.votes[0]!.weight = 2)],
-    ['cast_votes off by one', (p: ReceiptPayload) => void (p.svc.outcome.diagnostics.cast_votes = 1)],
-    ['wrong tallies', (p: ReceiptPayload) => void (p.svc.outcome.tallies = { x: 2 })],
-    ['a claimed winner on a split', (p: ReceiptPayload) => void (p.svc.outcome.winning_option = 'x')],
+    [
+      'a different quorum',
+      (p: ReceiptPayload) => {
+        p.svc.mechanism!.parameters.quorum = 0.5;
+      },
+    ],
+    [
+      'repeated options',
+      (p: ReceiptPayload) => {
+        p.svc.mechanism!.parameters.options = ['x', 'x'];
+      },
+    ],
+    [
+      'a repeated voter',
+      (p: ReceiptPayload) => {
+        p.svc.votes[1]!.agent_id = p.svc.votes[0]!.agent_id;
+      },
+    ],
+    [
+      'an empty agent id',
+      (p: ReceiptPayload) => {
+        p.svc.votes[0]!.agent_id = '';
+      },
+    ],
+    [
+      'an off-slate choice',
+      (p: ReceiptPayload) => {
+        p.svc.votes[0]!.choice = 'z';
+      },
+    ],
+    [
+      'a weight of 2',
+      (p: ReceiptPayload) => {
+        p.svc.votes[0]!.weight = 2;
+      },
+    ],
+    [
+      'cast_votes off by one',
+      (p: ReceiptPayload) => {
+        p.svc.outcome.diagnostics.cast_votes = 1;
+      },
+    ],
+    [
+      'wrong tallies',
+      (p: ReceiptPayload) => {
+        p.svc.outcome.tallies = { x: 2 };
+      },
+    ],
+    [
+      'a claimed winner on a split',
+      (p: ReceiptPayload) => {
+        p.svc.outcome.winning_option = 'x';
+      },
+    ],
   ])('rejects %s', (_name, change) => {
     const payload = tampered(
       agreement(
@@ -255,7 +349,9 @@ describe('agreement receipts (05 §8)', () => {
         ],
         2,
       ),
-      (p) => void (p.svc.votes = []),
+      (p) => {
+        p.svc.votes = [];
+      },
     );
     expect(verifyAgreementReceiptSemantics(hidden).result).toBe('unavailable');
     expect(replayReceipt(hidden).result).toBe('unavailable');
