@@ -176,7 +176,8 @@ export const decisionMachine = setup({
     abstain: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'D.ABSTAIN') return;
       const { facts, actor, now } = event;
-      const error = notEligible(context, facts, actor) ?? (context.agreement ? abstainOnAgreementError(context, facts) : null);
+      const error =
+        notEligible(context, facts, actor) ?? (context.agreement ? abstainOnAgreementError(context, facts) : null);
       if (error) {
         enqueue.sendParent(reject(context.id, error));
         return;
@@ -209,7 +210,9 @@ export const decisionMachine = setup({
         return;
       }
       if (result.kind !== 'added') {
-        enqueue.sendParent(accept(context.id, { act: 'propose', accepted: result.kind === 'duplicate', reason: result.reason }));
+        enqueue.sendParent(
+          accept(context.id, { act: 'propose', accepted: result.kind === 'duplicate', reason: result.reason }),
+        );
         return;
       }
       const stuckSlate =
@@ -228,7 +231,12 @@ export const decisionMachine = setup({
     startChoosing: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'D.START_CHOOSING') return;
       const { now, actor } = event;
-      const opened = { ...context, votingOpensAt: now, votingEndsAt: now + context.votingWindow * 1000, votingStartedAt: now };
+      const opened = {
+        ...context,
+        votingOpensAt: now,
+        votingEndsAt: now + context.votingWindow * 1000,
+        votingStartedAt: now,
+      };
       enqueue.assign({
         votingOpensAt: opened.votingOpensAt,
         votingEndsAt: opened.votingEndsAt,

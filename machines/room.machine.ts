@@ -27,7 +27,10 @@ import type { DecisionEvent } from './decision.events.js';
 import { decisionMachine } from './decision.machine.js';
 import type { RoomCommand, RoomEmitted, RoomEvent } from './room.events.js';
 
-export type RoomInput = Omit<RoomData, 'members' | 'invites' | 'discussion' | 'decisionIds' | 'openDecisionIds' | 'sealOrder' | 'chain' | 'conclusion'>;
+export type RoomInput = Omit<
+  RoomData,
+  'members' | 'invites' | 'discussion' | 'decisionIds' | 'openDecisionIds' | 'sealOrder' | 'chain' | 'conclusion'
+>;
 
 const fail = (error: ProtocolError | ErrorSpec): RoomEmitted => ({
   type: 'reply',
@@ -113,7 +116,11 @@ export const roomMachine = setup({
       if (event.type !== 'ADVANCE') return;
       const entry = context.decisions.find((d) => d.id === event.decisionId);
       if (!entry || !context.openDecisionIds.includes(entry.id)) return;
-      enqueue.sendTo(entry.id, { type: 'D.ADVANCE', now: event.now, facts: factsFor(context, entry, event.now) } satisfies DecisionEvent);
+      enqueue.sendTo(entry.id, {
+        type: 'D.ADVANCE',
+        now: event.now,
+        facts: factsFor(context, entry, event.now),
+      } satisfies DecisionEvent);
     }),
     join: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'JOIN') return;
@@ -156,7 +163,9 @@ export const roomMachine = setup({
       const { actor, now } = event;
       const authority = context.config.decision_opening_authority;
       if (!event.atCreation && !satisfiesAuthority(context, actor, authority)) {
-        enqueue.emit(fail(authorityDenied('decision_opening_authority', authority, 'open a decision', route(context, 'ask'))));
+        enqueue.emit(
+          fail(authorityDenied('decision_opening_authority', authority, 'open a decision', route(context, 'ask'))),
+        );
         return;
       }
       if (event.invalid || !event.input) {
@@ -261,7 +270,11 @@ export const roomMachine = setup({
         requireSeatActor(context, event.actor, 'discuss', path) ??
         (event.invalid ? event.invalid : null) ??
         (context.config.deliberation_mode === 'disabled'
-          ? invalidInput('body', `Discussion is disabled in room ${context.slug} (deliberation_mode is "disabled"). (${path})`, 'deliberation_disabled')
+          ? invalidInput(
+              'body',
+              `Discussion is disabled in room ${context.slug} (deliberation_mode is "disabled"). (${path})`,
+              'deliberation_disabled',
+            )
           : null);
       if (error) {
         enqueue.emit(fail(error));
@@ -280,7 +293,9 @@ export const roomMachine = setup({
       const message = newMessage(event.messageId, event.actor, event.body, event.stance, entry, event.now);
       enqueue.assign({
         discussion: [...context.discussion, message],
-        members: context.members.map((m) => (m.id === event.actor.participantId ? { ...m, deliberatedAt: event.now } : m)),
+        members: context.members.map((m) =>
+          m.id === event.actor.participantId ? { ...m, deliberatedAt: event.now } : m,
+        ),
       });
       enqueue.emit({
         type: 'event',
@@ -364,14 +379,22 @@ export const roomMachine = setup({
           facts,
         } satisfies DecisionEvent);
       } else {
-        enqueue.sendTo(entry.id, { type: 'D.ABSTAIN', now: event.now, actor: event.actor, reason: event.reason, facts } satisfies DecisionEvent);
+        enqueue.sendTo(entry.id, {
+          type: 'D.ABSTAIN',
+          now: event.now,
+          actor: event.actor,
+          reason: event.reason,
+          facts,
+        } satisfies DecisionEvent);
       }
     }),
     close: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'CLOSE') return;
       const authority = context.config.conclusion_authority;
       if (!satisfiesAuthority(context, event.actor, authority)) {
-        enqueue.emit(fail(authorityDenied('conclusion_authority', authority, 'close the room', route(context, 'close'))));
+        enqueue.emit(
+          fail(authorityDenied('conclusion_authority', authority, 'close the room', route(context, 'close'))),
+        );
         return;
       }
       if (event.invalid) {
@@ -440,10 +463,17 @@ export const roomMachine = setup({
                 fail(
                   protocolError(
                     'decision.not_open',
-                    `Room ${context.slug} can only be closed when no decision is open. Open decisions: ${openDecisionList(context)
+                    `Room ${context.slug} can only be closed when no decision is open. Open decisions: ${openDecisionList(
+                      context,
+                    )
                       .map((d) => `${d.seq} ("${d.question}")`)
-                      .join(', ')}. Let them resolve (choose, or wait for their windows), then close (the close_room action / POST /api/rooms/${context.slug}/close).`,
-                    { hint: 'Wait for the open decisions to resolve, then close.', details: { open_decisions: openDecisionList(context) } },
+                      .join(
+                        ', ',
+                      )}. Let them resolve (choose, or wait for their windows), then close (the close_room action / POST /api/rooms/${context.slug}/close).`,
+                    {
+                      hint: 'Wait for the open decisions to resolve, then close.',
+                      details: { open_decisions: openDecisionList(context) },
+                    },
                   ),
                 ),
               ),
@@ -474,25 +504,39 @@ export const roomMachine = setup({
 
 export type RoomMachine = typeof roomMachine;
 
-function admissionError(ctx: RoomContext, via: string, admission: { passwordGiven: boolean; passwordOk: boolean }): ProtocolError | null {
+function admissionError(
+  ctx: RoomContext,
+  via: string,
+  admission: { passwordGiven: boolean; passwordOk: boolean },
+): ProtocolError | null {
   if (via === 'create' || ctx.config.visibility !== 'private') return null;
   if (admission.passwordGiven && !admission.passwordOk) {
-    return protocolError('auth.invalid_password', `The password for room ${ctx.slug} is wrong. Check it, or join with a valid invite instead (POST /api/rooms/${ctx.slug}/join).`);
+    return protocolError(
+      'auth.invalid_password',
+      `The password for room ${ctx.slug} is wrong. Check it, or join with a valid invite instead (POST /api/rooms/${ctx.slug}/join).`,
+    );
   }
   if (admission.passwordOk) return null;
   return protocolError(
     'room.invite_required',
     `Room ${ctx.slug} is private: a new seat needs a valid invite${ctx.passwordHash ? ' or the room password' : ''}. Send {"invite": "it_…"}${ctx.passwordHash ? ' or {"password": "…"}' : ''} to POST /api/rooms/${ctx.slug}/join.`,
-    { hint: 'Ask the room operator for an invite.', details: { slug: ctx.slug, password_supported: ctx.passwordHash !== null } },
+    {
+      hint: 'Ask the room operator for an invite.',
+      details: { slug: ctx.slug, password_supported: ctx.passwordHash !== null },
+    },
   );
 }
 
 function capacityError(ctx: RoomContext): ProtocolError | null {
   const max = ctx.config.max_participants;
   if (max === null || ctx.members.length < max) return null;
-  return protocolError('room.at_capacity', `Room ${ctx.slug} is full: it already has ${max} seats (max_participants). Ask the operator to raise max_participants.`, {
-    details: { max_participants: max },
-  });
+  return protocolError(
+    'room.at_capacity',
+    `Room ${ctx.slug} is full: it already has ${max} seats (max_participants). Ask the operator to raise max_participants.`,
+    {
+      details: { max_participants: max },
+    },
+  );
 }
 
 function startChoosingTarget(
@@ -504,7 +548,11 @@ function startChoosingTarget(
   if (event.decisionId !== undefined && event.decision !== undefined) {
     const byId = ctx.decisions.find((d) => d.id === event.decisionId);
     if (byId?.seq !== event.decision) {
-      return invalidInput('decision_id', `decision_id and decision name different decisions; send only one of them (${path}).`, 'invalid_value');
+      return invalidInput(
+        'decision_id',
+        `decision_id and decision name different decisions; send only one of them (${path}).`,
+        'invalid_value',
+      );
     }
   }
   if (event.decisionId !== undefined) {
@@ -519,9 +567,13 @@ function startChoosingTarget(
 }
 
 function noOpenForStart(ctx: RoomContext, path: string): ProtocolError {
-  return protocolError('decision.not_open', `No decision is open in room ${ctx.slug}, so there is nothing to start choosing on (${path}).`, {
-    details: { open_decisions: [] },
-  });
+  return protocolError(
+    'decision.not_open',
+    `No decision is open in room ${ctx.slug}, so there is nothing to start choosing on (${path}).`,
+    {
+      details: { open_decisions: [] },
+    },
+  );
 }
 
 /** 03 §9.1: joins, role changes and settings can change a lock; every open decision re-evaluates. */

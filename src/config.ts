@@ -43,11 +43,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
   }
   const e = parsed.data;
   const dataDir = path.resolve(e.DATA_DIR);
-  const hostForUrl = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST;
+  const hostForUrl =
+    e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST;
   return {
     port: e.PORT,
     host: e.HOST,
-    store: e.STORE === 'redis' ? { kind: 'redis', url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX } : { kind: 'sqlite', file: path.join(dataDir, 'conclave.db') },
+    store:
+      e.STORE === 'redis'
+        ? { kind: 'redis', url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX }
+        : { kind: 'sqlite', file: path.join(dataDir, 'conclave.db') },
     dataDir,
     baseUrl: (e.PUBLIC_BASE_URL ?? `http://${hostForUrl}:${e.PORT}`).replace(/\/+$/, ''),
     signingKeySeed: e.CONCLAVE_SIGNING_KEY_SEED,

@@ -34,24 +34,34 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
   const clock = options.clock ?? systemClock;
   if (config.store.kind === 'sqlite') await mkdir(config.dataDir, { recursive: true });
   const store = await openStore({ ...config.store, clock: () => clock.now() });
-  const keyring = await loadKeyring({ dataDir: config.dataDir, ...(config.signingKeySeed ? { seedHex: config.signingKeySeed } : {}) });
+  const keyring = await loadKeyring({
+    dataDir: config.dataDir,
+    ...(config.signingKeySeed ? { seedHex: config.signingKeySeed } : {}),
+  });
 
   let scheduler: DeadlineScheduler | null = null;
   const registry = new RoomRegistry({
     store,
     clock,
     keyring,
-    baseUrl: config.baseUrl,
+    baseUrl: () => services.baseUrl,
     onCommit: (notice) => scheduler?.note(notice.nextDeadline),
   });
-  const services: Services = {
+  // biome-ignore lint/style/useConst: the registry reads services.baseUrl lazily
+  let services: Services;
+  services = {
     registry,
     store,
     keyring,
     clock,
     baseUrl: config.baseUrl,
     auth: { adminTokenHash: config.adminToken ? hashSecret(config.adminToken) : null },
-    info: { name: config.name, version: SERVICE_VERSION, operatorName: config.operatorName, operatorContact: config.operatorContact },
+    info: {
+      name: config.name,
+      version: SERVICE_VERSION,
+      operatorName: config.operatorName,
+      operatorContact: config.operatorContact,
+    },
   };
   const app = await buildHttpApp(services, OPERATIONS, { logLevel: config.logLevel, capabilities: CAPABILITIES });
   scheduler = new DeadlineScheduler(

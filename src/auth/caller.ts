@@ -45,14 +45,15 @@ export function resolveCaller(state: RoomState, presented: PresentedCredentials,
   if (presented.mandate) throw mandatesUnsupported();
   if (!presented.bearer) return { kind: 'anonymous' };
   const hash = hashSecret(presented.bearer);
-  if (settings.adminTokenHash && sameHash(hash, settings.adminTokenHash)) return { kind: 'admin', credentialHash: hash };
+  if (settings.adminTokenHash && sameHash(hash, settings.adminTokenHash))
+    return { kind: 'admin', credentialHash: hash };
   const member = state.room.members.find((m) => m.tokenHash !== null && m.tokenHash === hash);
   if (member) return { kind: 'member', member, credentialHash: hash };
   const superseded = state.room.members.find((m) => m.supersededHashes.includes(hash));
   if (superseded) {
     throw protocolError(
       'participant.token_superseded',
-      'This token was the seat\'s credential until the seat was recovered by another session, which now holds it. Stand down: do not rejoin or keep acting with this token.',
+      "This token was the seat's credential until the seat was recovered by another session, which now holds it. Stand down: do not rejoin or keep acting with this token.",
       {
         hint: 'Another session holds this seat now; stop acting with this token.',
         details: { participant_id: superseded.id },
@@ -80,7 +81,14 @@ export function authRequired(action: string, route: string): ProtocolError {
 
 export function actorOf(state: RoomState, caller: Caller): Actor | null {
   if (caller.kind === 'admin') {
-    return { participantId: null, displayName: 'operator', agentId: 'operator', mandateRef: null, isOperator: true, isAdmin: true };
+    return {
+      participantId: null,
+      displayName: 'operator',
+      agentId: 'operator',
+      mandateRef: null,
+      isOperator: true,
+      isAdmin: true,
+    };
   }
   if (caller.kind !== 'member') return null;
   const member = memberById(state.room, caller.member.id)!;

@@ -32,7 +32,11 @@ export function wrongPassword(slug: string): ProtocolError {
 }
 
 /** Resolves the caller of a read and enforces the wall; throws 401/403 protocol errors. */
-export async function authorizeRead(state: RoomState, presented: PresentedCredentials, settings: AuthSettings): Promise<Caller> {
+export async function authorizeRead(
+  state: RoomState,
+  presented: PresentedCredentials,
+  settings: AuthSettings,
+): Promise<Caller> {
   const caller = resolveCaller(state, presented, settings);
   if (caller.kind !== 'anonymous') return caller;
   const { room } = state;

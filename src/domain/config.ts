@@ -154,7 +154,12 @@ export function parsePartialConfig(raw: unknown, prefix = 'config'): Partial<Roo
   const parsed = roomConfigSchema.safeParse(raw);
   if (!parsed.success) throw configError(parsed.error, prefix);
   const config = parsed.data as Partial<RoomConfig>;
-  for (const key of ['invite_authority', 'option_proposal_authority', 'decision_opening_authority', 'conclusion_authority'] as const) {
+  for (const key of [
+    'invite_authority',
+    'option_proposal_authority',
+    'decision_opening_authority',
+    'conclusion_authority',
+  ] as const) {
     checkAuthority(config[key], `${prefix}.${key}`);
   }
   return config;

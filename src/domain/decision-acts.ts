@@ -27,7 +27,14 @@ export function withChoice(
   const revised =
     decision.ballots.some((b) => b.participantId === pid) || decision.abstentions.some((a) => a.participantId === pid);
   const ballots = decision.ballots.filter((b) => b.participantId !== pid);
-  ballots.push({ participantId: pid, agentId: actor.agentId, mandateRef: actor.mandateRef, ballot, castAt: now, rationale });
+  ballots.push({
+    participantId: pid,
+    agentId: actor.agentId,
+    mandateRef: actor.mandateRef,
+    ballot,
+    castAt: now,
+    rationale,
+  });
   return {
     decision: { ...decision, ballots, abstentions: decision.abstentions.filter((a) => a.participantId !== pid) },
     revised,
@@ -76,7 +83,12 @@ export type ProposalResult =
   | { kind: 'duplicate'; reason: string }
   | { kind: 'frozen'; reason: string };
 
-export function propose(decision: DecisionData, facts: DecisionFacts, actor: Actor, option: string): ProposalResult | ProtocolError {
+export function propose(
+  decision: DecisionData,
+  facts: DecisionFacts,
+  actor: Actor,
+  option: string,
+): ProposalResult | ProtocolError {
   if (decision.votingOpensAt !== null && decision.votingStartedAt !== null) {
     return {
       kind: 'frozen',
@@ -108,7 +120,13 @@ export function propose(decision: DecisionData, facts: DecisionFacts, actor: Act
   };
 }
 
-export function optionProposedEvent(decision: DecisionData, actor: Actor, option: string, number: number, now: number): EventDraft {
+export function optionProposedEvent(
+  decision: DecisionData,
+  actor: Actor,
+  option: string,
+  number: number,
+  now: number,
+): EventDraft {
   return {
     event_type: 'option.proposed',
     occurred_at: now,

@@ -58,7 +58,10 @@ export function selectDecision(
       return protocolError(
         'decision.not_open',
         `Decision ${seq} is no longer open (it has been resolved). Open decisions: ${describeOpen(room)}. (the ${action} action / ${route})`,
-        { hint: 'Read the outcome, or target an open decision.', details: { seq, open_decisions: openDecisionList(room) } },
+        {
+          hint: 'Read the outcome, or target an open decision.',
+          details: { seq, open_decisions: openDecisionList(room) },
+        },
       );
     }
     return entry;
@@ -69,7 +72,10 @@ export function selectDecision(
     return protocolError(
       'decision.not_open',
       `No decision is open in room ${room.slug}, so there is nothing to ${action === 'propose' ? 'propose an option for' : action}. (the ${action} action / ${route})`,
-      { hint: 'Wait for a decision to open (GET next-action), or open one with the ask action.', details: { open_decisions: [] } },
+      {
+        hint: 'Wait for a decision to open (GET next-action), or open one with the ask action.',
+        details: { open_decisions: [] },
+      },
     );
   }
   return room.decisions.find((d) => d.id === oldest)!;
@@ -117,7 +123,11 @@ export function validateAsk(room: RoomContext, input: AskInput): string[] | null
   const options = input.options ?? [];
   const dup = options.find((o, i) => options.indexOf(o) !== i);
   if (dup !== undefined) {
-    return invalidInput('options', `Option "${dup}" is listed twice; options must be unique (${route}).`, 'invalid_value');
+    return invalidInput(
+      'options',
+      `Option "${dup}" is listed twice; options must be unique (${route}).`,
+      'invalid_value',
+    );
   }
   const minOptions = room.config.option_proposal_authority.kind === 'none' ? 2 : 0;
   if (options.length < minOptions || options.length > room.config.max_options) {
@@ -135,7 +145,11 @@ export function validateAsk(room: RoomContext, input: AskInput): string[] | null
     );
   }
   if (input.eligible !== undefined && input.eligible_participant_ids !== undefined) {
-    return invalidInput('eligible', `Send either eligible or eligible_participant_ids, not both (${route}).`, 'invalid_value');
+    return invalidInput(
+      'eligible',
+      `Send either eligible or eligible_participant_ids, not both (${route}).`,
+      'invalid_value',
+    );
   }
   const names = input.eligible;
   const ids = input.eligible_participant_ids;
@@ -147,8 +161,12 @@ export function validateAsk(room: RoomContext, input: AskInput): string[] | null
   const resolved: string[] = [];
   for (const entry of list) {
     const member = names !== undefined ? room.members.find((m) => m.displayName === entry) : memberById(room, entry);
-    if (!member || member.role !== 'participant') {
-      return invalidInput(field, `"${entry}" in ${field} is not a current participant of this room (${route}).`, 'invalid_value');
+    if (member?.role !== 'participant') {
+      return invalidInput(
+        field,
+        `"${entry}" in ${field} is not a current participant of this room (${route}).`,
+        'invalid_value',
+      );
     }
     if (!electorate.has(member.id)) {
       return invalidInput(
@@ -169,7 +187,9 @@ export function discussionCapError(
   now: number,
 ): ProtocolError | null {
   const dayAgo = now - 24 * 3600 * 1000;
-  const scoped = room.discussion.filter((m) => (decisionId === null ? m.decisionId === null && m.postedAt > dayAgo : m.decisionId === decisionId));
+  const scoped = room.discussion.filter((m) =>
+    decisionId === null ? m.decisionId === null && m.postedAt > dayAgo : m.decisionId === decisionId,
+  );
   const mine = scoped.filter((m) => m.participantId === actor.participantId);
   const perParticipant = room.config.max_deliberation_messages_per_participant;
   const total = room.config.max_total_deliberation_messages;
@@ -215,8 +235,16 @@ export function newMessage(
 }
 
 export function newMember(
-  room: RoomContext,
-  seat: { id: string; tokenHash: string | null; displayName: string; role: Member['role']; isCreator: boolean; agentDid: string | null; mandateId: string | null },
+  _room: RoomContext,
+  seat: {
+    id: string;
+    tokenHash: string | null;
+    displayName: string;
+    role: Member['role'];
+    isCreator: boolean;
+    agentDid: string | null;
+    mandateId: string | null;
+  },
   now: number,
 ): Member {
   return {
@@ -240,5 +268,9 @@ export function participantCount(room: RoomContext): number {
 }
 
 export function isEligibleOn(room: RoomContext, entry: DecisionIndexEntry, participantId: string | null): boolean {
-  return participantId !== null && decisionElectorate(room, entry).includes(participantId) && isParticipant(room, participantId);
+  return (
+    participantId !== null &&
+    decisionElectorate(room, entry).includes(participantId) &&
+    isParticipant(room, participantId)
+  );
 }

@@ -54,7 +54,12 @@ export function authorityDenied(
 }
 
 /** Seat acts (discuss, propose, choose, abstain) need a participant seat: observers and the admin token are refused. */
-export function requireSeatActor(room: RoomData, actor: Actor, actionText: string, route: string): ProtocolError | null {
+export function requireSeatActor(
+  room: RoomData,
+  actor: Actor,
+  actionText: string,
+  route: string,
+): ProtocolError | null {
   const member = memberById(room, actor.participantId);
   if (!member) {
     return protocolError(

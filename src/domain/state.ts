@@ -46,7 +46,8 @@ export function dueDecision(state: RoomState, now: number): { id: string; at: nu
   for (const d of openDecisions(state)) {
     const at = nextDeadline(d.data, d.phase);
     if (at === null || at > now) continue;
-    if (!best || at < best.at || (at === best.at && d.data.seq < best.seq)) best = { id: d.data.id, at, seq: d.data.seq };
+    if (!best || at < best.at || (at === best.at && d.data.seq < best.seq))
+      best = { id: d.data.id, at, seq: d.data.seq };
   }
   return best && { id: best.id, at: best.at };
 }

@@ -27,7 +27,14 @@ const CORS_HEADERS =
   'Authorization, Content-Type, X-Mandate, X-Room-Password, Idempotency-Key, X-Correlation-Id, X-Confirm-Delete, Last-Event-ID, MCP-Protocol-Version, Mcp-Method, Mcp-Session-Id, X-Body-Signature, X-Timestamp';
 const NO_CORS = ['/oauth/device', '/r/'];
 
-const META_PATHS = ['/.well-known/svc.json', '/.well-known/jwks.json', '/healthz', '/readyz', '/v1/openapi.json', '/r/{slug}'];
+const META_PATHS = [
+  '/.well-known/svc.json',
+  '/.well-known/jwks.json',
+  '/healthz',
+  '/readyz',
+  '/v1/openapi.json',
+  '/r/{slug}',
+];
 
 function routeMatcher(operations: readonly AnyOperation[]): (path: string) => string[] {
   const table = [
@@ -39,12 +46,21 @@ function routeMatcher(operations: readonly AnyOperation[]): (path: string) => st
   return (path) => [...new Set(table.filter((r) => r.pattern.test(path)).map((r) => r.method))];
 }
 
-export async function buildHttpApp(services: Services, operations: readonly AnyOperation[], options: HttpOptions): Promise<FastifyInstance> {
+export async function buildHttpApp(
+  services: Services,
+  operations: readonly AnyOperation[],
+  options: HttpOptions,
+): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
       level: options.logLevel,
       redact: {
-        paths: ['req.headers.authorization', 'req.headers["x-mandate"]', 'req.headers["x-room-password"]', 'req.headers.cookie'],
+        paths: [
+          'req.headers.authorization',
+          'req.headers["x-mandate"]',
+          'req.headers["x-room-password"]',
+          'req.headers.cookie',
+        ],
         censor: '[redacted]',
       },
     },

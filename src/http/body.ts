@@ -9,15 +9,19 @@ export const BODY_LIMIT = 4 * 1024 * 1024;
 
 export function installBodyParsing(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(['application/json', 'application/*+json'], { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_request, body, done) => {
-    const text = body as string;
-    if (text.trim() === '') return done(null, undefined);
-    try {
-      done(null, JSON.parse(text));
-    } catch {
-      done(null, BODY_PARSE_ERROR);
-    }
-  });
+  app.addContentTypeParser(
+    ['application/json', 'application/*+json'],
+    { parseAs: 'string', bodyLimit: BODY_LIMIT },
+    (_request, body, done) => {
+      const text = body as string;
+      if (text.trim() === '') return done(null, undefined);
+      try {
+        done(null, JSON.parse(text));
+      } catch {
+        done(null, BODY_PARSE_ERROR);
+      }
+    },
+  );
   // Other media types (form posts of the OAuth endpoints are added where needed) keep the raw text.
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (request, body, done) => {
     const text = body as string;

@@ -18,9 +18,13 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, spec: Er
 export function toProtocolError(error: unknown): ProtocolError {
   if (error instanceof ProtocolError) return error;
   if (error instanceof StoreUnavailableError) {
-    return protocolError('vendor:conclave:unavailable', 'The service\'s store is unavailable right now; retry shortly.', {
-      hint: 'Retry with the same Idempotency-Key after a short pause.',
-    });
+    return protocolError(
+      'vendor:conclave:unavailable',
+      "The service's store is unavailable right now; retry shortly.",
+      {
+        hint: 'Retry with the same Idempotency-Key after a short pause.',
+      },
+    );
   }
   const fastifyError = error as FastifyError;
   switch (fastifyError.code) {
@@ -31,9 +35,13 @@ export function toProtocolError(error: unknown): ProtocolError {
       });
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return protocolError('input.invalid', 'Request bodies must be JSON: send Content-Type: application/json with a JSON object.', {
-        details: { reason: 'wrong_type', field: 'content-type' },
-      });
+      return protocolError(
+        'input.invalid',
+        'Request bodies must be JSON: send Content-Type: application/json with a JSON object.',
+        {
+          details: { reason: 'wrong_type', field: 'content-type' },
+        },
+      );
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return protocolError('input.invalid', 'The request body is not valid JSON. Send a JSON object.', {
@@ -41,9 +49,14 @@ export function toProtocolError(error: unknown): ProtocolError {
       });
   }
   if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
-    return protocolError('input.invalid', `The request could not be read: ${fastifyError.message}`, { details: { reason: 'wrong_type' } });
+    return protocolError('input.invalid', `The request could not be read: ${fastifyError.message}`, {
+      details: { reason: 'wrong_type' },
+    });
   }
-  return protocolError('internal.error', 'An unexpected error occurred on the server. It has been logged; retry, and report it if it persists.');
+  return protocolError(
+    'internal.error',
+    'An unexpected error occurred on the server. It has been logged; retry, and report it if it persists.',
+  );
 }
 
 export function installErrorHandling(app: FastifyInstance, allowedMethods: (path: string) => string[]): void {

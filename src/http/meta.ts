@@ -40,7 +40,19 @@ export function discoveryDocument(services: Services, capabilities: Capabilities
     },
     mechanisms_supported: [...WIRED_MECHANISMS],
     mandate_actions: capabilities.mandates
-      ? ['choose', 'propose', 'discuss', 'ask', 'start_choosing', 'close', 'react', 'coalition_offer', 'revoke_own_action', 'member_join_request', 'member_leave']
+      ? [
+          'choose',
+          'propose',
+          'discuss',
+          'ask',
+          'start_choosing',
+          'close',
+          'react',
+          'coalition_offer',
+          'revoke_own_action',
+          'member_join_request',
+          'member_leave',
+        ]
       : [],
     room_kind: 'ephemeral',
     visibility: ['public', 'unlisted', 'private'],
@@ -68,7 +80,7 @@ export function registerMetaRoutes(
   capabilities: Capabilities,
 ): void {
   const publicCache = 'public, max-age=300';
-  const openapi = JSON.stringify(buildOpenApi(operations, services.baseUrl, services.info.version));
+  let openapi: string | null = null;
 
   app.get('/.well-known/svc.json', async (_request, reply) =>
     reply.header('cache-control', publicCache).send(discoveryDocument(services, capabilities)),
@@ -76,9 +88,11 @@ export function registerMetaRoutes(
   app.get('/.well-known/jwks.json', async (_request, reply) =>
     reply.header('cache-control', publicCache).send(services.keyring.jwks()),
   );
-  app.get('/v1/openapi.json', async (_request, reply) =>
-    reply.header('cache-control', publicCache).header('content-type', 'application/json; charset=utf-8').send(openapi),
-  );
+  app.get('/v1/openapi.json', async (_request, reply) => {
+    // Built on first use so `servers` carries the address the service actually listens on.
+    openapi ??= JSON.stringify(buildOpenApi(operations, services.baseUrl, services.info.version));
+    return reply.header('cache-control', publicCache).header('content-type', 'application/json; charset=utf-8').send(openapi);
+  });
   app.get('/healthz', async (_request, reply) => {
     const store = await services.store.ping().then(
       () => 'ok' as const,
@@ -86,7 +100,9 @@ export function registerMetaRoutes(
     );
     const signingKey = services.keyring.current ? ('ok' as const) : ('fail' as const);
     const status = store === 'ok' && signingKey === 'ok' ? 'ok' : 'degraded';
-    return reply.header('cache-control', 'no-store').send({ status, version: services.info.version, checks: { store, signing_key: signingKey } });
+    return reply
+      .header('cache-control', 'no-store')
+      .send({ status, version: services.info.version, checks: { store, signing_key: signingKey } });
   });
   app.get('/readyz', async (_request, reply) => {
     const ready = await services.store.ping().then(

@@ -23,12 +23,13 @@ const ERROR_ENVELOPE = z
 const ERROR_STATUSES = ['400', '401', '403', '404', '409', '413', '429', '500', '503'];
 
 function schemaOf(schema: z.ZodType, io: 'input' | 'output', components: Json): Json {
-  const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any', reused: 'inline' }) as Json;
+  const generated = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any', reused: 'inline' });
+  const json = JSON.parse(JSON.stringify(generated).replaceAll('#/$defs/', '#/components/schemas/')) as Json;
   delete json.$schema;
   const defs = (json.$defs ?? {}) as Json;
   delete json.$defs;
   for (const [name, def] of Object.entries(defs)) components[name] ??= def;
-  return JSON.parse(JSON.stringify(json).replaceAll('#/$defs/', '#/components/schemas/')) as Json;
+  return json;
 }
 
 function named(name: string | undefined, schema: Json, components: Json): Json {
@@ -49,7 +50,12 @@ function errorResponses(): Json {
 }
 
 function pathParams(path: string): Json[] {
-  return [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+  return [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({
+    name: m[1],
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+  }));
 }
 
 function operationObject(op: AnyOperation, components: Json): Json {
@@ -69,10 +75,18 @@ function operationObject(op: AnyOperation, components: Json): Json {
   } else if (op.inputSource === 'body') {
     const { properties: _p, required: _r, ...rest } = input;
     const body = { ...rest, type: 'object', properties, ...(required.size > 0 ? { required: [...required] } : {}) };
-    requestBody = { required: false, content: { 'application/json': { schema: named(op.requestSchemaName, body, components) } } };
+    requestBody = {
+      required: false,
+      content: { 'application/json': { schema: named(op.requestSchemaName, body, components) } },
+    };
   }
   if (op.mutating) {
-    parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 } });
+    parameters.push({
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      schema: { type: 'string', minLength: 1, maxLength: 255 },
+    });
   }
   const output = named(op.responseSchemaName, schemaOf(op.output, 'output', components), components);
   return {
@@ -83,7 +97,10 @@ function operationObject(op: AnyOperation, components: Json): Json {
     parameters,
     ...(requestBody ? { requestBody } : {}),
     security: [{}, { bearerAuth: [] }, { mandate: [] }, { roomPassword: [] }],
-    responses: { '200': { description: 'Success', content: { 'application/json': { schema: output } } }, ...errorResponses() },
+    responses: {
+      '200': { description: 'Success', content: { 'application/json': { schema: output } } },
+      ...errorResponses(),
+    },
   };
 }
 
@@ -103,10 +120,24 @@ export function buildOpenApi(operations: readonly AnyOperation[], baseUrl: strin
   components.JwksKey = {
     type: 'object',
     required: ['kty', 'crv', 'x', 'kid'],
-    properties: { kty: { const: 'OKP' }, crv: { const: 'Ed25519' }, alg: { const: 'EdDSA' }, use: { const: 'sig' }, kid: { type: 'string' }, x: { type: 'string' } },
+    properties: {
+      kty: { const: 'OKP' },
+      crv: { const: 'Ed25519' },
+      alg: { const: 'EdDSA' },
+      use: { const: 'sig' },
+      kid: { type: 'string' },
+      x: { type: 'string' },
+    },
   };
-  components.Jwks = { type: 'object', properties: { keys: { type: 'array', items: { $ref: '#/components/schemas/JwksKey' } } } };
-  components.DiscoveryDocument = { type: 'object', additionalProperties: true, properties: { protocol_version: { const: '0.1' } } };
+  components.Jwks = {
+    type: 'object',
+    properties: { keys: { type: 'array', items: { $ref: '#/components/schemas/JwksKey' } } },
+  };
+  components.DiscoveryDocument = {
+    type: 'object',
+    additionalProperties: true,
+    properties: { protocol_version: { const: '0.1' } },
+  };
   components.HealthResponse = {
     type: 'object',
     properties: { status: { enum: ['ok', 'degraded'] }, version: { type: 'string' }, checks: { type: 'object' } },
@@ -116,8 +147,10 @@ export function buildOpenApi(operations: readonly AnyOperation[], baseUrl: strin
 
   const paths: Json = {};
   for (const op of operations) {
-    const item = (paths[op.path] ??= {}) as Json;
-    item[op.method.toLowerCase()] = operationObject(op, components);
+    paths[op.path] = {
+      ...((paths[op.path] as Json | undefined) ?? {}),
+      [op.method.toLowerCase()]: operationObject(op, components),
+    };
   }
   for (const meta of META_ROUTES) {
     paths[meta.path] = {
@@ -126,7 +159,10 @@ export function buildOpenApi(operations: readonly AnyOperation[], baseUrl: strin
         summary: meta.summary,
         tags: [meta.tag],
         responses: {
-          '200': { description: 'Success', content: { 'application/json': { schema: { $ref: `#/components/schemas/${meta.schema}` } } } },
+          '200': {
+            description: 'Success',
+            content: { 'application/json': { schema: { $ref: `#/components/schemas/${meta.schema}` } } },
+          },
           ...errorResponses(),
         },
       },
@@ -136,7 +172,9 @@ export function buildOpenApi(operations: readonly AnyOperation[], baseUrl: strin
     openapi: '3.1.0',
     info: { title: 'Conclave', version: '0.1', description: `Conclave deliberation rooms (service build ${version}).` },
     servers: [{ url: baseUrl }],
-    tags: ['meta', 'discovery', 'rooms', 'decisions', 'actions', 'events', 'outcomes', 'oauth'].map((name) => ({ name })),
+    tags: ['meta', 'discovery', 'rooms', 'decisions', 'actions', 'events', 'outcomes', 'oauth'].map((name) => ({
+      name,
+    })),
     paths,
     components: {
       schemas: components,

@@ -31,7 +31,12 @@ export function bearerOf(request: FastifyRequest): string | undefined {
   return match ? match[1]!.trim() : undefined;
 }
 
-export function requestContext(services: Services, request: FastifyRequest, operationScope: string, fingerprintSource: unknown): RequestContext {
+export function requestContext(
+  services: Services,
+  request: FastifyRequest,
+  operationScope: string,
+  fingerprintSource: unknown,
+): RequestContext {
   return {
     services,
     credentials: {
@@ -62,7 +67,11 @@ function refuseCredentialsInUrl(query: Record<string, unknown>): void {
   }
 }
 
-export function registerOperationRoutes(app: FastifyInstance, services: Services, operations: readonly AnyOperation[]): void {
+export function registerOperationRoutes(
+  app: FastifyInstance,
+  services: Services,
+  operations: readonly AnyOperation[],
+): void {
   for (const operation of operations) {
     app.route({
       method: operation.method,
@@ -80,12 +89,17 @@ async function handle(services: Services, operation: AnyOperation, request: Fast
   if (params.slug !== undefined && !(await services.registry.exists(params.slug))) throw roomNotFound(params.slug);
 
   const body = request.body as unknown;
-  if (body === BODY_PARSE_ERROR) throw invalidInput('body', 'The request body is not valid JSON. Send a JSON object.', 'wrong_type');
+  if (body === BODY_PARSE_ERROR)
+    throw invalidInput('body', 'The request body is not valid JSON. Send a JSON object.', 'wrong_type');
   const usesBody = operation.inputSource === 'body';
   if (usesBody && body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
     throw invalidInput('body', 'The request body must be a JSON object.', 'wrong_type');
   }
-  const fields = usesBody ? ((body as Record<string, unknown> | undefined) ?? {}) : operation.inputSource === 'query' ? query : {};
+  const fields = usesBody
+    ? ((body as Record<string, unknown> | undefined) ?? {})
+    : operation.inputSource === 'query'
+      ? query
+      : {};
 
   const idempotencyKey = header(request, 'idempotency-key');
   if (operation.mutating && idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {

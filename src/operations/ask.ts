@@ -11,7 +11,13 @@ const askInput = z
     question: z.string().min(3).max(500),
     context: z.string().max(100_000).nullable().optional(),
     options: z
-      .array(z.string().min(1).max(500_000).refine((o) => o.trim().length > 0, 'must not be whitespace-only'))
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(500_000)
+          .refine((o) => o.trim().length > 0, 'must not be whitespace-only'),
+      )
       .max(500)
       .optional(),
     eligible: z.array(z.string().min(1).max(100)).max(1000).optional(),
@@ -34,7 +40,9 @@ export const ask: OperationDef<AskOp> = {
   path: '/api/rooms/{slug}/ask',
   inputSource: 'body',
   input: askInput,
-  output: z.object({ ok: z.literal(true), slug: z.string(), decision: z.record(z.string(), z.unknown()) }).meta({ id: 'AskResponse' }),
+  output: z
+    .object({ ok: z.literal(true), slug: z.string(), decision: z.record(z.string(), z.unknown()) })
+    .meta({ id: 'AskResponse' }),
   requestSchemaName: 'AskRequest',
   responseSchemaName: 'AskResponse',
   mutating: true,

@@ -5,12 +5,10 @@ import { invalidInput } from '../errors.js';
 import { act, seqSelector, slugSchema } from './shared.js';
 import type { OperationDef, RequestContext } from './types.js';
 
-const choiceSchema = z
-  .unknown()
-  .meta({
-    description:
-      'Single-choice: an option number ("5", "#5", 5) or exact text. Approval/ranked: an array of references. Score/quadratic: an object mapping references to numbers.',
-  });
+const choiceSchema = z.unknown().meta({
+  description:
+    'Single-choice: an option number ("5", "#5", 5) or exact text. Approval/ranked: an array of references. Score/quadratic: an object mapping references to numbers.',
+});
 
 const chooseInput = z
   .object({
@@ -43,7 +41,11 @@ async function runChoose(ctx: RequestContext, input: ChooseInput, invalid: Error
   const route = `${viaGet ? 'GET' : 'POST'} /api/rooms/${input.slug}/choose`;
   let problem = invalid;
   if (!problem && input.reason !== undefined && input.rationale !== undefined && input.reason !== input.rationale) {
-    problem = invalidInput('reason', `reason and rationale are the same field; send one of them (${route}).`, 'invalid_value');
+    problem = invalidInput(
+      'reason',
+      `reason and rationale are the same field; send one of them (${route}).`,
+      'invalid_value',
+    );
   }
   if (!problem && input.choice === undefined) {
     problem = invalidInput('choice', `choice is required: the option number or exact text (${route}).`, 'ballot_shape');

@@ -4,7 +4,9 @@ import { iso } from '../domain/views/common.js';
 import { act, slugSchema } from './shared.js';
 import type { OperationDef } from './types.js';
 
-const closeInput = z.object({ slug: slugSchema, statement: z.string().max(10_000).optional() }).meta({ id: 'CloseRequest' });
+const closeInput = z
+  .object({ slug: slugSchema, statement: z.string().max(10_000).optional() })
+  .meta({ id: 'CloseRequest' });
 
 export const closeRoom: OperationDef<z.infer<typeof closeInput>> = {
   name: 'closeRoom',

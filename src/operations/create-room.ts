@@ -51,32 +51,62 @@ export function newSlug(): string {
 
 type CreateInput = z.infer<typeof createRoomInput>;
 
-function checkCreateFields(input: CreateInput, visibility: string | undefined, proposalNone: boolean, maxOptions: number) {
+function checkCreateFields(
+  input: CreateInput,
+  visibility: string | undefined,
+  proposalNone: boolean,
+  maxOptions: number,
+) {
   const route = 'POST /api/rooms';
   if (input.question === undefined && (input.about === undefined || input.about === null)) {
-    throw invalidInput('question', `Send a question (opens the first decision) or an about text (room-first), or both (${route}).`, 'invalid_value');
+    throw invalidInput(
+      'question',
+      `Send a question (opens the first decision) or an about text (room-first), or both (${route}).`,
+      'invalid_value',
+    );
   }
   if (input.context != null && input.question === undefined) {
-    throw invalidInput('context', `context frames the first decision and needs a question (${route}).`, 'invalid_value');
+    throw invalidInput(
+      'context',
+      `context frames the first decision and needs a question (${route}).`,
+      'invalid_value',
+    );
   }
   const options = input.options ?? [];
   if (options.some((o) => o.trim().length === 0)) {
     throw invalidInput('options', `Options must not be empty or whitespace-only (${route}).`, 'invalid_value');
   }
   const dup = options.find((o, i) => options.indexOf(o) !== i);
-  if (dup !== undefined) throw invalidInput('options', `Option "${dup}" is listed twice; options must be unique (${route}).`, 'invalid_value');
+  if (dup !== undefined)
+    throw invalidInput(
+      'options',
+      `Option "${dup}" is listed twice; options must be unique (${route}).`,
+      'invalid_value',
+    );
   const opensDecision = input.question !== undefined && input.defer_first_decision !== true;
   if (!opensDecision && options.length > 0) {
-    throw invalidInput('options', `options belong to a first decision; send a question (without defer_first_decision) or drop options (${route}).`, 'invalid_value');
+    throw invalidInput(
+      'options',
+      `options belong to a first decision; send a question (without defer_first_decision) or drop options (${route}).`,
+      'invalid_value',
+    );
   }
   if (opensDecision) {
     const min = proposalNone ? 2 : 0;
     if (options.length < min || options.length > maxOptions) {
-      throw invalidInput('options', `The first decision needs ${min}..${maxOptions} options in this room${proposalNone ? ' because nobody may propose options later' : ''} (${route}).`, 'out_of_range');
+      throw invalidInput(
+        'options',
+        `The first decision needs ${min}..${maxOptions} options in this room${proposalNone ? ' because nobody may propose options later' : ''} (${route}).`,
+        'out_of_range',
+      );
     }
   }
   if (input.password !== undefined && visibility !== undefined && visibility !== 'private') {
-    throw invalidInput('password', `A password makes a room private; it cannot be combined with visibility "${visibility}" (${route}).`, 'invalid_value');
+    throw invalidInput(
+      'password',
+      `A password makes a room private; it cannot be combined with visibility "${visibility}" (${route}).`,
+      'invalid_value',
+    );
   }
 }
 
@@ -84,7 +114,7 @@ export const createRoom: OperationDef<CreateInput> = {
   name: 'createRoom',
   summary: 'Create a room',
   description:
-    'Creates a room around a question (the first decision opens at once) or an about text (room-first). The caller becomes the creator: the response carries the one-time creator_token, which is both the creator seat\'s participant token and the room\'s operator credential.',
+    "Creates a room around a question (the first decision opens at once) or an about text (room-first). The caller becomes the creator: the response carries the one-time creator_token, which is both the creator seat's participant token and the room's operator credential.",
   tag: 'rooms',
   method: 'POST',
   path: '/api/rooms',
@@ -100,7 +130,12 @@ export const createRoom: OperationDef<CreateInput> = {
     const partial = parsePartialConfig(input.config);
     if (input.password !== undefined && partial.visibility === undefined) partial.visibility = 'private';
     const config = resolveConfig(partial);
-    checkCreateFields(input, (input.config as { visibility?: string } | undefined)?.visibility, config.option_proposal_authority.kind === 'none', config.max_options);
+    checkCreateFields(
+      input,
+      (input.config as { visibility?: string } | undefined)?.visibility,
+      config.option_proposal_authority.kind === 'none',
+      config.max_options,
+    );
 
     const { services } = ctx;
     const now = services.clock.now();
@@ -109,7 +144,10 @@ export const createRoom: OperationDef<CreateInput> = {
     const creatorToken = randomToken('t_');
     const creatorId = randomUUID();
     const opensDecision = input.question !== undefined && input.defer_first_decision !== true;
-    const about = input.defer_first_decision === true && input.question !== undefined ? (input.about ?? input.question) : (input.about ?? null);
+    const about =
+      input.defer_first_decision === true && input.question !== undefined
+        ? (input.about ?? input.question)
+        : (input.about ?? null);
 
     const roomInput: RoomInput = {
       slug,
@@ -132,7 +170,15 @@ export const createRoom: OperationDef<CreateInput> = {
       {
         type: 'JOIN',
         now,
-        seat: { id: creatorId, tokenHash: hashSecret(creatorToken), displayName, role: 'participant', via: 'create', agentDid: null, mandateId: null },
+        seat: {
+          id: creatorId,
+          tokenHash: hashSecret(creatorToken),
+          displayName,
+          role: 'participant',
+          via: 'create',
+          agentDid: null,
+          mandateId: null,
+        },
         admission: { passwordGiven: false, passwordOk: false },
       },
     ];

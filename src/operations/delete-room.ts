@@ -27,9 +27,13 @@ export const deleteRoom: OperationDef<z.infer<typeof slugInput>> = {
     const caller = resolveCaller(state, ctx.credentials, services.auth);
     const isOperator = caller.kind === 'admin' || (caller.kind === 'member' && caller.member.isCreator);
     if (!isOperator) {
-      throw protocolError('authority.denied', `Only the room operator (creator token or admin token) can delete room ${input.slug} (${route}).`, {
-        details: { authority: 'operator', required: 'operator' },
-      });
+      throw protocolError(
+        'authority.denied',
+        `Only the room operator (creator token or admin token) can delete room ${input.slug} (${route}).`,
+        {
+          details: { authority: 'operator', required: 'operator' },
+        },
+      );
     }
     if (ctx.headers['x-confirm-delete'] !== input.slug) {
       throw invalidInput(

@@ -57,9 +57,13 @@ export const joinRoom: OperationDef<z.infer<typeof joinInput>> = {
     const current = await services.registry.read(input.slug);
     if (!current) throw roomNotFound(input.slug);
     if (input.invite !== undefined && !current.concluded) {
-      throw protocolError('invite.invalid', 'The invite token is unknown, expired or revoked. Ask the room operator for a new invite.', {
-        details: { reason: 'unknown' },
-      });
+      throw protocolError(
+        'invite.invalid',
+        'The invite token is unknown, expired or revoked. Ask the room operator for a new invite.',
+        {
+          details: { reason: 'unknown' },
+        },
+      );
     }
     const passwordOk =
       input.password !== undefined && current.room.passwordHash !== null

@@ -9,7 +9,8 @@ export const decisionSummarySchema = z.record(z.string(), z.unknown()).meta({ id
 export const listDecisions: OperationDef<z.infer<typeof slugInput>> = {
   name: 'listDecisions',
   summary: 'List decisions',
-  description: 'Every decision of the room in seq order, with prev_hash and receipt_hash chain links. Seals what is due first.',
+  description:
+    'Every decision of the room in seq order, with prev_hash and receipt_hash chain links. Seals what is due first.',
   tag: 'decisions',
   method: 'GET',
   path: '/api/rooms/{slug}/decisions',

@@ -6,7 +6,11 @@ import type { OperationDef } from './types.js';
 const proposeInput = z
   .object({
     slug: slugSchema,
-    option: z.string().min(1).max(500_000).refine((o) => o.trim().length > 0, 'must not be whitespace-only'),
+    option: z
+      .string()
+      .min(1)
+      .max(500_000)
+      .refine((o) => o.trim().length > 0, 'must not be whitespace-only'),
     decision: seqSelector.optional(),
   })
   .meta({ id: 'ProposeRequest' });
@@ -55,7 +59,8 @@ export const propose: OperationDef<z.infer<typeof proposeInput>> = {
           decision: d.data.seq,
           accepted: info.accepted as boolean,
           options: d.data.options,
-          choosing_open: d.phase === 'voting' || d.phase === 'settling' || d.phase === 'sealed' || d.phase === 'resolved',
+          choosing_open:
+            d.phase === 'voting' || d.phase === 'settling' || d.phase === 'sealed' || d.phase === 'resolved',
           ...(typeof info.reason === 'string' ? { reason: info.reason } : {}),
         };
       },

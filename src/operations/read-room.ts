@@ -42,7 +42,13 @@ export const readRoomOperation: OperationDef<z.infer<typeof readInput>> = {
     if (input.include === 'full') return fullState(state, reader, now);
     if (input.since !== undefined) {
       const events = await ctx.services.store.events(input.slug, Math.min(input.since, state.head), 201);
-      return delta(state, reader, input.since, events.filter((e) => e.seq <= state.head), now);
+      return delta(
+        state,
+        reader,
+        input.since,
+        events.filter((e) => e.seq <= state.head),
+        now,
+      );
     }
     return agentView(state, reader, now);
   },

@@ -37,7 +37,10 @@ export function readerOf(state: RoomState, caller: Caller): Reader {
 }
 
 /** Committed state of a readable room for this caller (seals what is due first). */
-export async function readRoom(ctx: RequestContext, slug: string): Promise<{ state: RoomState; caller: Caller; reader: Reader }> {
+export async function readRoom(
+  ctx: RequestContext,
+  slug: string,
+): Promise<{ state: RoomState; caller: Caller; reader: Reader }> {
   const state = await ctx.services.registry.read(slug);
   if (!state) throw roomNotFound(slug);
   const caller = await authorizeRead(state, ctx.credentials, ctx.services.auth);
@@ -52,7 +55,11 @@ export interface ActSpec<R> {
 }
 
 /** An act by a credentialed caller: authenticate, idempotency, command, render — one room turn. */
-export async function act<R extends Record<string, unknown>>(ctx: RequestContext, slug: string, spec: ActSpec<R>): Promise<R> {
+export async function act<R extends Record<string, unknown>>(
+  ctx: RequestContext,
+  slug: string,
+  spec: ActSpec<R>,
+): Promise<R> {
   let now = 0;
   const turn = await ctx.services.registry.execute(slug, {
     prepare: (state, at) => {

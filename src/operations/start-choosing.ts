@@ -12,7 +12,7 @@ export const startChoosing: OperationDef<z.infer<typeof startInput>> = {
   name: 'startChoosing',
   summary: 'Start choosing on a slate',
   description:
-    'Freezes a collecting (proposing) decision\'s slate and opens choices now; its voting window starts now. Targets the named decision, else the oldest proposing one. Already voting → success with already_open: true.',
+    "Freezes a collecting (proposing) decision's slate and opens choices now; its voting window starts now. Targets the named decision, else the oldest proposing one. Already voting → success with already_open: true.",
   tag: 'decisions',
   method: 'POST',
   path: '/api/rooms/{slug}/start-choosing',

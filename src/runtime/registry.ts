@@ -69,7 +69,8 @@ export interface RuntimeDeps {
   store: RoomStore;
   clock: Clock;
   keyring: Keyring;
-  baseUrl: string;
+  /** The public base URL (a function: tests learn the port only after listening). */
+  baseUrl: () => string;
   /** Called after every commit: wake waiters, push streams, enqueue webhooks, arm timers. */
   onCommit?: (notice: CommitNotice) => void;
   maxCachedRooms?: number;
@@ -131,7 +132,7 @@ export class RoomRegistry {
     for (const command of commands) {
       const result = this.send(entry, command);
       const reply = result.reply;
-      if (!reply || reply.type !== 'reply') throw new Error(`room creation: no reply to ${command.type}`);
+      if (reply?.type !== 'reply') throw new Error(`room creation: no reply to ${command.type}`);
       if (!reply.ok) throw new ProtocolError(reply.error);
       infos.push(reply.info);
       collected.drafts.push(...result.drafts);
@@ -235,7 +236,7 @@ export class RoomRegistry {
 
     const collected = this.send(entry, command);
     const reply = collected.reply;
-    if (!reply || reply.type !== 'reply') throw new Error(`room ${entry.slug}: no reply to ${command.type}`);
+    if (reply?.type !== 'reply') throw new Error(`room ${entry.slug}: no reply to ${command.type}`);
     if (!reply.ok) {
       this.rebuild(entry);
       throw new ProtocolError(reply.error);
@@ -287,11 +288,11 @@ export class RoomRegistry {
         if (next.type === 'seal') {
           const decision = decisionById(state, next.decisionId);
           if (!decision) throw new Error(`sealed decision ${next.decisionId} not found`);
-          const receipt = signDecisionReceipt(state, decision, this.deps.keyring, this.deps.baseUrl);
+          const receipt = signDecisionReceipt(state, decision, this.deps.keyring, this.deps.baseUrl());
           collected.receipts.push(receipt);
           entry.actor.send({ type: 'RECEIPT_SIGNED', decisionId: next.decisionId, link: linkOf(receipt, state) });
         } else if (next.type === 'conclude') {
-          const receipt = signConclusionReceipt(state, this.deps.keyring, this.deps.baseUrl);
+          const receipt = signConclusionReceipt(state, this.deps.keyring, this.deps.baseUrl());
           collected.receipts.push(receipt);
           entry.actor.send({ type: 'RECEIPT_SIGNED', decisionId: null, link: linkOf(receipt, state) });
         }
@@ -406,7 +407,10 @@ export class RoomRegistry {
 
 function restoreActor(snapshotText: string): RoomActor {
   // Restoring from a snapshot never reads input; the option is typed as required only for fresh actors.
-  const actor = createActor(roomMachine, { snapshot: JSON.parse(snapshotText), input: undefined as unknown as RoomInput });
+  const actor = createActor(roomMachine, {
+    snapshot: JSON.parse(snapshotText),
+    input: undefined as unknown as RoomInput,
+  });
   actor.start();
   return actor;
 }

@@ -25,4 +25,3 @@ export function roomStateOf(snapshot: SnapshotFrom<RoomMachine>, version: number
     concluded: snapshot.matches('concluded') || snapshot.matches('concluding'),
   };
 }
-

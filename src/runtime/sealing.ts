@@ -18,7 +18,12 @@ export function roomUrl(baseUrl: string, slug: string): string {
   return `${baseUrl}/r/${slug}`;
 }
 
-export function signDecisionReceipt(state: RoomState, decision: DecisionState, keyring: Keyring, baseUrl: string): StoredReceipt {
+export function signDecisionReceipt(
+  state: RoomState,
+  decision: DecisionState,
+  keyring: Keyring,
+  baseUrl: string,
+): StoredReceipt {
   const { room } = state;
   const d = decision.data;
   const seal = d.seal;
@@ -52,7 +57,11 @@ export function signDecisionReceipt(state: RoomState, decision: DecisionState, k
           mandate_ref: v.mandateRef,
           signature: null,
         })),
-    abstentions: seal.abstentions.map((a) => ({ agent_id: a.agentId, reason: a.reason, declared_at: isoTime(a.declaredAt) })),
+    abstentions: seal.abstentions.map((a) => ({
+      agent_id: a.agentId,
+      reason: a.reason,
+      declared_at: isoTime(a.declaredAt),
+    })),
     outcome: {
       status: seal.status,
       winning_option: seal.winner,

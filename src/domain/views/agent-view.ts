@@ -69,7 +69,11 @@ export function agentView(state: RoomState, reader: Reader, now: number): Record
   if (oldest) {
     const abstentions = countedAbstentions(oldest.data, electorateOf(state, oldest));
     if (abstentions.length > 0) {
-      view.abstentions = abstentions.map((a) => ({ who: displayName(state, a.participantId), reason: a.reason, at: iso(a.declaredAt) }));
+      view.abstentions = abstentions.map((a) => ({
+        who: displayName(state, a.participantId),
+        reason: a.reason,
+        at: iso(a.declaredAt),
+      }));
     }
   }
   view.rules = rules(state, oldest, reader);
@@ -127,7 +131,10 @@ function decisionObject(state: RoomState, d: DecisionState, reader: Reader, now:
   object.eligible = data.eligibleIds === null ? null : data.eligibleIds.map((id) => displayName(state, id));
   object.eligible_participant_ids = data.eligibleIds;
   if (d.phase === 'settling' && data.settling) {
-    object.settling = { seals_in_seconds: secondsUntil(data.settling.endsAt, now), presumptive: data.settling.presumptive };
+    object.settling = {
+      seals_in_seconds: secondsUntil(data.settling.endsAt, now),
+      presumptive: data.settling.presumptive,
+    };
   }
   return object;
 }

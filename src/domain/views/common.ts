@@ -54,7 +54,10 @@ export function choicesCast(state: RoomState, d: DecisionState): number {
 }
 
 export function hasResponded(d: DecisionState, participantId: string): boolean {
-  return d.data.ballots.some((b) => b.participantId === participantId) || d.data.abstentions.some((a) => a.participantId === participantId);
+  return (
+    d.data.ballots.some((b) => b.participantId === participantId) ||
+    d.data.abstentions.some((a) => a.participantId === participantId)
+  );
 }
 
 /** The reader owes a choice on this decision (the `my_choice` rule of 06 §5.3, agreement offers aside). */

@@ -2,7 +2,12 @@
 import type { DecisionState, RoomState } from '../state.js';
 import { decisionStatus, displayName, iso, proposalsOpen } from './common.js';
 
-export function decisionSummary(state: RoomState, d: DecisionState, now: number, full = false): Record<string, unknown> {
+export function decisionSummary(
+  state: RoomState,
+  d: DecisionState,
+  now: number,
+  full = false,
+): Record<string, unknown> {
   const data = d.data;
   const seal = data.seal;
   return {

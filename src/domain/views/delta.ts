@@ -27,11 +27,23 @@ export function deltaEntry(state: RoomState, stored: StoredEventLike): Record<st
   const agreement = data.agreement === true ? { agreement: true } : {};
   switch (event.event_type) {
     case 'discussion.posted':
-      return { ...base, type: 'discussion', who: data.display_name, said: clip(String(data.body), 2000), ...(data.stance ? { stance: data.stance } : {}) };
+      return {
+        ...base,
+        type: 'discussion',
+        who: data.display_name,
+        said: clip(String(data.body), 2000),
+        ...(data.stance ? { stance: data.stance } : {}),
+      };
     case 'option.proposed':
       return { ...base, type: 'option_proposed', who: data.proposed_by?.display_name ?? null, option: data.option };
     case 'decision.opened':
-      return { ...base, type: 'decision_opened', who: data.opened_by?.display_name ?? null, question: data.question, ...agreement };
+      return {
+        ...base,
+        type: 'decision_opened',
+        who: data.opened_by?.display_name ?? null,
+        question: data.question,
+        ...agreement,
+      };
     case 'decision.voting_phase_started': {
       const question = state.decisions.find((d) => d.data.seq === data.seq)?.data.question;
       return { ...base, type: 'choosing_started', ...(question ? { question } : {}) };
@@ -41,14 +53,25 @@ export function deltaEntry(state: RoomState, stored: StoredEventLike): Record<st
         ...base,
         type: 'choice_submitted',
         who: data.display_name,
-        ...(data.choice_redacted ? {} : data.option_number !== undefined ? { option: data.option_number } : { choice: data.choice }),
+        ...(data.choice_redacted
+          ? {}
+          : data.option_number !== undefined
+            ? { option: data.option_number }
+            : { choice: data.choice }),
         ...(data.revised ? { revised: true } : {}),
         ...agreement,
       };
     case 'choice.abstained':
       return { ...base, type: 'abstained', who: data.display_name, reason: data.reason };
     case 'decision.completed':
-      return { ...base, type: 'decision_resolved', question: data.question, outcome: data.status, winner: data.winner ?? null, ...agreement };
+      return {
+        ...base,
+        type: 'decision_resolved',
+        question: data.question,
+        outcome: data.status,
+        winner: data.winner ?? null,
+        ...agreement,
+      };
     case 'participant.joined':
       return { ...base, type: 'joined', who: data.name, role: data.role };
     case 'participant.role_updated':
@@ -67,9 +90,11 @@ function stateLine(state: RoomState, now: number): string {
   const open = openDecisionStates(state);
   const oldest = open[0];
   if (oldest) {
-    if (oldest.phase === 'proposing') return `seq ${oldest.data.seq} proposing — ${oldest.data.options.length} options so far`;
+    if (oldest.phase === 'proposing')
+      return `seq ${oldest.data.seq} proposing — ${oldest.data.options.length} options so far`;
     let line = `seq ${oldest.data.seq} deciding — ${choicesCast(state, oldest)}/${eligibleVotersOf(state, oldest)} chosen`;
-    if (oldest.phase === 'settling' && oldest.data.settling) line += `; settling, seals in ~${secondsUntil(oldest.data.settling.endsAt, now)}s`;
+    if (oldest.phase === 'settling' && oldest.data.settling)
+      line += `; settling, seals in ~${secondsUntil(oldest.data.settling.endsAt, now)}s`;
     if (open.length > 1) line += `; ${open.length - 1} more open`;
     return line;
   }

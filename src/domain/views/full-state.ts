@@ -76,7 +76,11 @@ export function fullState(state: RoomState, reader: Reader, now: number): Record
           }))
         : null,
     abstentions: active
-      ? active.data.abstentions.map((a) => ({ participant_id: a.participantId, reason: a.reason, declared_at: iso(a.declaredAt) }))
+      ? active.data.abstentions.map((a) => ({
+          participant_id: a.participantId,
+          reason: a.reason,
+          declared_at: iso(a.declaredAt),
+        }))
       : [],
     current_through: state.head,
   };

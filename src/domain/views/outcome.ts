@@ -8,7 +8,12 @@ export interface ReceiptRow {
   receipt_hash: string;
 }
 
-export function outcomeView(state: RoomState, receipts: ReceiptRow[], baseUrl: string, now: number): Record<string, unknown> {
+export function outcomeView(
+  state: RoomState,
+  receipts: ReceiptRow[],
+  baseUrl: string,
+  now: number,
+): Record<string, unknown> {
   const jwsByHash = new Map(receipts.map((r) => [r.receipt_hash, r.jws]));
   const sealed = sealedInSealOrder(state);
   const open = state.decisions.filter((d) => !state.room.sealOrder.includes(d.data.id));
