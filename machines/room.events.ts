@@ -14,11 +14,26 @@ export interface SeatRequest {
   mandateId: string | null;
 }
 
+export interface InviteRequest {
+  code: string;
+  tokenHash: string;
+  label: string;
+  role: Role;
+  expected: boolean;
+  expiresAt: number | null;
+  binding: { kind: 'token' | 'principal' | 'account'; value: string | null };
+}
+
 export interface Admission {
   /** A password was presented in the join body. */
   passwordGiven: boolean;
   /** The presented password matched the room's (checked outside: scrypt is slow). */
   passwordOk: boolean;
+  /** SHA-256 of the presented invite token, when one was presented. */
+  inviteHash?: string | undefined;
+  /** The joiner's mandate issuer and hosted account, for principal/account-bound invites. */
+  principal?: string | null;
+  account?: string | null;
 }
 
 /** Commands sent to a room. `invalid` carries a field-validation failure, reported at its place in the check order. */
@@ -56,7 +71,11 @@ export type RoomCommand =
       invalid?: ErrorSpec;
     }
   | { type: 'ABSTAIN'; now: number; actor: Actor; reason: string; decision?: number; invalid?: ErrorSpec }
-  | { type: 'CLOSE'; now: number; actor: Actor; statement: string | null; invalid?: ErrorSpec };
+  | { type: 'CLOSE'; now: number; actor: Actor; statement: string | null; invalid?: ErrorSpec }
+  | { type: 'INVITE'; now: number; actor: Actor; invite: InviteRequest | null; invalid?: ErrorSpec }
+  | { type: 'REVOKE_INVITE'; now: number; actor: Actor; code: string }
+  | { type: 'SET_ROLE'; now: number; actor: Actor; target: string; role: Role; invalid?: ErrorSpec }
+  | { type: 'UPDATE_SETTINGS'; now: number; actor: Actor; settings: unknown; invalid?: ErrorSpec };
 
 /** Commands the runtime sends to advance time and record signatures. */
 export type RoomInternal =

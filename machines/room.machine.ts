@@ -13,14 +13,14 @@ import {
   type DecisionIndexEntry,
   discussionCapError,
   factsFor,
-  newMember,
   newMessage,
   openDecisionList,
   type RoomContext,
   selectDecision,
   validateAsk,
 } from '../src/domain/room-acts.js';
-import { authorityDenied, requireSeatActor, satisfiesAuthority, uniqueDisplayName } from '../src/domain/roster.js';
+import { operatorOnly, planInvite, planJoin, planRole, planSettings } from '../src/domain/membership.js';
+import { authorityDenied, requireSeatActor, satisfiesAuthority } from '../src/domain/roster.js';
 import type { DecisionData, RoomData } from '../src/domain/types.js';
 import { invalidInput, protocolError, type ErrorSpec, type ProtocolError } from '../src/errors.js';
 import type { DecisionEvent } from './decision.events.js';
@@ -38,6 +38,10 @@ const fail = (error: ProtocolError | ErrorSpec): RoomEmitted => ({
   error: 'toSpec' in error ? error.toSpec() : error,
 });
 const ok = (info: Record<string, unknown>): RoomEmitted => ({ type: 'reply', ok: true, info });
+
+function roomEvent(now: number, actor: string | null, eventType: string, data: Record<string, unknown>): RoomEmitted {
+  return { type: 'event', draft: { event_type: eventType, occurred_at: now, decision_id: null, actor, data } };
+}
 
 function route(ctx: RoomContext, path: string): string {
   return `POST /api/rooms/${ctx.slug}/${path}`;
@@ -125,38 +129,131 @@ export const roomMachine = setup({
     join: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'JOIN') return;
       const { seat, admission, now } = event;
-      const error = admissionError(context, seat.via, admission) ?? capacityError(context);
-      if (error) {
-        enqueue.emit(fail(error));
+      const plan = planJoin(context, seat, admission, now);
+      if (plan instanceof Error) {
+        enqueue.emit(fail(plan));
         return;
       }
-      const wanted = seat.displayName ?? `participant-${context.members.length + 1}`;
-      const member = newMember(
-        context,
-        {
-          id: seat.id,
-          tokenHash: seat.tokenHash,
-          displayName: seat.via === 'create' ? wanted : uniqueDisplayName(context, wanted),
-          role: seat.role,
-          isCreator: seat.via === 'create',
-          agentDid: seat.agentDid,
-          mandateId: seat.mandateId,
-        },
-        now,
+      const { member, invite } = plan;
+      const members =
+        plan.kind === 'recover' ? context.members.map((m) => (m.id === member.id ? member : m)) : [...context.members, member];
+      const invites = invite ? context.invites.map((i) => (i.code === invite.code ? invite : i)) : context.invites;
+      enqueue.assign({ members, invites });
+      const info = { participant_id: member.id, display_name: member.displayName, role: member.role };
+      if (plan.kind === 'recover') {
+        enqueue.emit(ok({ ...info, recovered: true }));
+        return;
+      }
+      if (invite) {
+        enqueue.emit(
+          roomEvent(now, member.id, 'invite.accepted', { code: invite.code, label: invite.label, participant_id: member.id }),
+        );
+      }
+      const via = invite ? 'invite' : seat.via;
+      enqueue.emit(roomEvent(now, member.id, 'participant.joined', { participant_id: member.id, name: member.displayName, role: member.role, via }));
+      enqueue.emit(ok(info));
+      reevaluateOpen({ ...context, members, invites }, now, enqueue);
+    }),
+    invite: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'INVITE') return;
+      const authority = context.config.invite_authority;
+      if (!satisfiesAuthority(context, event.actor, authority)) {
+        enqueue.emit(fail(authorityDenied('invite_authority', authority, 'create invites', route(context, 'invites'))));
+        return;
+      }
+      if (event.invalid || !event.invite) {
+        enqueue.emit(fail(event.invalid ?? invalidInput(undefined, 'Invalid invite request.')));
+        return;
+      }
+      const invite = planInvite(context, event.invite, event.now);
+      if (invite instanceof Error) {
+        enqueue.emit(fail(invite));
+        return;
+      }
+      const invites = [...context.invites, invite];
+      enqueue.assign({ invites });
+      enqueue.emit(
+        roomEvent(event.now, event.actor.participantId, 'invite.created', {
+          code: invite.code,
+          label: invite.label,
+          role: invite.role,
+          expected: invite.expected,
+        }),
       );
-      enqueue.assign({ members: [...context.members, member] });
-      enqueue.emit({
-        type: 'event',
-        draft: {
-          event_type: 'participant.joined',
-          occurred_at: now,
-          decision_id: null,
-          actor: member.id,
-          data: { participant_id: member.id, name: member.displayName, role: member.role, via: seat.via },
-        },
-      });
+      enqueue.emit(ok({ code: invite.code }));
+      reevaluateOpen({ ...context, invites }, event.now, enqueue);
+    }),
+    revokeInvite: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'REVOKE_INVITE') return;
+      const authority = context.config.invite_authority;
+      const path = `DELETE /api/rooms/${context.slug}/invites/${event.code}`;
+      if (!satisfiesAuthority(context, event.actor, authority)) {
+        enqueue.emit(fail(authorityDenied('invite_authority', authority, 'revoke invites', path)));
+        return;
+      }
+      const invite = context.invites.find((i) => i.code === event.code);
+      if (!invite) {
+        enqueue.emit(
+          fail(protocolError('invite.invalid', `No invite with code ${event.code} in room ${context.slug} (${path}).`, { details: { reason: 'not_found' } })),
+        );
+        return;
+      }
+      if (invite.revokedAt === null) {
+        const revoked = { ...invite, revokedAt: event.now };
+        const invites = context.invites.map((i) => (i.code === invite.code ? revoked : i));
+        enqueue.assign({ invites });
+        enqueue.emit(roomEvent(event.now, event.actor.participantId, 'invite.revoked', { code: invite.code, label: invite.label }));
+        reevaluateOpen({ ...context, invites }, event.now, enqueue);
+      }
+      enqueue.emit(ok({ code: invite.code }));
+    }),
+    setRole: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'SET_ROLE') return;
+      const path = `PATCH /api/rooms/${context.slug}/members/${event.target}`;
+      const refused = operatorOnly(event.actor, 'change member roles', path) ?? event.invalid ?? null;
+      if (refused) {
+        enqueue.emit(fail(refused));
+        return;
+      }
+      const member = planRole(context, event.target, event.role, path);
+      if (member instanceof Error) {
+        enqueue.emit(fail(member));
+        return;
+      }
+      const before = context.members.find((m) => m.id === member.id)!;
+      if (before.role !== member.role) {
+        const members = context.members.map((m) => (m.id === member.id ? member : m));
+        enqueue.assign({ members });
+        enqueue.emit(
+          roomEvent(event.now, event.actor.participantId, 'participant.role_updated', {
+            participant_id: member.id,
+            name: member.displayName,
+            role: member.role,
+          }),
+        );
+        reevaluateOpen({ ...context, members }, event.now, enqueue);
+      }
       enqueue.emit(ok({ participant_id: member.id, display_name: member.displayName, role: member.role }));
-      reevaluateOpen({ ...context, members: [...context.members, member] }, now, enqueue);
+    }),
+    updateSettings: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'UPDATE_SETTINGS') return;
+      const path = `PATCH /api/rooms/${context.slug}/settings`;
+      const refused = operatorOnly(event.actor, 'change room settings', path) ?? event.invalid ?? null;
+      if (refused) {
+        enqueue.emit(fail(refused));
+        return;
+      }
+      const plan = planSettings(context, event.settings);
+      if (plan instanceof Error) {
+        enqueue.emit(fail(plan));
+        return;
+      }
+      if (plan.changed.length > 0) {
+        enqueue.assign({ config: plan.config });
+        enqueue.emit(roomEvent(event.now, event.actor.participantId, 'room.settings_updated', { changed: plan.changed }));
+        reevaluateOpen({ ...context, config: plan.config }, event.now, enqueue);
+      }
+      enqueue.emit(ok({ changed: plan.changed }));
     }),
     ask: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'ASK') return;
@@ -449,6 +546,10 @@ export const roomMachine = setup({
         CHOOSE: { actions: 'choose' },
         ABSTAIN: { actions: 'choose' },
         RECEIPT_SIGNED: { actions: 'recordReceipt' },
+        INVITE: { actions: 'invite' },
+        REVOKE_INVITE: { actions: 'revokeInvite' },
+        SET_ROLE: { actions: 'setRole' },
+        UPDATE_SETTINGS: { actions: 'updateSettings' },
       },
       states: {
         open: {
@@ -497,47 +598,16 @@ export const roomMachine = setup({
         CHOOSE: { actions: 'replyConcluded' },
         ABSTAIN: { actions: 'replyConcluded' },
         CLOSE: { actions: 'replyConcluded' },
+        INVITE: { actions: 'replyConcluded' },
+        REVOKE_INVITE: { actions: 'replyConcluded' },
+        SET_ROLE: { actions: 'replyConcluded' },
+        UPDATE_SETTINGS: { actions: 'replyConcluded' },
       },
     },
   },
 });
 
 export type RoomMachine = typeof roomMachine;
-
-function admissionError(
-  ctx: RoomContext,
-  via: string,
-  admission: { passwordGiven: boolean; passwordOk: boolean },
-): ProtocolError | null {
-  if (via === 'create' || ctx.config.visibility !== 'private') return null;
-  if (admission.passwordGiven && !admission.passwordOk) {
-    return protocolError(
-      'auth.invalid_password',
-      `The password for room ${ctx.slug} is wrong. Check it, or join with a valid invite instead (POST /api/rooms/${ctx.slug}/join).`,
-    );
-  }
-  if (admission.passwordOk) return null;
-  return protocolError(
-    'room.invite_required',
-    `Room ${ctx.slug} is private: a new seat needs a valid invite${ctx.passwordHash ? ' or the room password' : ''}. Send {"invite": "it_…"}${ctx.passwordHash ? ' or {"password": "…"}' : ''} to POST /api/rooms/${ctx.slug}/join.`,
-    {
-      hint: 'Ask the room operator for an invite.',
-      details: { slug: ctx.slug, password_supported: ctx.passwordHash !== null },
-    },
-  );
-}
-
-function capacityError(ctx: RoomContext): ProtocolError | null {
-  const max = ctx.config.max_participants;
-  if (max === null || ctx.members.length < max) return null;
-  return protocolError(
-    'room.at_capacity',
-    `Room ${ctx.slug} is full: it already has ${max} seats (max_participants). Ask the operator to raise max_participants.`,
-    {
-      details: { max_participants: max },
-    },
-  );
-}
 
 function startChoosingTarget(
   ctx: RoomContext,

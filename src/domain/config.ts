@@ -76,16 +76,16 @@ export const roomConfigSchema = z
   .meta({ id: 'RoomConfig' });
 
 /** Turns a zod issue list into the protocol's input.invalid with a reason an agent can act on. */
-export function configError(error: z.ZodError, prefix: string): ProtocolError {
+export function configError(error: z.ZodError, prefix: string, allowed: readonly string[] = CONFIG_KEYS): ProtocolError {
   const issue = error.issues[0]!;
   const field = [prefix, ...issue.path.map(String)].join('.');
   switch (issue.code) {
     case 'unrecognized_keys':
       return invalidInput(
         field,
-        `Unknown key(s) ${issue.keys.map((k) => `"${k}"`).join(', ')} in ${field}. Allowed keys: ${CONFIG_KEYS.join(', ')}.`,
+        `Unknown key(s) ${issue.keys.map((k) => `"${k}"`).join(', ')} in ${field}. Allowed keys: ${allowed.join(', ')}.`,
         'unknown_keys',
-        { allowed_keys: CONFIG_KEYS },
+        { allowed_keys: allowed },
       );
     case 'too_small':
     case 'too_big':
@@ -152,7 +152,7 @@ export function parsePartialConfig(raw: unknown, prefix = 'config'): Partial<Roo
   }
   checkSpecialKeys(raw as Record<string, unknown>, prefix);
   const parsed = roomConfigSchema.safeParse(raw);
-  if (!parsed.success) throw configError(parsed.error, prefix);
+  if (!parsed.success) throw configError(parsed.error, prefix, prefix === 'settings' ? MUTABLE_KEYS : CONFIG_KEYS);
   const config = parsed.data as Partial<RoomConfig>;
   for (const key of [
     'invite_authority',
@@ -187,7 +187,7 @@ export function applySettings(current: RoomConfig, raw: unknown): { config: Room
   }
   const partial = parsePartialConfig(record, 'settings');
   const config = resolveConfig({ ...current, ...partial });
-  const changed = Object.keys(partial).filter(
+  const changed = Object.keys(record).filter(
     (k) => JSON.stringify(current[k as keyof RoomConfig]) !== JSON.stringify(config[k as keyof RoomConfig]),
   );
   return { config, changed };

@@ -3,8 +3,8 @@
  * decision (§5), discussion caps (§12), admission and seats (02 §4, §7). The room machine calls these.
  */
 import { invalidInput, protocolError, type ProtocolError } from '../errors.js';
-import { decisionElectorate, isParticipant, memberById, rosterGateOpen, roomElectorate } from './roster.js';
-import type { Actor, DecisionData, DecisionFacts, Member, Message, RoomData, Stance } from './types.js';
+import { decisionElectorate, memberById, rosterGateOpen, roomElectorate } from './roster.js';
+import type { Actor, DecisionData, DecisionFacts, Message, RoomData, Stance } from './types.js';
 
 export interface DecisionIndexEntry {
   id: string;
@@ -232,45 +232,4 @@ export function newMessage(
     decisionId: entry?.id ?? null,
     decisionSeq: entry?.seq ?? null,
   };
-}
-
-export function newMember(
-  _room: RoomContext,
-  seat: {
-    id: string;
-    tokenHash: string | null;
-    displayName: string;
-    role: Member['role'];
-    isCreator: boolean;
-    agentDid: string | null;
-    mandateId: string | null;
-  },
-  now: number,
-): Member {
-  return {
-    id: seat.id,
-    displayName: seat.displayName,
-    role: seat.role,
-    isCreator: seat.isCreator,
-    joinedAt: now,
-    lastSeenAt: null,
-    deliberatedAt: null,
-    votedAt: null,
-    tokenHash: seat.tokenHash,
-    supersededHashes: [],
-    agentDid: seat.agentDid,
-    mandateId: seat.mandateId,
-  };
-}
-
-export function participantCount(room: RoomContext): number {
-  return room.members.length;
-}
-
-export function isEligibleOn(room: RoomContext, entry: DecisionIndexEntry, participantId: string | null): boolean {
-  return (
-    participantId !== null &&
-    decisionElectorate(room, entry).includes(participantId) &&
-    isParticipant(room, participantId)
-  );
 }

@@ -4,7 +4,6 @@ import { z } from 'zod';
 import { mandatesUnsupported, resolveCaller } from '../auth/caller.js';
 import { hashSecret, randomToken, verifyPassword } from '../auth/secrets.js';
 import { roomStatus } from '../domain/views/common.js';
-import { protocolError } from '../errors.js';
 import { roomNotFound } from '../runtime/registry.js';
 import { roomUrl } from '../runtime/sealing.js';
 import { idempotencyFor, slugSchema } from './shared.js';
@@ -56,15 +55,6 @@ export const joinRoom: OperationDef<z.infer<typeof joinInput>> = {
     const { services } = ctx;
     const current = await services.registry.read(input.slug);
     if (!current) throw roomNotFound(input.slug);
-    if (input.invite !== undefined && !current.concluded) {
-      throw protocolError(
-        'invite.invalid',
-        'The invite token is unknown, expired or revoked. Ask the room operator for a new invite.',
-        {
-          details: { reason: 'unknown' },
-        },
-      );
-    }
     const passwordOk =
       input.password !== undefined && current.room.passwordHash !== null
         ? await verifyPassword(input.password, current.room.passwordHash)
@@ -87,7 +77,11 @@ export const joinRoom: OperationDef<z.infer<typeof joinInput>> = {
               agentDid: null,
               mandateId: null,
             },
-            admission: { passwordGiven: input.password !== undefined, passwordOk },
+            admission: {
+              passwordGiven: input.password !== undefined,
+              passwordOk,
+              ...(input.invite !== undefined ? { inviteHash: hashSecret(input.invite) } : {}),
+            },
           },
           idempotency: idempotencyFor(ctx, input.slug),
         };
@@ -100,6 +94,7 @@ export const joinRoom: OperationDef<z.infer<typeof joinInput>> = {
         participant_token: token,
         display_name: info.display_name as string,
         role: info.role as string,
+        ...(info.recovered === true ? { recovered: true } : {}),
         about: state.room.about,
         status: roomStatus(state, services.clock.now()),
         current_through: state.head,

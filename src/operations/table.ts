@@ -9,11 +9,14 @@ import { closeRoom } from './close-room.js';
 import { createRoom } from './create-room.js';
 import { deleteRoom } from './delete-room.js';
 import { discuss } from './discuss.js';
+import { createInvite, listInvites, revokeInvite } from './invites.js';
 import { joinRoom } from './join-room.js';
 import { listDecisions } from './list-decisions.js';
+import { updateMemberRole } from './members.js';
 import { outcome } from './outcome.js';
 import { propose } from './propose.js';
 import { readRoomOperation } from './read-room.js';
+import { updateRoomSettings } from './settings.js';
 import { startChoosing } from './start-choosing.js';
 import type { AnyOperation } from './types.js';
 
@@ -32,4 +35,9 @@ export const OPERATIONS: readonly AnyOperation[] = [
   listDecisions,
   outcome,
   closeRoom,
+  createInvite,
+  listInvites,
+  revokeInvite,
+  updateMemberRole,
+  updateRoomSettings,
 ];
