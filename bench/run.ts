@@ -69,7 +69,11 @@ async function main(): Promise<void> {
     await fetch(`${base}/api/rooms`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ question: 'Benchmark?', options: ['alpha', 'beta'], config: { voting_window: 1_209_600 } }),
+      body: JSON.stringify({
+        question: 'Benchmark?',
+        options: ['alpha', 'beta'],
+        config: { voting_window: 1_209_600 },
+      }),
     })
   ).json();
   const token = created.creator_token as string;
@@ -79,7 +83,14 @@ async function main(): Promise<void> {
   const body = JSON.stringify({ choice: 'alpha' });
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
   results.push(await load('bare fastify POST', { url: `${bare.url}/choose`, method: 'POST', headers, body }));
-  results.push(await load('conclave POST /choose', { url: `${base}/api/rooms/${created.slug}/choose`, method: 'POST', headers, body }));
+  results.push(
+    await load('conclave POST /choose', {
+      url: `${base}/api/rooms/${created.slug}/choose`,
+      method: 'POST',
+      headers,
+      body,
+    }),
+  );
   results.push(await load('bare fastify GET', { url: `${bare.url}/read` }));
   results.push(await load('conclave GET agent view', { url: `${base}/api/rooms/${created.slug}`, headers }));
   await bare.close();
@@ -91,9 +102,17 @@ async function main(): Promise<void> {
   console.log(`\n${SECONDS}s per case, ${CONNECTIONS} connections, loopback, node ${process.version}`);
   console.log('case'.padEnd(28), 'req/s'.padStart(8), 'p50 ms'.padStart(8), 'p99 ms'.padStart(8), 'errors'.padStart(8));
   for (const r of results) {
-    console.log(r.name.padEnd(28), String(r.rps).padStart(8), String(r.p50).padStart(8), String(r.p99).padStart(8), String(r.errors).padStart(8));
+    console.log(
+      r.name.padEnd(28),
+      String(r.rps).padStart(8),
+      String(r.p50).padStart(8),
+      String(r.p99).padStart(8),
+      String(r.errors).padStart(8),
+    );
   }
-  console.log(`choose vs bare POST: ${(results[1]!.rps / results[0]!.rps).toFixed(3)}; read vs bare GET: ${(results[3]!.rps / results[2]!.rps).toFixed(3)}`);
+  console.log(
+    `choose vs bare POST: ${(results[1]!.rps / results[0]!.rps).toFixed(3)}; read vs bare GET: ${(results[3]!.rps / results[2]!.rps).toFixed(3)}`,
+  );
   console.log(`start-up to listening (tsx, cold): ${startup} ms`);
 }
 

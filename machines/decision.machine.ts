@@ -92,31 +92,9 @@ export const decisionMachine = setup({
       enqueue.assign({ seal: sealRecord(context, factsOf(event), at, at), settling: null, everDetermined: true });
       enqueue.sendParent({ type: 'D.SEALED', decisionId: context.id, at } satisfies DecisionReport);
     }),
-    startSettling: assign(({ context, event }) => {
-      const now = nowOf(event);
-      const facts = factsOf(event);
-      return {
-        settling: {
-          endsAt: now + facts.settleWindowSeconds * 1000,
-          determinedAt: now,
-          presumptive: determine(context, facts).winner,
-        },
-        restarts: context.everDetermined ? context.restarts + 1 : context.restarts,
-        everDetermined: true,
-      };
-    }),
-    restartSettling: assign(({ context, event }) => {
-      const now = nowOf(event);
-      const facts = factsOf(event);
-      return {
-        settling: {
-          endsAt: now + facts.settleWindowSeconds * 1000,
-          determinedAt: now,
-          presumptive: determine(context, facts).winner,
-        },
-        restarts: context.restarts + 1,
-      };
-    }),
+    // A first determination starts settling; a later one (after a cancel) counts as a restart (03 §9.2).
+    startSettling: assign(({ context, event }) => settleFrom(context, event, context.everDetermined ? 1 : 0)),
+    restartSettling: assign(({ context, event }) => settleFrom(context, event, 1)),
     cancelSettling: assign({ settling: null }),
     openVotingAtProposalEnd: enqueueActions(({ context, enqueue }) => {
       const at = context.votingOpensAt!;
@@ -322,6 +300,20 @@ export const decisionMachine = setup({
     resolved: {},
   },
 });
+
+function settleFrom(context: Ctx, event: DecisionEvent, restartsAdded: number): Partial<Ctx> {
+  const now = nowOf(event);
+  const facts = factsOf(event);
+  return {
+    settling: {
+      endsAt: now + facts.settleWindowSeconds * 1000,
+      determinedAt: now,
+      presumptive: determine(context, facts).winner,
+    },
+    restarts: context.restarts + restartsAdded,
+    everDetermined: true,
+  };
+}
 
 function restartBoundReached(context: Ctx): boolean {
   return context.everDetermined && context.restarts >= MAX_SETTLE_RESTARTS;

@@ -136,7 +136,9 @@ export const roomMachine = setup({
       }
       const { member, invite } = plan;
       const members =
-        plan.kind === 'recover' ? context.members.map((m) => (m.id === member.id ? member : m)) : [...context.members, member];
+        plan.kind === 'recover'
+          ? context.members.map((m) => (m.id === member.id ? member : m))
+          : [...context.members, member];
       const invites = invite ? context.invites.map((i) => (i.code === invite.code ? invite : i)) : context.invites;
       enqueue.assign({ members, invites });
       const info = { participant_id: member.id, display_name: member.displayName, role: member.role };
@@ -146,11 +148,22 @@ export const roomMachine = setup({
       }
       if (invite) {
         enqueue.emit(
-          roomEvent(now, member.id, 'invite.accepted', { code: invite.code, label: invite.label, participant_id: member.id }),
+          roomEvent(now, member.id, 'invite.accepted', {
+            code: invite.code,
+            label: invite.label,
+            participant_id: member.id,
+          }),
         );
       }
       const via = invite ? 'invite' : seat.via;
-      enqueue.emit(roomEvent(now, member.id, 'participant.joined', { participant_id: member.id, name: member.displayName, role: member.role, via }));
+      enqueue.emit(
+        roomEvent(now, member.id, 'participant.joined', {
+          participant_id: member.id,
+          name: member.displayName,
+          role: member.role,
+          via,
+        }),
+      );
       enqueue.emit(ok(info));
       reevaluateOpen({ ...context, members, invites }, now, enqueue);
     }),
@@ -194,7 +207,11 @@ export const roomMachine = setup({
       const invite = context.invites.find((i) => i.code === event.code);
       if (!invite) {
         enqueue.emit(
-          fail(protocolError('invite.invalid', `No invite with code ${event.code} in room ${context.slug} (${path}).`, { details: { reason: 'not_found' } })),
+          fail(
+            protocolError('invite.invalid', `No invite with code ${event.code} in room ${context.slug} (${path}).`, {
+              details: { reason: 'not_found' },
+            }),
+          ),
         );
         return;
       }
@@ -202,7 +219,9 @@ export const roomMachine = setup({
         const revoked = { ...invite, revokedAt: event.now };
         const invites = context.invites.map((i) => (i.code === invite.code ? revoked : i));
         enqueue.assign({ invites });
-        enqueue.emit(roomEvent(event.now, event.actor.participantId, 'invite.revoked', { code: invite.code, label: invite.label }));
+        enqueue.emit(
+          roomEvent(event.now, event.actor.participantId, 'invite.revoked', { code: invite.code, label: invite.label }),
+        );
         reevaluateOpen({ ...context, invites }, event.now, enqueue);
       }
       enqueue.emit(ok({ code: invite.code }));
@@ -250,7 +269,9 @@ export const roomMachine = setup({
       }
       if (plan.changed.length > 0) {
         enqueue.assign({ config: plan.config });
-        enqueue.emit(roomEvent(event.now, event.actor.participantId, 'room.settings_updated', { changed: plan.changed }));
+        enqueue.emit(
+          roomEvent(event.now, event.actor.participantId, 'room.settings_updated', { changed: plan.changed }),
+        );
         reevaluateOpen({ ...context, config: plan.config }, event.now, enqueue);
       }
       enqueue.emit(ok({ changed: plan.changed }));

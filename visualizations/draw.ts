@@ -65,6 +65,9 @@ const charts = { room: roomMachine, decision: decisionMachine } as const;
 for (const [name, machine] of Object.entries(charts)) {
   const text = mermaid(machine as AnyStateMachine);
   await writeFile(new URL(`./${name}.mmd`, import.meta.url), text);
-  await writeFile(new URL(`./${name}.md`, import.meta.url), `# ${name} machine\n\nGenerated from \`machines/${name}.machine.ts\` by \`npm run visualize\`.\n\n\`\`\`mermaid\n${text}\`\`\`\n`);
+  await writeFile(
+    new URL(`./${name}.md`, import.meta.url),
+    `# ${name} machine\n\nGenerated from \`machines/${name}.machine.ts\` by \`npm run visualize\`.\n\n\`\`\`mermaid\n${text}\`\`\`\n`,
+  );
   console.log(`visualizations/${name}.mmd`);
 }

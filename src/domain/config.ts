@@ -76,7 +76,11 @@ export const roomConfigSchema = z
   .meta({ id: 'RoomConfig' });
 
 /** Turns a zod issue list into the protocol's input.invalid with a reason an agent can act on. */
-export function configError(error: z.ZodError, prefix: string, allowed: readonly string[] = CONFIG_KEYS): ProtocolError {
+export function configError(
+  error: z.ZodError,
+  prefix: string,
+  allowed: readonly string[] = CONFIG_KEYS,
+): ProtocolError {
   const issue = error.issues[0]!;
   const field = [prefix, ...issue.path.map(String)].join('.');
   switch (issue.code) {

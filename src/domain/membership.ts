@@ -45,7 +45,10 @@ function admissionError(room: RoomContext, admission: Admission): ProtocolError 
   return protocolError(
     'room.invite_required',
     `Room ${room.slug} is private: a new seat needs a valid invite${room.passwordHash ? ' or the room password' : ''}. Send {"invite": "it_…"}${room.passwordHash ? ' or {"password": "…"}' : ''} to POST /api/rooms/${room.slug}/join.`,
-    { hint: 'Ask the room operator for an invite.', details: { slug: room.slug, password_supported: room.passwordHash !== null } },
+    {
+      hint: 'Ask the room operator for an invite.',
+      details: { slug: room.slug, password_supported: room.passwordHash !== null },
+    },
   );
 }
 
@@ -59,15 +62,25 @@ function capacityError(room: RoomContext): ProtocolError | null {
   );
 }
 
-export function planJoin(room: RoomContext, seat: SeatRequest, admission: Admission, now: number): JoinPlan | ProtocolError {
+export function planJoin(
+  room: RoomContext,
+  seat: SeatRequest,
+  admission: Admission,
+  now: number,
+): JoinPlan | ProtocolError {
   const invite = findInvite(room, admission, now);
   if (invite instanceof Error) return invite;
   const usable = invite;
   if (usable?.acceptedParticipantId) {
     const holder = room.members.find((m) => m.id === usable.acceptedParticipantId);
     if (!holder) return inviteInvalid('unavailable', 'The seat of this invite no longer exists.');
-    const rotated = holder.tokenHash !== null ? [...holder.supersededHashes, holder.tokenHash] : holder.supersededHashes;
-    return { kind: 'recover', member: { ...holder, tokenHash: seat.tokenHash, supersededHashes: rotated }, invite: usable };
+    const rotated =
+      holder.tokenHash !== null ? [...holder.supersededHashes, holder.tokenHash] : holder.supersededHashes;
+    return {
+      kind: 'recover',
+      member: { ...holder, tokenHash: seat.tokenHash, supersededHashes: rotated },
+      invite: usable,
+    };
   }
   if (seat.via !== 'create' && usable === null) {
     const refused = admissionError(room, admission);
@@ -109,7 +122,12 @@ export function planInvite(room: RoomContext, request: InviteRequest, now: numbe
     const status = inviteStatus(i, now);
     return (status === 'pending' || status === 'accepted') && i.label === request.label;
   });
-  if (taken) return invalidInput('label', `An invite labelled "${request.label}" already exists in this room; labels name seats and must be unique (${route}).`, 'invalid_value');
+  if (taken)
+    return invalidInput(
+      'label',
+      `An invite labelled "${request.label}" already exists in this room; labels name seats and must be unique (${route}).`,
+      'invalid_value',
+    );
   if (request.expiresAt !== null && request.expiresAt <= now) {
     return invalidInput('expires_at', `expires_at must be in the future (${route}).`, 'out_of_range');
   }
@@ -152,7 +170,10 @@ export function planRole(room: RoomContext, target: string, role: Role, route: s
   return { ...member, role };
 }
 
-export function planSettings(room: RoomContext, settings: unknown): { config: RoomConfig; changed: string[] } | ProtocolError {
+export function planSettings(
+  room: RoomContext,
+  settings: unknown,
+): { config: RoomConfig; changed: string[] } | ProtocolError {
   try {
     return applySettings(room.config, settings);
   } catch (error) {

@@ -29,7 +29,10 @@ const createInviteInput = z
     expected: z.boolean().optional(),
     expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
     binding: z
-      .object({ kind: z.enum(['token', 'principal', 'account', 'email', 'sso_subject']), value: z.string().min(1).max(500).nullable().optional() })
+      .object({
+        kind: z.enum(['token', 'principal', 'account', 'email', 'sso_subject']),
+        value: z.string().min(1).max(500).nullable().optional(),
+      })
       .optional(),
   })
   .meta({ id: 'CreateInviteRequest' });
@@ -65,7 +68,11 @@ export const createInvite: OperationDef<z.infer<typeof createInviteInput>> = {
     const binding = input.binding ?? { kind: 'token' as const, value: null };
     let problem = invalid;
     if (!problem && (binding.kind === 'email' || binding.kind === 'sso_subject')) {
-      problem = invalidInput('binding.kind', `Invite bindings of kind "${binding.kind}" are not supported; use token, principal or account (${route}).`, 'invalid_value');
+      problem = invalidInput(
+        'binding.kind',
+        `Invite bindings of kind "${binding.kind}" are not supported; use token, principal or account (${route}).`,
+        'invalid_value',
+      );
     }
     if (!problem && binding.kind !== 'token' && !binding.value) {
       problem = invalidInput('binding.value', `A ${binding.kind} binding needs a value (${route}).`, 'invalid_value');
@@ -89,7 +96,10 @@ export const createInvite: OperationDef<z.infer<typeof createInviteInput>> = {
               role: input.role ?? 'participant',
               expected: input.expected ?? true,
               expiresAt: input.expires_at ? Date.parse(input.expires_at) : null,
-              binding: { kind: binding.kind as 'token' | 'principal' | 'account', value: binding.kind === 'token' ? null : (binding.value ?? null) },
+              binding: {
+                kind: binding.kind as 'token' | 'principal' | 'account',
+                value: binding.kind === 'token' ? null : (binding.value ?? null),
+              },
             },
         ...(problem ? { invalid: problem.toSpec() } : {}),
       }),
@@ -122,7 +132,8 @@ export const createInvite: OperationDef<z.infer<typeof createInviteInput>> = {
 export const listInvites: OperationDef<z.infer<typeof slugInput>> = {
   name: 'listInvites',
   summary: 'List invites',
-  description: 'Lists the room\'s invites in creation order, with their status. Never shows invite tokens. Gated by invite_authority.',
+  description:
+    "Lists the room's invites in creation order, with their status. Never shows invite tokens. Gated by invite_authority.",
   tag: 'rooms',
   method: 'GET',
   path: '/api/rooms/{slug}/invites',
@@ -139,7 +150,8 @@ export const listInvites: OperationDef<z.infer<typeof slugInput>> = {
     const caller = resolveCaller(state, ctx.credentials, ctx.services.auth);
     const actor = requireActor(state, caller, 'list_invites', route);
     const authority = state.room.config.invite_authority;
-    if (!satisfiesAuthority(state.room, actor, authority)) throw authorityDenied('invite_authority', authority, 'list invites', route);
+    if (!satisfiesAuthority(state.room, actor, authority))
+      throw authorityDenied('invite_authority', authority, 'list invites', route);
     const now = ctx.services.clock.now();
     return { slug: state.slug, invites: state.room.invites.map((i) => inviteView(i, now)) };
   },

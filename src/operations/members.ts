@@ -9,9 +9,9 @@ const roleInput = z
 
 export const updateMemberRole: OperationDef<z.infer<typeof roleInput>> = {
   name: 'updateMemberRole',
-  summary: 'Change a member\'s role',
+  summary: "Change a member's role",
   description:
-    'Operator only. Makes a member a participant or an observer (observers read and wait, never act or count). The path names the member by id or unambiguous display name. The creator\'s role cannot change.',
+    "Operator only. Makes a member a participant or an observer (observers read and wait, never act or count). The path names the member by id or unambiguous display name. The creator's role cannot change.",
   tag: 'rooms',
   method: 'PATCH',
   path: '/api/rooms/{slug}/members/{participant}',
@@ -38,7 +38,11 @@ export const updateMemberRole: OperationDef<z.infer<typeof roleInput>> = {
       }),
       render: (info, state) => ({
         slug: state.slug,
-        participant: { id: info.participant_id as string, display_name: info.display_name as string, role: info.role as string },
+        participant: {
+          id: info.participant_id as string,
+          display_name: info.display_name as string,
+          role: info.role as string,
+        },
       }),
     });
   },

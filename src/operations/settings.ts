@@ -31,7 +31,11 @@ export const updateRoomSettings: OperationDef<z.infer<typeof settingsInput>> = {
     const route = `PATCH /api/rooms/${input.slug}/settings`;
     const problem =
       invalid && input.settings === undefined
-        ? invalidInput('settings', `The body must be {"settings": {...}} with the keys to change (${route}).`, 'wrong_type')
+        ? invalidInput(
+            'settings',
+            `The body must be {"settings": {...}} with the keys to change (${route}).`,
+            'wrong_type',
+          )
         : invalid;
     return act(ctx, input.slug, {
       action: 'update_room_settings',

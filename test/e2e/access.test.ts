@@ -20,23 +20,43 @@ describe('visibility, invites, roles and settings', () => {
     call(svc.base, 'POST', url, { token, body, headers });
 
   it('walks the three visibility modes', async () => {
-    const pub = (await post('/api/rooms', undefined, { question: 'Public question?', options: ['a', 'b'], config: { visibility: 'public' } })).body;
+    const pub = (
+      await post('/api/rooms', undefined, {
+        question: 'Public question?',
+        options: ['a', 'b'],
+        config: { visibility: 'public' },
+      })
+    ).body;
     expect((await call(svc.base, 'GET', `/api/rooms/${pub.slug}`)).body.decision.question).toBe('Public question?');
 
-    const priv = (await post('/api/rooms', undefined, { question: 'Private question?', options: ['a', 'b'], password: PASSWORD })).body;
+    const priv = (
+      await post('/api/rooms', undefined, { question: 'Private question?', options: ['a', 'b'], password: PASSWORD })
+    ).body;
     expect(priv.config.visibility).toBe('private');
     const outsider = await call(svc.base, 'GET', `/api/rooms/${priv.slug}`);
     expect(outsider.status).toBe(403);
-    expect(outsider.body.error.details).toEqual({ slug: priv.slug, visibility: 'private', join_required: true, password_supported: true });
+    expect(outsider.body.error.details).toEqual({
+      slug: priv.slug,
+      visibility: 'private',
+      join_required: true,
+      password_supported: true,
+    });
     for (const text of ['Private question', '"a"', 'creator', 'voting']) expect(outsider.text).not.toContain(text);
 
     const pwRead = await call(svc.base, 'GET', `/api/rooms/${priv.slug}`, { headers: { 'x-room-password': PASSWORD } });
     expect(pwRead.status).toBe(200);
     expect(pwRead.body.role).toBe('observer');
-    const wrongRead = await call(svc.base, 'GET', `/api/rooms/${priv.slug}/outcome`, { headers: { 'x-room-password': 'wrong password!!' } });
+    const wrongRead = await call(svc.base, 'GET', `/api/rooms/${priv.slug}/outcome`, {
+      headers: { 'x-room-password': 'wrong password!!' },
+    });
     expect(wrongRead.status).toBe(401);
     expect(wrongRead.body.error.code).toBe('auth.invalid_password');
-    const pwAct = await post(`/api/rooms/${priv.slug}/discuss`, undefined, { body: 'hi' }, { 'x-room-password': PASSWORD });
+    const pwAct = await post(
+      `/api/rooms/${priv.slug}/discuss`,
+      undefined,
+      { body: 'hi' },
+      { 'x-room-password': PASSWORD },
+    );
     expect(pwAct.status).toBe(401);
 
     const noInvite = await post(`/api/rooms/${priv.slug}/join`, undefined, {});
@@ -46,12 +66,18 @@ describe('visibility, invites, roles and settings', () => {
     const wrongPw = await post(`/api/rooms/${priv.slug}/join`, undefined, { password: 'not the password' });
     expect(wrongPw.status).toBe(401);
     expect(wrongPw.body.error.code).toBe('auth.invalid_password');
-    const pwJoin = await post(`/api/rooms/${priv.slug}/join`, undefined, { password: PASSWORD, display_name: 'pw-joiner' });
+    const pwJoin = await post(`/api/rooms/${priv.slug}/join`, undefined, {
+      password: PASSWORD,
+      display_name: 'pw-joiner',
+    });
     expect(pwJoin.status).toBe(200);
 
     const invite = await post(`/api/rooms/${priv.slug}/invites`, priv.creator_token, { label: 'carol' });
     expect(invite.status).toBe(200);
-    const bypass = await post(`/api/rooms/${priv.slug}/join`, undefined, { invite: invite.body.invite_token, password: 'not the password' });
+    const bypass = await post(`/api/rooms/${priv.slug}/join`, undefined, {
+      invite: invite.body.invite_token,
+      password: 'not the password',
+    });
     expect(bypass.status).toBe(200);
     expect(bypass.body.display_name).toBe('carol');
 
@@ -61,8 +87,18 @@ describe('visibility, invites, roles and settings', () => {
   });
 
   it('recovers seats through accepted invites and supersedes the old token', async () => {
-    const room = (await post('/api/rooms', undefined, { question: 'Recover?', options: ['a', 'b'], config: { visibility: 'private' } })).body;
-    const created = await post(`/api/rooms/${room.slug}/invites`, room.creator_token, { label: 'dana', role: 'participant', expected: true });
+    const room = (
+      await post('/api/rooms', undefined, {
+        question: 'Recover?',
+        options: ['a', 'b'],
+        config: { visibility: 'private' },
+      })
+    ).body;
+    const created = await post(`/api/rooms/${room.slug}/invites`, room.creator_token, {
+      label: 'dana',
+      role: 'participant',
+      expected: true,
+    });
     expect(created.body.invite_token).toMatch(/^it_/);
     expect(created.body.join_url).toBe(`${svc.base}/r/${room.slug}`);
     expect(created.body.paste_block.split('\n')).toHaveLength(6);
@@ -73,16 +109,24 @@ describe('visibility, invites, roles and settings', () => {
 
     const first = await post(`/api/rooms/${room.slug}/join`, undefined, { invite: token });
     const second = await post(`/api/rooms/${room.slug}/join`, undefined, { invite: token });
-    expect(second.body).toMatchObject({ participant_id: first.body.participant_id, display_name: 'dana', recovered: true });
+    expect(second.body).toMatchObject({
+      participant_id: first.body.participant_id,
+      display_name: 'dana',
+      recovered: true,
+    });
     expect(second.body.participant_token).not.toBe(first.body.participant_token);
     const stale = await call(svc.base, 'GET', `/api/rooms/${room.slug}`, { token: first.body.participant_token });
     expect(stale.status).toBe(401);
     expect(stale.body.error.code).toBe('participant.token_superseded');
     expect(stale.body.error.details).toEqual({ participant_id: first.body.participant_id });
 
-    const revoked = await call(svc.base, 'DELETE', `/api/rooms/${room.slug}/invites/${created.body.invite.code}`, { token: room.creator_token });
+    const revoked = await call(svc.base, 'DELETE', `/api/rooms/${room.slug}/invites/${created.body.invite.code}`, {
+      token: room.creator_token,
+    });
     expect(revoked.body.invite.status).toBe('revoked');
-    const again = await call(svc.base, 'DELETE', `/api/rooms/${room.slug}/invites/${created.body.invite.code}`, { token: room.creator_token });
+    const again = await call(svc.base, 'DELETE', `/api/rooms/${room.slug}/invites/${created.body.invite.code}`, {
+      token: room.creator_token,
+    });
     expect(again.body).toEqual(revoked.body);
     const third = await post(`/api/rooms/${room.slug}/join`, undefined, { invite: token });
     expect(third.status).toBe(400);
@@ -93,22 +137,34 @@ describe('visibility, invites, roles and settings', () => {
     const listed = await call(svc.base, 'GET', `/api/rooms/${room.slug}/invites`, { token: room.creator_token });
     expect(listed.body.invites.map((i: any) => [i.label, i.status])).toEqual([['dana', 'revoked']]);
     expect(listed.text).not.toContain(token);
-    const notOperator = await call(svc.base, 'GET', `/api/rooms/${room.slug}/invites`, { token: second.body.participant_token });
+    const notOperator = await call(svc.base, 'GET', `/api/rooms/${room.slug}/invites`, {
+      token: second.body.participant_token,
+    });
     expect(notOperator.status).toBe(403);
     expect(notOperator.body.error.code).toBe('authority.denied');
-    const unknownCode = await call(svc.base, 'DELETE', `/api/rooms/${room.slug}/invites/nosuchcode12`, { token: room.creator_token });
+    const unknownCode = await call(svc.base, 'DELETE', `/api/rooms/${room.slug}/invites/nosuchcode12`, {
+      token: room.creator_token,
+    });
     expect(unknownCode.body.error.code).toBe('invite.invalid');
   });
 
   it('holds back early close while expected invites are pending', async () => {
-    const room = (await post('/api/rooms', undefined, { question: 'Gate?', options: ['a', 'b'], config: { early_close: true, settle_window: 0 } })).body;
+    const room = (
+      await post('/api/rooms', undefined, {
+        question: 'Gate?',
+        options: ['a', 'b'],
+        config: { early_close: true, settle_window: 0 },
+      })
+    ).body;
     const pending = await post(`/api/rooms/${room.slug}/invites`, room.creator_token, { label: 'erin' });
     await post(`/api/rooms/${room.slug}/invites`, room.creator_token, { label: 'watcher', role: 'observer' });
     const chosen = await post(`/api/rooms/${room.slug}/choose`, room.creator_token, { choice: 'a' });
     expect(chosen.body.status).toBe('voting');
     const view = await call(svc.base, 'GET', `/api/rooms/${room.slug}`, { token: room.creator_token });
     expect(view.body.roster.waiting_for).toEqual(['erin']);
-    const revoked = await call(svc.base, 'DELETE', `/api/rooms/${room.slug}/invites/${pending.body.invite.code}`, { token: room.creator_token });
+    const revoked = await call(svc.base, 'DELETE', `/api/rooms/${room.slug}/invites/${pending.body.invite.code}`, {
+      token: room.creator_token,
+    });
     expect(revoked.status).toBe(200);
     const outcome = await call(svc.base, 'GET', `/api/rooms/${room.slug}/outcome`, { token: room.creator_token });
     expect(outcome.body.decisions[0].outcome_status).toBe('completed');
@@ -132,14 +188,26 @@ describe('visibility, invites, roles and settings', () => {
     expect(noPropose.status).toBe(403);
     expect(noPropose.body.error.details).toEqual({ authority: 'option_proposal_authority', required: 'none' });
 
-    const demote = await call(svc.base, 'PATCH', `/api/rooms/${room.slug}/members/ann`, { token: room.creator_token, body: { role: 'observer' } });
-    expect(demote.body).toEqual({ slug: room.slug, participant: { id: ann.participant_id, display_name: 'ann', role: 'observer' } });
+    const demote = await call(svc.base, 'PATCH', `/api/rooms/${room.slug}/members/ann`, {
+      token: room.creator_token,
+      body: { role: 'observer' },
+    });
+    expect(demote.body).toEqual({
+      slug: room.slug,
+      participant: { id: ann.participant_id, display_name: 'ann', role: 'observer' },
+    });
     const observerChoose = await post(`/api/rooms/${room.slug}/choose`, ann.participant_token, { choice: 'a' });
     expect(observerChoose.status).toBe(403);
     expect(observerChoose.body.error.code).toBe('authority.denied');
-    const notOperator = await call(svc.base, 'PATCH', `/api/rooms/${room.slug}/members/bob`, { token: ann.participant_token, body: { role: 'observer' } });
+    const notOperator = await call(svc.base, 'PATCH', `/api/rooms/${room.slug}/members/bob`, {
+      token: ann.participant_token,
+      body: { role: 'observer' },
+    });
     expect(notOperator.status).toBe(403);
-    const creatorRole = await call(svc.base, 'PATCH', `/api/rooms/${room.slug}/members/${room.participant_id}`, { token: room.creator_token, body: { role: 'observer' } });
+    const creatorRole = await call(svc.base, 'PATCH', `/api/rooms/${room.slug}/members/${room.participant_id}`, {
+      token: room.creator_token,
+      body: { role: 'observer' },
+    });
     expect(creatorRole.status).toBe(400);
 
     const settings = await call(svc.base, 'PATCH', `/api/rooms/${room.slug}/settings`, {
@@ -148,15 +216,29 @@ describe('visibility, invites, roles and settings', () => {
     });
     expect(settings.body.changed).toEqual(['max_open_decisions', 'settle_window']);
     expect(settings.body.config.max_open_decisions).toBe(3);
-    const immutable = await call(svc.base, 'PATCH', `/api/rooms/${room.slug}/settings`, { token: room.creator_token, body: { settings: { mechanism: 'plurality' } } });
+    const immutable = await call(svc.base, 'PATCH', `/api/rooms/${room.slug}/settings`, {
+      token: room.creator_token,
+      body: { settings: { mechanism: 'plurality' } },
+    });
     expect(immutable.body.error.details.reason).toBe('immutable_key');
-    const unknown = await call(svc.base, 'PATCH', `/api/rooms/${room.slug}/settings`, { token: room.creator_token, body: { settings: { colour: 'red' } } });
+    const unknown = await call(svc.base, 'PATCH', `/api/rooms/${room.slug}/settings`, {
+      token: room.creator_token,
+      body: { settings: { colour: 'red' } },
+    });
     expect(unknown.body.error.details.reason).toBe('unknown_keys');
-    const wrongShape = await call(svc.base, 'PATCH', `/api/rooms/${room.slug}/settings`, { token: room.creator_token, body: { max_open_decisions: 2 } });
+    const wrongShape = await call(svc.base, 'PATCH', `/api/rooms/${room.slug}/settings`, {
+      token: room.creator_token,
+      body: { max_open_decisions: 2 },
+    });
     expect(wrongShape.status).toBe(400);
-    const byParticipant = await call(svc.base, 'PATCH', `/api/rooms/${room.slug}/settings`, { token: ann.participant_token, body: { settings: { settle_window: 5 } } });
+    const byParticipant = await call(svc.base, 'PATCH', `/api/rooms/${room.slug}/settings`, {
+      token: ann.participant_token,
+      body: { settings: { settle_window: 5 } },
+    });
     expect(byParticipant.status).toBe(403);
     const events = await svc.service.store.events(room.slug, 0, 100);
-    expect(events.map((e) => e.event_type)).toEqual(expect.arrayContaining(['participant.role_updated', 'room.settings_updated']));
+    expect(events.map((e) => e.event_type)).toEqual(
+      expect.arrayContaining(['participant.role_updated', 'room.settings_updated']),
+    );
   });
 });

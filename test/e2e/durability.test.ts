@@ -74,9 +74,17 @@ function durabilitySuite(name: string, envFor: () => Record<string, string>) {
       const full = await call(base, 'GET', `/api/rooms/${slug}?include=full`, { token });
       expect(full.body.discussion.map((m: any) => m.body)).toEqual(['still here']);
       const delta = await call(base, 'GET', `/api/rooms/${slug}?since=0`, { token });
-      expect(delta.body.new.map((e: any) => e.type)).toEqual(['joined', 'decision_opened', 'choice_submitted', 'decision_resolved', 'discussion']);
+      expect(delta.body.new.map((e: any) => e.type)).toEqual([
+        'joined',
+        'decision_opened',
+        'choice_submitted',
+        'decision_resolved',
+        'discussion',
+      ]);
       const jwks = await call(base, 'GET', '/.well-known/jwks.json');
-      expect(jwks.body.keys.map((k: any) => k.kid)).toContain(JSON.parse(Buffer.from(outcome.body.receipt_jws.split('.')[0], 'base64url').toString()).kid);
+      expect(jwks.body.keys.map((k: any) => k.kid)).toContain(
+        JSON.parse(Buffer.from(outcome.body.receipt_jws.split('.')[0], 'base64url').toString()).kid,
+      );
     } finally {
       await killHard(child);
     }

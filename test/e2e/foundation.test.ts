@@ -63,7 +63,9 @@ describe('foundation walkthrough over REST', () => {
     expect(view.body.agent).toBe(
       'This is a Conclave agent-coordination room. Read brief for the situation, act with the verbs listed in more, and call wait (GET next-action) whenever nothing needs you.',
     );
-    expect(view.body.brief).toMatch(/^Deciding now: "Where do we meet\?" \(decision 1, choosing\) — 0 of 2 have chosen; closes in .+\. You have not chosen yet\.$/);
+    expect(view.body.brief).toMatch(
+      /^Deciding now: "Where do we meet\?" \(decision 1, choosing\) — 0 of 2 have chosen; closes in .+\. You have not chosen yet\.$/,
+    );
     expect(view.body.decision.options).toEqual(['alpha', 'beta']);
     expect(view.body.rules.how_to_choose).toMatch(/^choose with a single option/);
     expect(view.body.roster.joined.map((m: any) => m.name)).toEqual(['host', 'ann', 'bob']);
@@ -93,13 +95,27 @@ describe('foundation walkthrough over REST', () => {
     const full = await call(base, 'GET', `/api/rooms/${slug}?include=full`, { token: annToken });
     expect(full.body.discussion).toHaveLength(1);
 
-    const proposed = await call(base, 'POST', `/api/rooms/${slug}/options`, { token: bobToken, body: { option: 'gamma' } });
-    expect(proposed.body).toMatchObject({ accepted: true, options: ['alpha', 'beta', 'gamma'], choosing_open: true, decision: 1 });
-    const duplicate = await call(base, 'POST', `/api/rooms/${slug}/options`, { token: bobToken, body: { option: '#2' } });
+    const proposed = await call(base, 'POST', `/api/rooms/${slug}/options`, {
+      token: bobToken,
+      body: { option: 'gamma' },
+    });
+    expect(proposed.body).toMatchObject({
+      accepted: true,
+      options: ['alpha', 'beta', 'gamma'],
+      choosing_open: true,
+      decision: 1,
+    });
+    const duplicate = await call(base, 'POST', `/api/rooms/${slug}/options`, {
+      token: bobToken,
+      body: { option: '#2' },
+    });
     expect(duplicate.body).toMatchObject({ accepted: true, options: ['alpha', 'beta', 'gamma'] });
     expect(duplicate.body.reason).toMatch(/already present/);
 
-    const invalid = await call(base, 'POST', `/api/rooms/${slug}/choose`, { token: annToken, body: { choice: 'delta' } });
+    const invalid = await call(base, 'POST', `/api/rooms/${slug}/choose`, {
+      token: annToken,
+      body: { choice: 'delta' },
+    });
     expect(invalid.status).toBe(400);
     expect(invalid.body.error.code).toBe('choice.invalid_option');
     expect(invalid.body.error.details.options).toEqual([
@@ -108,9 +124,15 @@ describe('foundation walkthrough over REST', () => {
       { number: 3, text: 'gamma' },
     ]);
 
-    const first = await call(base, 'POST', `/api/rooms/${slug}/choose`, { token: annToken, body: { choice: '#1', reason: 'closest' } });
+    const first = await call(base, 'POST', `/api/rooms/${slug}/choose`, {
+      token: annToken,
+      body: { choice: '#1', reason: 'closest' },
+    });
     expect(first.body).toMatchObject({ ok: true, decision: 1, cast_choice: 'alpha', revised: false, status: 'voting' });
-    const second = await call(base, 'POST', `/api/rooms/${slug}/choose`, { token: bobToken, body: { choice: 'alpha' } });
+    const second = await call(base, 'POST', `/api/rooms/${slug}/choose`, {
+      token: bobToken,
+      body: { choice: 'alpha' },
+    });
     expect(second.body).toMatchObject({ status: 'resolved', resolved_winner: 'alpha', resolved_outcome: 'pass' });
 
     const late = await call(base, 'POST', `/api/rooms/${slug}/choose`, { token: bobToken, body: { choice: 'beta' } });
@@ -124,7 +146,10 @@ describe('foundation walkthrough over REST', () => {
     expect(asked.status).toBe(200);
     expect(asked.body.decision.seq).toBe(2);
     await call(base, 'POST', `/api/rooms/${slug}/choose`, { token: annToken, body: { choice: 'tue' } });
-    const sealed2 = await call(base, 'POST', `/api/rooms/${slug}/abstain`, { token: bobToken, body: { reason: 'no preference' } });
+    const sealed2 = await call(base, 'POST', `/api/rooms/${slug}/abstain`, {
+      token: bobToken,
+      body: { reason: 'no preference' },
+    });
     expect(sealed2.body).toMatchObject({ abstained: true, status: 'resolved', resolved_winner: 'tue' });
 
     const outcome = await call(base, 'GET', `/api/rooms/${slug}/outcome`, { token: annToken });
@@ -145,22 +170,40 @@ describe('foundation walkthrough over REST', () => {
       expect(checked.payload.iss).toBe(`${base}/r/${slug}`);
     }
     const receipt2 = verifyWithJwks(rows[1].receipt_jws, jwks).payload;
-    expect(receipt2.svc.abstentions).toEqual([{ agent_id: `participant:${bob.body.participant_id}`, reason: 'no preference', declared_at: expect.any(String) }]);
-    expect(receipt2.svc.outcome).toMatchObject({ status: 'completed', winning_option: 'tue', diagnostics: { cast_votes: 1, eligible_voters: 2 } });
+    expect(receipt2.svc.abstentions).toEqual([
+      { agent_id: `participant:${bob.body.participant_id}`, reason: 'no preference', declared_at: expect.any(String) },
+    ]);
+    expect(receipt2.svc.outcome).toMatchObject({
+      status: 'completed',
+      winning_option: 'tue',
+      diagnostics: { cast_votes: 1, eligible_voters: 2 },
+    });
 
     const denied = await call(base, 'POST', `/api/rooms/${slug}/close`, { token: annToken, body: {} });
     expect(denied.status).toBe(403);
     expect(denied.body.error.code).toBe('authority.denied');
-    const closed = await call(base, 'POST', `/api/rooms/${slug}/close`, { token: hostToken, body: { statement: 'Done.' } });
+    const closed = await call(base, 'POST', `/api/rooms/${slug}/close`, {
+      token: hostToken,
+      body: { statement: 'Done.' },
+    });
     expect(closed.status).toBe(200);
-    expect(closed.body).toMatchObject({ ok: true, status: 'concluded', closing_statement: 'Done.', prev_hash: rows[1].receipt_hash });
+    expect(closed.body).toMatchObject({
+      ok: true,
+      status: 'concluded',
+      closing_statement: 'Done.',
+      prev_hash: rows[1].receipt_hash,
+    });
     const after = await call(base, 'GET', `/api/rooms/${slug}/outcome`, { token: annToken });
     expect(after.body.conclusion.prev_hash).toBe(rows[1].receipt_hash);
     expect(after.body.conclusion.receipt_hash).toBe(closed.body.receipt_hash);
     expect(sha(after.body.conclusion.receipt_jws)).toBe(closed.body.receipt_hash);
     const conclusion = verifyWithJwks(after.body.conclusion.receipt_jws, jwks);
     expect(conclusion.ok).toBe(true);
-    expect(conclusion.payload.svc).toMatchObject({ decision_kind: 'conclusion', closing_statement: 'Done.', sequence: 3 });
+    expect(conclusion.payload.svc).toMatchObject({
+      decision_kind: 'conclusion',
+      closing_statement: 'Done.',
+      sequence: 3,
+    });
 
     const readAfter = await call(base, 'GET', `/api/rooms/${slug}`, { token: annToken });
     expect(readAfter.body.status).toBe('concluded');
@@ -182,7 +225,10 @@ describe('foundation walkthrough over REST', () => {
     const noConfirm = await call(base, 'DELETE', `/api/rooms/${slug}`, { token: hostToken });
     expect(noConfirm.status).toBe(400);
     expect(noConfirm.body.error.details.reason).toBe('confirmation_mismatch');
-    const deleted = await call(base, 'DELETE', `/api/rooms/${slug}`, { token: hostToken, headers: { 'x-confirm-delete': slug } });
+    const deleted = await call(base, 'DELETE', `/api/rooms/${slug}`, {
+      token: hostToken,
+      headers: { 'x-confirm-delete': slug },
+    });
     expect(deleted.body).toEqual({ ok: true, deleted_room_slug: slug });
     const gone = await call(base, 'GET', `/api/rooms/${slug}/outcome`, { token: hostToken });
     expect(gone.status).toBe(404);
@@ -194,7 +240,10 @@ describe('foundation walkthrough over REST', () => {
     const created = await call(base, 'POST', '/api/rooms', { body: { about: 'Planning room' } });
     const { slug, creator_token: host } = created.body;
     expect(created.body.decision).toBeNull();
-    const asked = await call(base, 'POST', `/api/rooms/${slug}/ask`, { token: host, body: { question: 'What to build?', proposal_window: 600 } });
+    const asked = await call(base, 'POST', `/api/rooms/${slug}/ask`, {
+      token: host,
+      body: { question: 'What to build?', proposal_window: 600 },
+    });
     expect(asked.body.decision.status).toBe('proposing');
     expect(asked.body.decision.voting_opens_at).not.toBeNull();
     const empty = await call(base, 'POST', `/api/rooms/${slug}/start-choosing`, { token: host, body: {} });
@@ -204,7 +253,10 @@ describe('foundation walkthrough over REST', () => {
     const early = await call(base, 'POST', `/api/rooms/${slug}/choose`, { token: host, body: { choice: 1 } });
     expect(early.status).toBe(400);
     expect(early.body.error.code).toBe('decision.proposing');
-    const started = await call(base, 'POST', `/api/rooms/${slug}/start-choosing`, { token: host, body: { decision: 1 } });
+    const started = await call(base, 'POST', `/api/rooms/${slug}/start-choosing`, {
+      token: host,
+      body: { decision: 1 },
+    });
     expect(started.body.decision).toMatchObject({ seq: 1, status: 'voting', options: ['a parser'] });
     const again = await call(base, 'POST', `/api/rooms/${slug}/start-choosing`, { token: host, body: {} });
     expect(again.body.already_open).toBe(true);
@@ -212,7 +264,10 @@ describe('foundation walkthrough over REST', () => {
     expect(frozen.body).toMatchObject({ accepted: false, options: ['a parser'] });
     const chosen = await call(base, 'POST', `/api/rooms/${slug}/choose`, { token: host, body: { choice: 'a parser' } });
     expect(chosen.body.status).toBe('voting');
-    const unknown = await call(base, 'POST', `/api/rooms/${slug}/choose`, { token: host, body: { choice: 1, decision: 7 } });
+    const unknown = await call(base, 'POST', `/api/rooms/${slug}/choose`, {
+      token: host,
+      body: { choice: 1, decision: 7 },
+    });
     expect(unknown.status).toBe(404);
     expect(unknown.body.error.code).toBe('decision.not_found');
     expect(unknown.body.error.details.open_decisions).toEqual([{ seq: 1, question: 'What to build?' }]);
@@ -220,12 +275,25 @@ describe('foundation walkthrough over REST', () => {
 
   it('keeps unlisted rooms behind the read wall on every read surface', async () => {
     const { base } = svc;
-    const { slug } = (await call(base, 'POST', '/api/rooms', { body: { question: 'Secret plan?', options: ['x', 'y'] } })).body;
-    for (const path of [`/api/rooms/${slug}`, `/api/rooms/${slug}?include=full`, `/api/rooms/${slug}?since=0`, `/api/rooms/${slug}/decisions`, `/api/rooms/${slug}/outcome`]) {
+    const { slug } = (
+      await call(base, 'POST', '/api/rooms', { body: { question: 'Secret plan?', options: ['x', 'y'] } })
+    ).body;
+    for (const path of [
+      `/api/rooms/${slug}`,
+      `/api/rooms/${slug}?include=full`,
+      `/api/rooms/${slug}?since=0`,
+      `/api/rooms/${slug}/decisions`,
+      `/api/rooms/${slug}/outcome`,
+    ]) {
       const res = await call(base, 'GET', path);
       expect(res.status, path).toBe(403);
       expect(res.body.error.code).toBe('room.join_required');
-      expect(res.body.error.details).toEqual({ slug, visibility: 'unlisted', join_required: true, password_supported: false });
+      expect(res.body.error.details).toEqual({
+        slug,
+        visibility: 'unlisted',
+        join_required: true,
+        password_supported: false,
+      });
       expect(res.text).not.toContain('Secret plan');
     }
     const page = await call(base, 'GET', `/r/${slug}`);
@@ -233,8 +301,16 @@ describe('foundation walkthrough over REST', () => {
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     expect(page.text).not.toContain('Secret plan');
     expect(page.text).not.toMatch(/<form/i);
-    const embedded = JSON.parse(/<script type="application\/svc\+json" id="room-state">(.*)<\/script>/.exec(page.text)![1]!);
-    expect(embedded).toMatchObject({ schema: 'urn:svc:schema:url-room:v0', slug, visibility: 'unlisted', join_required: true, password_supported: false });
+    const embedded = JSON.parse(
+      /<script type="application\/svc\+json" id="room-state">(.*)<\/script>/.exec(page.text)![1]!,
+    );
+    expect(embedded).toMatchObject({
+      schema: 'urn:svc:schema:url-room:v0',
+      slug,
+      visibility: 'unlisted',
+      join_required: true,
+      password_supported: false,
+    });
     expect(embedded.view).toBeUndefined();
     const badToken = await call(base, 'GET', `/api/rooms/${slug}`, { token: 't_not-a-real-token' });
     expect(badToken.status).toBe(401);
@@ -244,7 +320,9 @@ describe('foundation walkthrough over REST', () => {
   it('escapes room text inside the public page script', async () => {
     const { base } = svc;
     const hostile = '</script><script>alert(1)</script>&';
-    const { slug } = (await call(base, 'POST', '/api/rooms', { body: { about: hostile, config: { visibility: 'public' } } })).body;
+    const { slug } = (
+      await call(base, 'POST', '/api/rooms', { body: { about: hostile, config: { visibility: 'public' } } })
+    ).body;
     const page = await call(base, 'GET', `/r/${slug}`);
     const script = /<script type="application\/svc\+json" id="room-state">(.*?)<\/script>/s.exec(page.text)![1]!;
     expect(script).not.toContain('<');

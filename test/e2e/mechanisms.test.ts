@@ -53,7 +53,9 @@ describe('mechanisms over REST', () => {
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     const tokens = [created.body.creator_token as string];
     for (let i = 0; i < extraMembers; i++) {
-      tokens.push((await call(svc.base, 'POST', `/api/rooms/${created.body.slug}/join`, { body: {} })).body.participant_token);
+      tokens.push(
+        (await call(svc.base, 'POST', `/api/rooms/${created.body.slug}/join`, { body: {} })).body.participant_token,
+      );
     }
     return { slug: created.body.slug as string, tokens };
   }
@@ -65,14 +67,25 @@ describe('mechanisms over REST', () => {
   for (const mechanism of WIRED_MECHANISMS) {
     it(`${mechanism}: the creator alone resolves at once with alpha, and the receipt replays`, async () => {
       clock.set(T0);
-      const { slug, tokens } = await room(mechanism, { quorum: 1, early_close: true, creator_votes: true, settle_window: 0 });
+      const { slug, tokens } = await room(mechanism, {
+        quorum: 1,
+        early_close: true,
+        creator_votes: true,
+        settle_window: 0,
+      });
       const view = await call(svc.base, 'GET', `/api/rooms/${slug}`, { token: tokens[0] });
       expect(typeof view.body.rules.how_to_choose).toBe('string');
-      const wrong = await call(svc.base, 'POST', `/api/rooms/${slug}/choose`, { token: tokens[0], body: { choice: WRONG_SHAPE[mechanism] } });
+      const wrong = await call(svc.base, 'POST', `/api/rooms/${slug}/choose`, {
+        token: tokens[0],
+        body: { choice: WRONG_SHAPE[mechanism] },
+      });
       expect(wrong.status).toBe(400);
       expect(wrong.body.error.code).toBe('input.invalid');
       expect(wrong.body.error.message).toContain(view.body.rules.how_to_choose.split(':')[0]);
-      const chosen = await call(svc.base, 'POST', `/api/rooms/${slug}/choose`, { token: tokens[0], body: { choice: ALPHA_BEST[mechanism] } });
+      const chosen = await call(svc.base, 'POST', `/api/rooms/${slug}/choose`, {
+        token: tokens[0],
+        body: { choice: ALPHA_BEST[mechanism] },
+      });
       expect(chosen.body, JSON.stringify(chosen.body)).toMatchObject({ status: 'resolved', resolved_winner: 'alpha' });
       const outcome = await outcomeOf(slug, tokens[0]);
       const payload = payloadOf(outcome.receipt_jws);
@@ -92,7 +105,11 @@ describe('mechanisms over REST', () => {
     const silent = await room('simple_majority', { voting_window: 600 });
     clock.advance(600_000);
     const rejected = await outcomeOf(split.slug, split.tokens[0]);
-    expect(rejected.decisions[0]).toMatchObject({ outcome_status: 'rejected', resolved_outcome: 'no_pass', resolved_winner: null });
+    expect(rejected.decisions[0]).toMatchObject({
+      outcome_status: 'rejected',
+      resolved_outcome: 'no_pass',
+      resolved_winner: null,
+    });
     expect(replayReceipt(payloadOf(rejected.receipt_jws)).result).toBe('match');
     const none = await outcomeOf(silent.slug, silent.tokens[0]);
     expect(none.decisions[0]).toMatchObject({ outcome_status: 'no_quorum', resolved_winner: null });
@@ -103,7 +120,13 @@ describe('mechanisms over REST', () => {
     clock.set(T0);
     for (const [mechanism, ballots] of [
       ['plurality', ['alpha', 'beta', 'gamma']],
-      ['approval', [['alpha', 'beta'], ['beta', 'alpha']]],
+      [
+        'approval',
+        [
+          ['alpha', 'beta'],
+          ['beta', 'alpha'],
+        ],
+      ],
     ] as const) {
       const r = await room(mechanism, { voting_window: 600 }, ballots.length - 1);
       for (const [i, choice] of ballots.entries()) {
@@ -122,8 +145,14 @@ describe('mechanisms over REST', () => {
   it('a quorum above the responses yields a no_quorum receipt for ranked mechanisms', async () => {
     clock.set(T0);
     const r = await room('ranked_choice', { quorum: 3, voting_window: 600 }, 1);
-    await call(svc.base, 'POST', `/api/rooms/${r.slug}/choose`, { token: r.tokens[0], body: { choice: ['beta', 'alpha'] } });
-    const dup = await call(svc.base, 'POST', `/api/rooms/${r.slug}/choose`, { token: r.tokens[1], body: { choice: ['beta', '#2'] } });
+    await call(svc.base, 'POST', `/api/rooms/${r.slug}/choose`, {
+      token: r.tokens[0],
+      body: { choice: ['beta', 'alpha'] },
+    });
+    const dup = await call(svc.base, 'POST', `/api/rooms/${r.slug}/choose`, {
+      token: r.tokens[1],
+      body: { choice: ['beta', '#2'] },
+    });
     expect(dup.body.error.details.reason).toBe('duplicate_in_ranking');
     clock.advance(600_000);
     const outcome = await outcomeOf(r.slug, r.tokens[0]);
@@ -146,20 +175,44 @@ describe('mechanisms over REST', () => {
     });
     expect(after.body.decision.agreement).toBe(true);
     const seq = after.body.decision.seq;
-    await call(svc.base, 'POST', `/api/rooms/${r.slug}/choose`, { token: r.tokens[0], body: { choice: 'A', decision: seq } });
-    await call(svc.base, 'POST', `/api/rooms/${r.slug}/choose`, { token: r.tokens[1], body: { choice: 'A', decision: seq } });
-    const split = await call(svc.base, 'POST', `/api/rooms/${r.slug}/choose`, { token: r.tokens[2], body: { choice: 'B', decision: seq } });
+    await call(svc.base, 'POST', `/api/rooms/${r.slug}/choose`, {
+      token: r.tokens[0],
+      body: { choice: 'A', decision: seq },
+    });
+    await call(svc.base, 'POST', `/api/rooms/${r.slug}/choose`, {
+      token: r.tokens[1],
+      body: { choice: 'A', decision: seq },
+    });
+    const split = await call(svc.base, 'POST', `/api/rooms/${r.slug}/choose`, {
+      token: r.tokens[2],
+      body: { choice: 'B', decision: seq },
+    });
     expect(split.body).toMatchObject({ status: 'voting', agreement: true });
     expect(split.body.settling).toBeUndefined();
-    const abstain = await call(svc.base, 'POST', `/api/rooms/${r.slug}/abstain`, { token: r.tokens[2], body: { reason: 'no', decision: seq } });
+    const abstain = await call(svc.base, 'POST', `/api/rooms/${r.slug}/abstain`, {
+      token: r.tokens[2],
+      body: { reason: 'no', decision: seq },
+    });
     expect(abstain.body.error.details.reason).toBe('abstain_on_agreement');
-    const unanimous = await call(svc.base, 'POST', `/api/rooms/${r.slug}/choose`, { token: r.tokens[2], body: { choice: 'A', decision: seq } });
+    const unanimous = await call(svc.base, 'POST', `/api/rooms/${r.slug}/choose`, {
+      token: r.tokens[2],
+      body: { choice: 'A', decision: seq },
+    });
     expect(unanimous.body.settling).toEqual({ seals_in_seconds: 20, presumptive: 'A' });
     clock.advance(20_000);
     const outcome = await outcomeOf(r.slug, r.tokens[0]);
     const payload = payloadOf(outcome.receipt_jws);
     expect(payload.svc.outcome).toMatchObject({ status: 'completed', winning_option: 'A' });
-    expect(payload.svc.mechanism.parameters).toEqual({ question: 'Agree on A?', options: ['A', 'B'], agreement: true, ballot_mode: 'single_choice', quorum: 1, pass_threshold: 1, tie_break: 'no_pass', plurality_fallthrough: false });
+    expect(payload.svc.mechanism.parameters).toEqual({
+      question: 'Agree on A?',
+      options: ['A', 'B'],
+      agreement: true,
+      ballot_mode: 'single_choice',
+      quorum: 1,
+      pass_threshold: 1,
+      tie_break: 'no_pass',
+      plurality_fallthrough: false,
+    });
     expect(replayReceipt(payload).result).toBe('match');
 
     const expiring = await call(svc.base, 'POST', `/api/rooms/${r.slug}/ask`, {
@@ -167,14 +220,29 @@ describe('mechanisms over REST', () => {
       body: { question: 'Agree on B?', options: ['A', 'B'], agreement: true, voting_window: 600 },
     });
     const eseq = expiring.body.decision.seq;
-    await call(svc.base, 'POST', `/api/rooms/${r.slug}/choose`, { token: r.tokens[0], body: { choice: 'A', decision: eseq } });
-    await call(svc.base, 'POST', `/api/rooms/${r.slug}/choose`, { token: r.tokens[1], body: { choice: 'B', decision: eseq } });
-    await call(svc.base, 'POST', `/api/rooms/${r.slug}/choose`, { token: r.tokens[2], body: { choice: 'B', decision: eseq } });
+    await call(svc.base, 'POST', `/api/rooms/${r.slug}/choose`, {
+      token: r.tokens[0],
+      body: { choice: 'A', decision: eseq },
+    });
+    await call(svc.base, 'POST', `/api/rooms/${r.slug}/choose`, {
+      token: r.tokens[1],
+      body: { choice: 'B', decision: eseq },
+    });
+    await call(svc.base, 'POST', `/api/rooms/${r.slug}/choose`, {
+      token: r.tokens[2],
+      body: { choice: 'B', decision: eseq },
+    });
     clock.advance(600_000);
     const expired = await outcomeOf(r.slug, r.tokens[0]);
-    expect(expired.decisions.at(-1)).toMatchObject({ outcome_status: 'rejected', resolved_winner: null, agreement: true });
+    expect(expired.decisions.at(-1)).toMatchObject({
+      outcome_status: 'rejected',
+      resolved_winner: null,
+      agreement: true,
+    });
     expect(replayReceipt(payloadOf(expired.receipt_jws)).result).toBe('match');
-    const refused = await call(svc.base, 'POST', '/api/rooms', { body: { about: 'x', config: { mechanism: 'approval' } } });
+    const refused = await call(svc.base, 'POST', '/api/rooms', {
+      body: { about: 'x', config: { mechanism: 'approval' } },
+    });
     const wrongRoom = await call(svc.base, 'POST', `/api/rooms/${refused.body.slug}/ask`, {
       token: refused.body.creator_token,
       body: { question: 'Agree?', options: ['A', 'B'], agreement: true },
@@ -192,25 +260,47 @@ describe('mechanisms over REST', () => {
         case 'ranked_pairwise':
           return fc.uniqueArray(option, { minLength: 1, maxLength: 3 });
         case 'score_vote':
-          return fc.record({ alpha: fc.integer({ min: 1, max: 5 }), beta: fc.integer({ min: 0, max: 5 }), gamma: fc.double({ min: 0, max: 5, noNaN: true }) });
+          return fc.record({
+            alpha: fc.integer({ min: 1, max: 5 }),
+            beta: fc.integer({ min: 0, max: 5 }),
+            gamma: fc.double({ min: 0, max: 5, noNaN: true }),
+          });
         case 'quadratic_vote':
-          return fc.record({ alpha: fc.integer({ min: 1, max: 3 }), beta: fc.integer({ min: 0, max: 3 }), gamma: fc.integer({ min: 0, max: 3 }) });
+          return fc.record({
+            alpha: fc.integer({ min: 1, max: 3 }),
+            beta: fc.integer({ min: 0, max: 3 }),
+            gamma: fc.integer({ min: 0, max: 3 }),
+          });
         default:
           return option as fc.Arbitrary<unknown>;
       }
     };
     await fc.assert(
       fc.asyncProperty(
-        fc.constantFrom(...WIRED_MECHANISMS).chain((m) => fc.tuple(fc.constant(m), fc.array(ballot(m), { minLength: 0, maxLength: 4 }), fc.integer({ min: 0, max: 2 }))),
+        fc
+          .constantFrom(...WIRED_MECHANISMS)
+          .chain((m) =>
+            fc.tuple(
+              fc.constant(m),
+              fc.array(ballot(m), { minLength: 0, maxLength: 4 }),
+              fc.integer({ min: 0, max: 2 }),
+            ),
+          ),
         async ([mechanism, ballots, abstainers]) => {
           clock.set(T0);
           const r = await room(mechanism, { voting_window: 600 }, ballots.length + abstainers);
           for (const [i, choice] of ballots.entries()) {
-            const res = await call(svc.base, 'POST', `/api/rooms/${r.slug}/choose`, { token: r.tokens[i + 1], body: { choice } });
+            const res = await call(svc.base, 'POST', `/api/rooms/${r.slug}/choose`, {
+              token: r.tokens[i + 1],
+              body: { choice },
+            });
             expect(res.status, JSON.stringify(res.body)).toBe(200);
           }
           for (let i = 0; i < abstainers; i++) {
-            await call(svc.base, 'POST', `/api/rooms/${r.slug}/abstain`, { token: r.tokens[ballots.length + 1 + i], body: { reason: 'pass' } });
+            await call(svc.base, 'POST', `/api/rooms/${r.slug}/abstain`, {
+              token: r.tokens[ballots.length + 1 + i],
+              body: { reason: 'pass' },
+            });
           }
           clock.advance(600_000);
           const outcome = await outcomeOf(r.slug, r.tokens[0]);

@@ -28,7 +28,9 @@ describe('time and deadlines', () => {
     });
     const tokens = [created.body.creator_token as string];
     for (let i = 1; i < members; i++) {
-      tokens.push((await call(svc.base, 'POST', `/api/rooms/${created.body.slug}/join`, { body: {} })).body.participant_token);
+      tokens.push(
+        (await call(svc.base, 'POST', `/api/rooms/${created.body.slug}/join`, { body: {} })).body.participant_token,
+      );
     }
     return { slug: created.body.slug as string, tokens };
   }
@@ -43,11 +45,18 @@ describe('time and deadlines', () => {
     expect(view.body.decision).toBeNull();
     expect(view.body.brief).not.toContain('Deciding now');
     const outcome = await call(svc.base, 'GET', `/api/rooms/${slug}/outcome`, { token: tokens[1] });
-    expect(outcome.body.decisions[0]).toMatchObject({ resolved_winner: 'beta', outcome_status: 'completed', resolved_at: new Date(T0 + 600_000).toISOString() });
+    expect(outcome.body.decisions[0]).toMatchObject({
+      resolved_winner: 'beta',
+      outcome_status: 'completed',
+      resolved_at: new Date(T0 + 600_000).toISOString(),
+    });
     const payload = payloadOf(outcome.body.receipt_jws);
     expect(payload.iat).toBe(Math.floor((T0 + 600_000) / 1000));
     expect(payload.svc.windows.voting_ended_at).toBe(new Date(T0 + 600_000).toISOString());
-    const late = await call(svc.base, 'POST', `/api/rooms/${slug}/choose`, { token: tokens[1], body: { choice: 'alpha' } });
+    const late = await call(svc.base, 'POST', `/api/rooms/${slug}/choose`, {
+      token: tokens[1],
+      body: { choice: 'alpha' },
+    });
     expect(late.body.error.code).toBe('decision.not_open');
   });
 
@@ -70,7 +79,10 @@ describe('time and deadlines', () => {
     clock.set(T0);
     const { slug, tokens } = await room({ quorum: 4, early_close: true, settle_window: 0 });
     await call(svc.base, 'POST', `/api/rooms/${slug}/choose`, { token: tokens[0], body: { choice: 'alpha' } });
-    const second = await call(svc.base, 'POST', `/api/rooms/${slug}/choose`, { token: tokens[1], body: { choice: 'alpha' } });
+    const second = await call(svc.base, 'POST', `/api/rooms/${slug}/choose`, {
+      token: tokens[1],
+      body: { choice: 'alpha' },
+    });
     expect(second.body.status).toBe('voting');
     const view = await call(svc.base, 'GET', `/api/rooms/${slug}`, { token: tokens[0] });
     expect(view.body.decision.eligible_voters).toBe(4);
@@ -85,17 +97,26 @@ describe('time and deadlines', () => {
     const { slug, tokens } = await room({ early_close: true, settle_window: 30 }, 3);
     await call(svc.base, 'POST', `/api/rooms/${slug}/choose`, { token: tokens[0], body: { choice: 'alpha' } });
     await call(svc.base, 'POST', `/api/rooms/${slug}/choose`, { token: tokens[1], body: { choice: 'alpha' } });
-    const third = await call(svc.base, 'POST', `/api/rooms/${slug}/choose`, { token: tokens[2], body: { choice: 'beta' } });
+    const third = await call(svc.base, 'POST', `/api/rooms/${slug}/choose`, {
+      token: tokens[2],
+      body: { choice: 'beta' },
+    });
     expect(third.body.status).toBe('voting');
     expect(third.body.settling).toEqual({ seals_in_seconds: 30, presumptive: 'alpha' });
     clock.advance(10_000);
-    const same = await call(svc.base, 'POST', `/api/rooms/${slug}/choose`, { token: tokens[2], body: { choice: 'gamma' } });
+    const same = await call(svc.base, 'POST', `/api/rooms/${slug}/choose`, {
+      token: tokens[2],
+      body: { choice: 'gamma' },
+    });
     expect(same.body.settling).toEqual({ seals_in_seconds: 20, presumptive: 'alpha' });
     const view = await call(svc.base, 'GET', `/api/rooms/${slug}?since=0`, { token: tokens[0] });
     expect(view.body.state).toMatch(/settling, seals in ~20s/);
     clock.advance(20_000);
     const outcome = await call(svc.base, 'GET', `/api/rooms/${slug}/outcome`, { token: tokens[0] });
-    expect(outcome.body.decisions[0]).toMatchObject({ resolved_winner: 'alpha', resolved_at: new Date(T0 + 30_000).toISOString() });
+    expect(outcome.body.decisions[0]).toMatchObject({
+      resolved_winner: 'alpha',
+      resolved_at: new Date(T0 + 30_000).toISOString(),
+    });
     const windows = payloadOf(outcome.body.receipt_jws).svc.windows;
     expect(windows.voting_ended_at).toBe(new Date(T0).toISOString());
     expect(windows.cooldown_ended_at).toBe(new Date(T0 + 30_000).toISOString());
@@ -103,10 +124,18 @@ describe('time and deadlines', () => {
 
   it('seals several due decisions in seal-instant order and chains them that way', async () => {
     clock.set(T0);
-    const created = await call(svc.base, 'POST', '/api/rooms', { body: { about: 'Two at once', config: { max_open_decisions: 2 } } });
+    const created = await call(svc.base, 'POST', '/api/rooms', {
+      body: { about: 'Two at once', config: { max_open_decisions: 2 } },
+    });
     const { slug, creator_token: token } = created.body;
-    await call(svc.base, 'POST', `/api/rooms/${slug}/ask`, { token, body: { question: 'Long one?', options: ['a', 'b'], voting_window: 900 } });
-    await call(svc.base, 'POST', `/api/rooms/${slug}/ask`, { token, body: { question: 'Short one?', options: ['a', 'b'], voting_window: 300 } });
+    await call(svc.base, 'POST', `/api/rooms/${slug}/ask`, {
+      token,
+      body: { question: 'Long one?', options: ['a', 'b'], voting_window: 900 },
+    });
+    await call(svc.base, 'POST', `/api/rooms/${slug}/ask`, {
+      token,
+      body: { question: 'Short one?', options: ['a', 'b'], voting_window: 300 },
+    });
     await call(svc.base, 'POST', `/api/rooms/${slug}/choose`, { token, body: { choice: 'a', decision: 1 } });
     await call(svc.base, 'POST', `/api/rooms/${slug}/choose`, { token, body: { choice: 'b', decision: 2 } });
     clock.advance(1_000_000);

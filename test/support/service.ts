@@ -13,7 +13,9 @@ export interface RunningService {
   stop(options?: { keepData?: boolean }): Promise<void>;
 }
 
-export async function startService(options: { clock?: Clock; env?: Record<string, string>; dataDir?: string } = {}): Promise<RunningService> {
+export async function startService(
+  options: { clock?: Clock; env?: Record<string, string>; dataDir?: string } = {},
+): Promise<RunningService> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'conclave-test-')));
   const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...options.env });
   const service = await createService(config, options.clock ? { clock: options.clock } : {});

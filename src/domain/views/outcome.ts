@@ -1,6 +1,7 @@
 /** GET /outcome (05-receipts.md §6.2): sealed rows in seal order, open rows last, with receipts. */
 import type { RoomState } from '../state.js';
 import { decisionStatus, iso, roomStatus, sealedInSealOrder } from './common.js';
+import { sealFields } from './decision-summary.js';
 
 export interface ReceiptRow {
   decision_id: string | null;
@@ -19,7 +20,6 @@ export function outcomeView(
   const open = state.decisions.filter((d) => !state.room.sealOrder.includes(d.data.id));
   const rows = [...sealed, ...open].map((d) => {
     const data = d.data;
-    const seal = data.seal;
     const hash = data.receipt?.hash ?? null;
     return {
       id: data.id,
@@ -31,12 +31,7 @@ export function outcomeView(
       opened_at: iso(data.openedAt),
       voting_opens_at: iso(data.votingOpensAt),
       voting_ends_at: iso(data.votingEndsAt),
-      resolved_at: iso(seal?.at),
-      resolved_outcome: seal?.outcome ?? null,
-      resolved_winner: seal?.winner ?? null,
-      outcome_status: seal?.status ?? null,
-      prev_hash: data.receipt?.prevHash ?? null,
-      receipt_hash: hash,
+      ...sealFields(d),
       receipt_jws: hash === null ? null : (jwsByHash.get(hash) ?? null),
     };
   });

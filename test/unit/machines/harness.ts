@@ -10,7 +10,14 @@ import { roomStateOf } from '../../../src/runtime/room-state.js';
 export const T0 = Date.parse('2026-05-01T10:00:00.000Z');
 
 export function actorFor(id: string, isOperator = false): Actor {
-  return { participantId: id, displayName: id, agentId: `participant:${id}`, mandateRef: null, isOperator, isAdmin: false };
+  return {
+    participantId: id,
+    displayName: id,
+    agentId: `participant:${id}`,
+    mandateRef: null,
+    isOperator,
+    isAdmin: false,
+  };
 }
 
 export class RoomHarness {
@@ -46,7 +53,9 @@ export class RoomHarness {
     while (queue.length > 0) {
       const next = queue.shift()!;
       const head = this.state().room.chain;
-      const hash = `sha256:${createHash('sha256').update(String(++this.seals)).digest('hex')}`;
+      const hash = `sha256:${createHash('sha256')
+        .update(String(++this.seals))
+        .digest('hex')}`;
       this.actor.send({
         type: 'RECEIPT_SIGNED',
         decisionId: next.type === 'seal' ? next.decisionId : null,
@@ -61,7 +70,15 @@ export class RoomHarness {
     return this.send({
       type: 'JOIN',
       now,
-      seat: { id, tokenHash: id, displayName: id, role: 'participant', via: this.state().room.members.length === 0 ? 'create' : 'join', agentDid: null, mandateId: null },
+      seat: {
+        id,
+        tokenHash: id,
+        displayName: id,
+        role: 'participant',
+        via: this.state().room.members.length === 0 ? 'create' : 'join',
+        agentDid: null,
+        mandateId: null,
+      },
       admission: { passwordGiven: false, passwordOk: false },
     });
   }

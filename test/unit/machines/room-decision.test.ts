@@ -31,7 +31,9 @@ describe('room and decision machines', () => {
     expect(errorCode(choose(h, 'ann', 'x'))).toBe('decision.proposing');
     expect(errorCode(h.send({ type: 'START_CHOOSING', now: T0, actor: actorFor('host', true) }))).toBe('input.invalid');
     h.send({ type: 'PROPOSE', now: T0, actor: actorFor('ann'), option: 'x' });
-    expect(h.send({ type: 'START_CHOOSING', now: T0 + 1000, actor: actorFor('host', true) })).toMatchObject({ ok: true });
+    expect(h.send({ type: 'START_CHOOSING', now: T0 + 1000, actor: actorFor('host', true) })).toMatchObject({
+      ok: true,
+    });
     expect(h.decision().phase).toBe('voting');
     h.send({ type: 'ADVANCE', decisionId: 'd1', now: h.decision().data.votingEndsAt });
     expect(h.decision().phase).toBe('resolved');
@@ -42,9 +44,13 @@ describe('room and decision machines', () => {
     const h = new RoomHarness();
     h.join('host');
     ask(h);
-    expect(errorCode(h.send({ type: 'CLOSE', now: T0, actor: actorFor('host', true), statement: null }))).toBe('decision.not_open');
+    expect(errorCode(h.send({ type: 'CLOSE', now: T0, actor: actorFor('host', true), statement: null }))).toBe(
+      'decision.not_open',
+    );
     h.send({ type: 'ADVANCE', decisionId: 'd1', now: h.decision().data.votingEndsAt });
-    expect(h.send({ type: 'CLOSE', now: T0 + 4000_000, actor: actorFor('host', true), statement: 'bye' })).toMatchObject({ ok: true });
+    expect(
+      h.send({ type: 'CLOSE', now: T0 + 4000_000, actor: actorFor('host', true), statement: 'bye' }),
+    ).toMatchObject({ ok: true });
     expect(h.actor.getSnapshot().value).toBe('concluded');
     expect(h.state().room.conclusion?.receipt?.prevHash).toBe(h.decision().data.receipt?.hash);
     expect(errorCode(h.join('late'))).toBe('room.concluded');
@@ -59,8 +65,17 @@ describe('room and decision machines', () => {
     h.join('ann');
     ask(h);
     expect(errorCode(choose(h, 'host', 'alpha'))).toBe('choice.not_eligible');
-    const admin = { participantId: null, displayName: 'operator', agentId: 'operator', mandateRef: null, isOperator: true, isAdmin: true };
-    expect(errorCode(h.send({ type: 'CHOOSE', now: T0, actor: admin, choice: 'alpha', reason: null }))).toBe('authority.denied');
+    const admin = {
+      participantId: null,
+      displayName: 'operator',
+      agentId: 'operator',
+      mandateRef: null,
+      isOperator: true,
+      isAdmin: true,
+    };
+    expect(errorCode(h.send({ type: 'CHOOSE', now: T0, actor: admin, choice: 'alpha', reason: null }))).toBe(
+      'authority.denied',
+    );
     expect(errorCode(choose(h, 'ann', 'delta'))).toBe('choice.invalid_option');
     expect(errorCode(choose(h, 'ann', ['alpha']))).toBe('input.invalid');
   });
