@@ -7,7 +7,7 @@
  * Every outcome of a command is emitted as a `reply`; events for the timeline as `event`;
  * seals and the conclusion as `seal` / `conclude`, which the runtime answers with RECEIPT_SIGNED.
  */
-import { emit, enqueueActions, setup } from 'xstate';
+import { assign, emit, enqueueActions, setup } from 'xstate';
 import {
   alreadyOpenError,
   type DecisionIndexEntry,
@@ -69,6 +69,7 @@ export const roomMachine = setup({
   guards: {
     hasOpenDecisions: ({ context }) => context.openDecisionIds.length > 0,
     noOpenDecisions: ({ context }) => context.openDecisionIds.length === 0,
+    mayClose: ({ context, event }) => event.type === 'CLOSE' && closeRefusal(context, event) === null,
   },
   actions: {
     replyConcluded: emit(({ context }) => fail(concludedError(context))),
@@ -506,20 +507,9 @@ export const roomMachine = setup({
         } satisfies DecisionEvent);
       }
     }),
-    close: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'CLOSE') return;
-      const authority = context.config.conclusion_authority;
-      if (!satisfiesAuthority(context, event.actor, authority)) {
-        enqueue.emit(
-          fail(authorityDenied('conclusion_authority', authority, 'close the room', route(context, 'close'))),
-        );
-        return;
-      }
-      if (event.invalid) {
-        enqueue.emit(fail(event.invalid));
-        return;
-      }
-      enqueue.assign({
+    close: assign(({ event }) => {
+      if (event.type !== 'CLOSE') return {};
+      return {
         conclusion: {
           at: event.now,
           statement: event.statement,
@@ -527,9 +517,15 @@ export const roomMachine = setup({
           byParticipantId: event.actor.participantId,
           receipt: null,
         },
-      });
+      };
+    }),
+    announceClose: enqueueActions(({ enqueue }) => {
       enqueue.emit({ type: 'conclude' });
       enqueue.emit(ok({ concluded: true }));
+    }),
+    refuseClose: emit(({ context, event }) => {
+      if (event.type !== 'CLOSE') throw new Error('refuseClose needs CLOSE');
+      return fail(closeRefusal(context, event) ?? openDecisionsBlockClose(context));
     }),
   },
 }).createMachine({
@@ -575,32 +571,16 @@ export const roomMachine = setup({
       states: {
         open: {
           always: { guard: 'hasOpenDecisions', target: 'deciding' },
-          on: { CLOSE: { target: '#room.concluding', actions: 'close' } },
+          on: {
+            CLOSE: [
+              { guard: 'mayClose', target: '#room.concluding', actions: ['close', 'announceClose'] },
+              { actions: 'refuseClose' },
+            ],
+          },
         },
         deciding: {
           always: { guard: 'noOpenDecisions', target: 'open' },
-          on: {
-            CLOSE: {
-              actions: emit(({ context }) =>
-                fail(
-                  protocolError(
-                    'decision.not_open',
-                    `Room ${context.slug} can only be closed when no decision is open. Open decisions: ${openDecisionList(
-                      context,
-                    )
-                      .map((d) => `${d.seq} ("${d.question}")`)
-                      .join(
-                        ', ',
-                      )}. Let them resolve (choose, or wait for their windows), then close (the close_room action / POST /api/rooms/${context.slug}/close).`,
-                    {
-                      hint: 'Wait for the open decisions to resolve, then close.',
-                      details: { open_decisions: openDecisionList(context) },
-                    },
-                  ),
-                ),
-              ),
-            },
-          },
+          on: { CLOSE: { actions: 'refuseClose' } },
         },
       },
     },
@@ -629,6 +609,31 @@ export const roomMachine = setup({
 });
 
 export type RoomMachine = typeof roomMachine;
+
+/** Authority (step 8) and field validation (step 9) of close; open decisions (step 10) are the state's. */
+function closeRefusal(
+  ctx: RoomContext,
+  event: Extract<RoomCommand, { type: 'CLOSE' }>,
+): ProtocolError | ErrorSpec | null {
+  const authority = ctx.config.conclusion_authority;
+  if (!satisfiesAuthority(ctx, event.actor, authority)) {
+    return authorityDenied('conclusion_authority', authority, 'close the room', route(ctx, 'close'));
+  }
+  return event.invalid ?? null;
+}
+
+function openDecisionsBlockClose(ctx: RoomContext): ProtocolError {
+  const open = openDecisionList(ctx);
+  return protocolError(
+    'decision.not_open',
+    `Room ${ctx.slug} can only be closed when no decision is open. Open decisions: ${open
+      .map((d) => `${d.seq} ("${d.question}")`)
+      .join(
+        ', ',
+      )}. Let them resolve (choose, or wait for their windows), then close (the close_room action / POST /api/rooms/${ctx.slug}/close).`,
+    { hint: 'Wait for the open decisions to resolve, then close.', details: { open_decisions: open } },
+  );
+}
 
 function startChoosingTarget(
   ctx: RoomContext,
