@@ -135,14 +135,19 @@ export const roomMachine = setup({
         enqueue.emit(fail(plan));
         return;
       }
-      const { member, invite } = plan;
+      const { member } = plan;
+      const info = { participant_id: member.id, display_name: member.displayName, role: member.role };
+      if (plan.kind === 'reconnect') {
+        enqueue.emit(ok({ ...info, reconnected: true }));
+        return;
+      }
+      const invite = plan.invite;
       const members =
         plan.kind === 'recover'
           ? context.members.map((m) => (m.id === member.id ? member : m))
           : [...context.members, member];
       const invites = invite ? context.invites.map((i) => (i.code === invite.code ? invite : i)) : context.invites;
       enqueue.assign({ members, invites });
-      const info = { participant_id: member.id, display_name: member.displayName, role: member.role };
       if (plan.kind === 'recover') {
         enqueue.emit(ok({ ...info, recovered: true }));
         return;

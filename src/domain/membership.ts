@@ -11,7 +11,8 @@ import type { Actor, InviteRecord, Member, Role, RoomConfig } from './types.js';
 
 export type JoinPlan =
   | { kind: 'new'; member: Member; invite: InviteRecord | null }
-  | { kind: 'recover'; member: Member; invite: InviteRecord };
+  | { kind: 'recover'; member: Member; invite: InviteRecord }
+  | { kind: 'reconnect'; member: Member };
 
 function inviteInvalid(reason: string, message: string): ProtocolError {
   return protocolError('invite.invalid', `${message} Ask the room operator for a new invite.`, { details: { reason } });
