@@ -65,7 +65,7 @@ async function main(): Promise<void> {
   const service = await createService(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0' }));
   const base = (await service.app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1');
   service.services.baseUrl = base;
-  const created = await (
+  const created = (await (
     await fetch(`${base}/api/rooms`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -75,7 +75,7 @@ async function main(): Promise<void> {
         config: { voting_window: 1_209_600 },
       }),
     })
-  ).json();
+  ).json()) as { slug: string; creator_token: string };
   const token = created.creator_token as string;
   const bare = await baseline();
 

@@ -1,6 +1,8 @@
 /** Every setting of the service, read from the environment and validated in one place. */
 import path from 'node:path';
 import { z } from 'zod';
+import { type IssuerPolicy, normalizeOrigin } from './auth/issuers.js';
+import type { RateLimitSettings } from './auth/rate-limit.js';
 
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -19,6 +21,34 @@ const envSchema = z.object({
   CONCLAVE_OPERATOR_NAME: z.string().default('Conclave operator'),
   CONCLAVE_OPERATOR_CONTACT: z.string().default('mailto:operator@localhost'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Lets webhooks target loopback and private addresses (tests, private networks). */
+  WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false'),
+  /** Long-polls and SSE streams one process holds at once; past it, new ones get 503. */
+  MAX_PARKED_CONNECTIONS: z.coerce.number().int().min(1).default(20_000),
+  /** Requests per minute per client IP (01 §7); 0 disables the limiter. */
+  RATE_LIMIT_IP_PER_MIN: z.coerce.number().int().min(0).default(600),
+  /** Mutating requests per minute per credential (01 §7); 0 disables the limiter. */
+  RATE_LIMIT_CREDENTIAL_PER_MIN: z.coerce.number().int().min(0).default(120),
+  /** Comma-separated trusted HTTPS mandate issuer origins (08 §4.7); empty = any HTTPS issuer. */
+  MANDATE_ISSUER_ALLOWLIST: z
+    .string()
+    .default('')
+    .transform((text, ctx) => {
+      const origins: string[] = [];
+      const entries = text.split(',').map((e) => e.trim());
+      for (const entry of entries.filter((e) => e !== '')) {
+        try {
+          origins.push(normalizeOrigin(entry));
+        } catch {
+          ctx.addIssue({ code: 'custom', message: `${entry} is not an http(s) origin` });
+        }
+      }
+      return origins;
+    }),
+  /** Accept self-issued (did:key) mandates; unset = on without an allowlist, off with one (08 §4.7). */
+  MANDATE_ALLOW_SELF_ISSUED: z.enum(['true', 'false']).optional(),
+  /** Lets mandate issuers live on private addresses and plain http: local test issuers only. */
+  MANDATE_ISSUER_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false'),
 });
 
 export interface ServiceConfig {
@@ -33,6 +63,10 @@ export interface ServiceConfig {
   operatorName: string;
   operatorContact: string;
   logLevel: string;
+  webhookAllowPrivate: boolean;
+  maxParkedConnections: number;
+  rateLimits: RateLimitSettings;
+  mandateIssuers: IssuerPolicy;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
@@ -60,5 +94,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     operatorName: e.CONCLAVE_OPERATOR_NAME,
     operatorContact: e.CONCLAVE_OPERATOR_CONTACT,
     logLevel: e.LOG_LEVEL,
+    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE === 'true',
+    maxParkedConnections: e.MAX_PARKED_CONNECTIONS,
+    rateLimits: { ipPerMinute: e.RATE_LIMIT_IP_PER_MIN, credentialPerMinute: e.RATE_LIMIT_CREDENTIAL_PER_MIN },
+    mandateIssuers: {
+      allowlist: e.MANDATE_ISSUER_ALLOWLIST,
+      allowSelfIssued: e.MANDATE_ALLOW_SELF_ISSUED === undefined ? undefined : e.MANDATE_ALLOW_SELF_ISSUED === 'true',
+      allowPrivate: e.MANDATE_ISSUER_ALLOW_PRIVATE === 'true',
+    },
   };
 }

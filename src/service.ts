@@ -5,10 +5,16 @@
  */
 import { mkdir } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
+import { type IdentityServices, openIdentityServices } from './auth/identity-services.js';
 import { hashSecret } from './auth/secrets.js';
 import type { ServiceConfig } from './config.js';
+import { Engagement } from './engagement/engagement.js';
 import { buildHttpApp } from './http/app.js';
+import { eventStreamRoute } from './http/event-stream-route.js';
 import type { Capabilities } from './http/meta.js';
+import { registerOAuthRoutes } from './http/oauth-routes.js';
+import { rateLimitHook } from './http/rate-limit-hook.js';
+import { mcpExtension } from './mcp/index.js';
 import type { Services } from './operations/services.js';
 import { OPERATIONS } from './operations/table.js';
 import { loadKeyring } from './receipts/index.js';
@@ -20,13 +26,17 @@ import type { RoomStore } from './store/port.js';
 
 export const SERVICE_VERSION = '0.1.0';
 
-export const CAPABILITIES: Capabilities = { mcp: false, mandates: false, longPoll: false, sse: false, webhooks: false };
+export const CAPABILITIES: Capabilities = { mcp: true, mandates: true, longPoll: true, sse: true, webhooks: true };
 
 export interface Service {
   app: FastifyInstance;
   services: Services;
   scheduler: DeadlineScheduler;
   store: RoomStore;
+  /** Long-polls, streams and the webhook outbox (tests drive retries with engagement.webhooks.runDue()). */
+  engagement: Engagement;
+  /** Device flow, hosted keys, mandate verification deps (identity.mandates) and rate counters. */
+  identity: IdentityServices;
   close(): Promise<void>;
 }
 
@@ -45,25 +55,55 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     clock,
     keyring,
     baseUrl: () => services.baseUrl,
-    onCommit: (notice) => scheduler?.note(notice.nextDeadline),
+    onCommit: (notice) => {
+      scheduler?.note(notice.nextDeadline);
+      engagement.onCommit(notice);
+    },
   });
-  // biome-ignore lint/style/useConst: the registry reads services.baseUrl lazily
-  let services: Services;
-  services = {
+  const engagement = new Engagement(
+    { store, states: registry, clock },
+    {
+      maxParked: config.maxParkedConnections,
+      webhookAllowPrivate: config.webhookAllowPrivate,
+      redis: config.store.kind === 'redis' ? { url: config.store.url, keyPrefix: config.store.keyPrefix } : null,
+      userAgent: `Conclave-Webhooks/${SERVICE_VERSION}`,
+    },
+  );
+  const adminTokenHash = config.adminToken ? hashSecret(config.adminToken) : null;
+  // The registry and identity read services.baseUrl lazily: tests set it once the port is known.
+  const services: Services = {
     registry,
     store,
     keyring,
     clock,
     baseUrl: config.baseUrl,
-    auth: { adminTokenHash: config.adminToken ? hashSecret(config.adminToken) : null },
+    auth: { adminTokenHash },
     info: {
       name: config.name,
       version: SERVICE_VERSION,
       operatorName: config.operatorName,
       operatorContact: config.operatorContact,
     },
+    engagement,
+    mandates: null,
   };
-  const app = await buildHttpApp(services, OPERATIONS, { logLevel: config.logLevel, capabilities: CAPABILITIES });
+  const baseUrl = () => services.baseUrl;
+  const identity = await openIdentityServices(
+    { store: config.store, adminTokenHash, issuers: config.mandateIssuers },
+    { keyring, now: () => clock.now(), baseUrl },
+  );
+  services.mandates = identity.mandates;
+  const app = await buildHttpApp(services, OPERATIONS, {
+    logLevel: config.logLevel,
+    capabilities: CAPABILITIES,
+    extensions: [
+      mcpExtension({ services, operations: OPERATIONS }),
+      eventStreamRoute(services),
+      (app) => registerOAuthRoutes(app, { deviceFlow: identity.deviceFlow, baseUrl }),
+    ],
+    onRequest: [rateLimitHook(identity.requestRates, config.rateLimits, () => clock.now())],
+    revocations: () => identity.revocations(),
+  });
   scheduler = new DeadlineScheduler(
     store,
     clock,
@@ -71,17 +111,22 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     (error, slug) => app.log.error({ err: error, slug }, 'deadline tick failed'),
   );
   await scheduler.start();
+  await engagement.start(app.log);
 
   return {
     app,
     services,
     scheduler,
     store,
+    engagement,
+    identity,
     async close() {
       scheduler?.stop();
+      await engagement.stop();
       await app.close();
       await registry.drain();
       await store.close();
+      await identity.close();
     },
   };
 }

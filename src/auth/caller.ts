@@ -1,25 +1,35 @@
 /**
- * Turns the credentials presented on a request into the caller of a room: a member seat, the
- * admin token, a password reader or an anonymous reader (01-transport-and-auth.md §3–§5).
- * A presented credential must be valid even where anonymous access would be allowed.
+ * Turns the credentials presented on a request into the caller of a room: a member seat (by token
+ * or by mandate), the admin token, a mandate without a seat, a password reader or an anonymous
+ * reader (01-transport-and-auth.md §3–§5). A presented credential must be valid even where
+ * anonymous access would be allowed, and the room's `config.auth` decides which kinds it accepts.
+ * Mandates are verified before this point (operations/run.ts); here they are only mapped to seats.
  */
 import { memberById } from '../domain/roster.js';
-import type { Actor, Member } from '../domain/types.js';
-import { protocolError, type ProtocolError } from '../errors.js';
 import type { RoomState } from '../domain/state.js';
+import type { Actor, Member } from '../domain/types.js';
+import { type ProtocolError, protocolError } from '../errors.js';
+import type { VerifiedMandate } from './mandates.js';
 import { hashSecret, sameHash } from './secrets.js';
 
 export interface PresentedCredentials {
   bearer?: string | undefined;
   mandate?: string | undefined;
   password?: string | undefined;
+  /** The presented mandate once verified for this call. */
+  verified?: VerifiedMandate | undefined;
 }
 
 export type Caller =
-  | { kind: 'member'; member: Member; credentialHash: string }
+  | { kind: 'member'; member: Member; credentialHash: string; mandate: VerifiedMandate | null }
   | { kind: 'admin'; credentialHash: string }
+  /** A valid mandate whose subject holds no seat in this room. */
+  | { kind: 'outsider'; credentialHash: string; mandate: VerifiedMandate }
   | { kind: 'password' }
   | { kind: 'anonymous' };
+
+/** What the credential is used for: the `config.auth` matrix of 01 §5 treats these differently. */
+export type CallUse = 'seat' | 'read' | 'operator';
 
 export interface AuthSettings {
   /** SHA-256 hex of the configured admin token, or null when none is configured. */
@@ -32,23 +42,28 @@ export function credentialHash(presented: PresentedCredentials): string | null {
   return null;
 }
 
-export function mandatesUnsupported(): ProtocolError {
+export function mandateNotAccepted(slug: string): ProtocolError {
   return protocolError(
     'auth.mandate_not_accepted',
-    'This deployment does not accept mandates yet; use the participant token from the join response in Authorization: Bearer.',
+    `Room ${slug} accepts participant tokens only (config.auth is "token_only"): drop X-Mandate and send Authorization: Bearer <participant token>.`,
     { details: { auth: 'token_only' } },
   );
 }
 
-/** Resolves bearer tokens (and, for now, refuses mandates). Password readers are resolved by the read gate. */
-export function resolveCaller(state: RoomState, presented: PresentedCredentials, settings: AuthSettings): Caller {
-  if (presented.mandate) throw mandatesUnsupported();
-  if (!presented.bearer) return { kind: 'anonymous' };
-  const hash = hashSecret(presented.bearer);
+export function mandateRequired(slug: string): ProtocolError {
+  return protocolError(
+    'auth.mandate_required',
+    `Room ${slug} requires a mandate for this call (config.auth is "mandate_required"): send the mandate in X-Mandate (REST) or _meta.mandate (MCP).`,
+    { details: { auth: 'mandate_required' } },
+  );
+}
+
+function tokenCaller(state: RoomState, bearer: string, settings: AuthSettings): Caller {
+  const hash = hashSecret(bearer);
   if (settings.adminTokenHash && sameHash(hash, settings.adminTokenHash))
     return { kind: 'admin', credentialHash: hash };
   const member = state.room.members.find((m) => m.tokenHash !== null && m.tokenHash === hash);
-  if (member) return { kind: 'member', member, credentialHash: hash };
+  if (member) return { kind: 'member', member, credentialHash: hash, mandate: null };
   const superseded = state.room.members.find((m) => m.supersededHashes.includes(hash));
   if (superseded) {
     throw protocolError(
@@ -63,6 +78,46 @@ export function resolveCaller(state: RoomState, presented: PresentedCredentials,
   throw invalidToken(state.slug);
 }
 
+function mandateCaller(state: RoomState, presented: PresentedCredentials): Caller {
+  const mandate = presented.verified;
+  if (!mandate) throw new Error('a presented mandate must be verified before resolving the caller');
+  const credential = hashSecret(presented.mandate!);
+  const member = state.room.members.find((m) => m.agentDid === mandate.sub);
+  return member
+    ? { kind: 'member', member, credentialHash: credential, mandate }
+    : { kind: 'outsider', credentialHash: credential, mandate };
+}
+
+/** 01 §5: which credential kinds the room accepts for this use; operator credentials are exempt outside seat acts. */
+function enforceAuthMode(state: RoomState, caller: Caller, use: CallUse): void {
+  const mode = state.room.config.auth;
+  if (mode === 'either') return;
+  const viaMandate = caller.kind === 'outsider' || (caller.kind === 'member' && caller.mandate !== null);
+  const operatorCredential =
+    caller.kind === 'admin' || (caller.kind === 'member' && !viaMandate && caller.member.isCreator);
+  if (use !== 'seat' && operatorCredential) return;
+  if (viaMandate && mode === 'token_only') throw mandateNotAccepted(state.slug);
+  if (!viaMandate && mode === 'mandate_required' && caller.kind === 'member') throw mandateRequired(state.slug);
+}
+
+/**
+ * The caller of a room. When both a token and a mandate are presented the mandate path is used for
+ * authorization and attribution; a hosted key (`rk_…`) beside a mandate only adds account identity.
+ */
+export function resolveCaller(
+  state: RoomState,
+  presented: PresentedCredentials,
+  settings: AuthSettings,
+  use: CallUse = 'read',
+): Caller {
+  let caller: Caller;
+  if (presented.mandate) caller = mandateCaller(state, presented);
+  else if (presented.bearer) caller = tokenCaller(state, presented.bearer, settings);
+  else return { kind: 'anonymous' };
+  enforceAuthMode(state, caller, use);
+  return caller;
+}
+
 export function invalidToken(slug: string): ProtocolError {
   return protocolError(
     'auth.invalid_token',
@@ -74,7 +129,7 @@ export function invalidToken(slug: string): ProtocolError {
 export function authRequired(action: string, route: string): ProtocolError {
   return protocolError(
     'auth.required',
-    `The ${action} action (${route}) needs a credential: send Authorization: Bearer <participant token> (from the join or create response).`,
+    `The ${action} action (${route}) needs a credential: send Authorization: Bearer <participant token> (from the join or create response), or a mandate in X-Mandate.`,
     { hint: 'Join the room first, then send the participant token as a bearer token.' },
   );
 }
@@ -95,16 +150,24 @@ export function actorOf(state: RoomState, caller: Caller): Actor | null {
   return {
     participantId: member.id,
     displayName: member.displayName,
-    agentId: member.agentDid ?? `participant:${member.id}`,
-    mandateRef: null,
-    isOperator: member.isCreator,
+    agentId: caller.mandate?.sub ?? `participant:${member.id}`,
+    mandateRef: caller.mandate?.jti ?? null,
+    // A mandate alone is never an operator credential (01 §4).
+    isOperator: member.isCreator && caller.mandate === null,
     isAdmin: false,
   };
 }
 
-/** The actor of an act: requires a member or admin credential. */
+/** The actor of an act: requires a seat (member) or the admin token. */
 export function requireActor(state: RoomState, caller: Caller, action: string, route: string): Actor {
   const actor = actorOf(state, caller);
-  if (!actor) throw authRequired(action, route);
-  return actor;
+  if (actor) return actor;
+  if (caller.kind === 'outsider') {
+    throw protocolError(
+      'authority.denied',
+      `This mandate's subject holds no seat in room ${state.slug}: join first (POST /api/rooms/${state.slug}/join with the mandate), then ${action} (${route}).`,
+      { details: { authority: 'seat', required: 'member' } },
+    );
+  }
+  throw authRequired(action, route);
 }

@@ -37,8 +37,9 @@ export async function authorizeRead(
   presented: PresentedCredentials,
   settings: AuthSettings,
 ): Promise<Caller> {
-  const caller = resolveCaller(state, presented, settings);
-  if (caller.kind !== 'anonymous') return caller;
+  const caller = resolveCaller(state, presented, settings, 'read');
+  // A valid mandate whose subject holds no seat opens nothing an anonymous reader could not read.
+  if (caller.kind !== 'anonymous' && caller.kind !== 'outsider') return caller;
   const { room } = state;
   if (presented.password !== undefined && room.passwordHash !== null) {
     if (await verifyPassword(presented.password, room.passwordHash)) return { kind: 'password' };

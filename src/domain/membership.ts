@@ -69,6 +69,9 @@ export function planJoin(
   admission: Admission,
   now: number,
 ): JoinPlan | ProtocolError {
+  // 02 §7: a mandate whose subject already holds a seat reconnects to it (never a new seat).
+  const seated = seat.agentDid === null ? undefined : room.members.find((m) => m.agentDid === seat.agentDid);
+  if (seated) return { kind: 'reconnect', member: seated };
   const invite = findInvite(room, admission, now);
   if (invite instanceof Error) return invite;
   const usable = invite;

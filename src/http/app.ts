@@ -5,12 +5,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type onRequestAsyncHookHandler } from 'fastify';
+import type { Revocation } from '../auth/identity-store.js';
 import type { Services } from '../operations/services.js';
 import type { AnyOperation } from '../operations/types.js';
+import { installBackPressure } from './back-pressure.js';
 import { BODY_LIMIT, installBodyParsing } from './body.js';
 import { installErrorHandling } from './errors.js';
+import { EVENT_STREAM_PATH } from './event-stream-route.js';
 import { type Capabilities, registerMetaRoutes } from './meta.js';
+import { OAUTH_ROUTES } from './oauth-routes.js';
 import { registerRoomPage } from './room-page.js';
 import { registerOperationRoutes } from './routes.js';
 
@@ -19,13 +23,18 @@ export interface HttpOptions {
   capabilities: Capabilities;
   /** Extra routes mounted by other transports (MCP) and engagement, after the core routes. */
   extensions?: ((app: FastifyInstance) => void | Promise<void>)[];
+  /** Request hooks every route passes after CORS and before its handler (the rate limits, 01 §9 step 2). */
+  onRequest?: onRequestAsyncHookHandler[];
+  /** The service's own mandate revocations, listed by discovery. */
+  revocations?: () => Promise<Revocation[]>;
 }
 
 const CORRELATION_ID = /^[\x21-\x7e]{1,128}$/;
 const CORS_METHODS = 'GET, POST, PATCH, DELETE, OPTIONS';
 const CORS_HEADERS =
-  'Authorization, Content-Type, X-Mandate, X-Room-Password, Idempotency-Key, X-Correlation-Id, X-Confirm-Delete, Last-Event-ID, MCP-Protocol-Version, Mcp-Method, Mcp-Session-Id, X-Body-Signature, X-Timestamp';
-const NO_CORS = ['/oauth/device', '/r/'];
+  'Authorization, Content-Type, X-Mandate, X-Room-Password, Idempotency-Key, X-Correlation-Id, X-Confirm-Delete, Last-Event-ID, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id, X-Body-Signature, X-Timestamp';
+/** The approval page and its approve call (and revocation, not in 01 §8's list) are same-origin only. */
+const NO_CORS = /^\/(?:oauth\/device(?:[/?]|$)|oauth\/revoke(?:[/?]|$)|r\/)/;
 
 const META_PATHS = [
   '/.well-known/svc.json',
@@ -34,6 +43,7 @@ const META_PATHS = [
   '/readyz',
   '/v1/openapi.json',
   '/r/{slug}',
+  EVENT_STREAM_PATH,
 ];
 
 function routeMatcher(operations: readonly AnyOperation[]): (path: string) => string[] {
@@ -42,6 +52,7 @@ function routeMatcher(operations: readonly AnyOperation[]): (path: string) => st
     ...META_PATHS.map((path) => ({ path, method: 'GET' })),
     { path: '/mcp', method: 'POST' },
     { path: '/mcp/host', method: 'POST' },
+    ...OAUTH_ROUTES,
   ].map((r) => ({ ...r, pattern: new RegExp(`^${r.path.replace(/[.]/g, '\\.').replace(/\{\w+\}/g, '[^/]+')}/?$`) }));
   return (path) => [...new Set(table.filter((r) => r.pattern.test(path)).map((r) => r.method))];
 }
@@ -81,7 +92,7 @@ export async function buildHttpApp(
   await app.register(cors, {
     delegator: (request, callback) => {
       const path = request.url ?? '';
-      if (NO_CORS.some((prefix) => path.startsWith(prefix))) return callback(null, { origin: false });
+      if (NO_CORS.test(path)) return callback(null, { origin: false });
       callback(null, {
         origin: '*',
         methods: CORS_METHODS,
@@ -94,10 +105,12 @@ export async function buildHttpApp(
     },
   });
 
+  for (const hook of options.onRequest ?? []) app.addHook('onRequest', hook);
   installBodyParsing(app);
   installErrorHandling(app, routeMatcher(operations));
+  await installBackPressure(app);
   registerOperationRoutes(app, services, operations);
-  registerMetaRoutes(app, services, operations, options.capabilities);
+  registerMetaRoutes(app, services, operations, options.capabilities, options.revocations);
   registerRoomPage(app, services);
   for (const extend of options.extensions ?? []) await extend(app);
   return app;

@@ -23,14 +23,13 @@ export function installBodyParsing(app: FastifyInstance): void {
     },
   );
   // Other media types (form posts of the OAuth endpoints are added where needed) keep the raw text.
-  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (request, body, done) => {
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_request, body, done) => {
     const text = body as string;
     if (text === '') return done(null, undefined);
     const error = Object.assign(new Error('Request bodies must be JSON (Content-Type: application/json).'), {
       code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE',
       statusCode: 415,
     });
-    if (request.url.startsWith('/mcp')) return done(null, text);
     done(error, undefined);
   });
 }

@@ -3,6 +3,7 @@
  * document (08-discovery-mandates-identity.md §1–§3).
  */
 import type { FastifyInstance } from 'fastify';
+import type { Revocation } from '../auth/identity-store.js';
 import { DEFAULT_ROOM_CONFIG } from '../domain/config.js';
 import { WIRED_MECHANISMS } from '../mechanisms/index.js';
 import type { Services } from '../operations/services.js';
@@ -17,7 +18,11 @@ export interface Capabilities {
   webhooks: boolean;
 }
 
-export function discoveryDocument(services: Services, capabilities: Capabilities): Record<string, unknown> {
+export function discoveryDocument(
+  services: Services,
+  capabilities: Capabilities,
+  revocations: readonly Revocation[] = [],
+): Record<string, unknown> {
   const base = services.baseUrl;
   return {
     protocol_version: '0.1',
@@ -67,7 +72,7 @@ export function discoveryDocument(services: Services, capabilities: Capabilities
     membership_rule: { kind: 'open' },
     keys: services.keyring.jwks().keys,
     jwks_url: `${base}/.well-known/jwks.json`,
-    revocations: [],
+    revocations,
     openapi_url: `${base}/v1/openapi.json`,
     conformance: { self_attested: true, validated: false, validated_at: null, validated_against: null },
   };
@@ -78,12 +83,13 @@ export function registerMetaRoutes(
   services: Services,
   operations: readonly AnyOperation[],
   capabilities: Capabilities,
+  revocations: () => Promise<Revocation[]> = async () => [],
 ): void {
   const publicCache = 'public, max-age=300';
   let openapi: string | null = null;
 
   app.get('/.well-known/svc.json', async (_request, reply) =>
-    reply.header('cache-control', publicCache).send(discoveryDocument(services, capabilities)),
+    reply.header('cache-control', publicCache).send(discoveryDocument(services, capabilities, await revocations())),
   );
   app.get('/.well-known/jwks.json', async (_request, reply) =>
     reply.header('cache-control', publicCache).send(services.keyring.jwks()),
@@ -91,7 +97,10 @@ export function registerMetaRoutes(
   app.get('/v1/openapi.json', async (_request, reply) => {
     // Built on first use so `servers` carries the address the service actually listens on.
     openapi ??= JSON.stringify(buildOpenApi(operations, services.baseUrl, services.info.version));
-    return reply.header('cache-control', publicCache).header('content-type', 'application/json; charset=utf-8').send(openapi);
+    return reply
+      .header('cache-control', publicCache)
+      .header('content-type', 'application/json; charset=utf-8')
+      .send(openapi);
   });
   app.get('/healthz', async (_request, reply) => {
     const store = await services.store.ping().then(

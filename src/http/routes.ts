@@ -4,16 +4,15 @@
  * transport adds nothing of its own beyond reading credentials and headers.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { z } from 'zod';
-import { invalidInput, type ProtocolError } from '../errors.js';
+import { invalidInput } from '../errors.js';
+import { IDEMPOTENCY_KEY, parseOperationInput } from '../operations/input.js';
 import type { Services } from '../operations/services.js';
 import type { AnyOperation, RequestContext } from '../operations/types.js';
 import { roomNotFound } from '../runtime/registry.js';
 import { BODY_PARSE_ERROR } from './body.js';
-import { zodToProtocolError } from './validation.js';
+import { runOperation } from '../operations/run.js';
 
 const CREDENTIAL_QUERY_KEYS = ['token', 'access_token', 'mandate', 'password', 'invite'];
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 export function fastifyPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
@@ -56,7 +55,7 @@ export function requestContext(
   };
 }
 
-function refuseCredentialsInUrl(query: Record<string, unknown>): void {
+export function refuseCredentialsInUrl(query: Record<string, unknown>): void {
   const key = CREDENTIAL_QUERY_KEYS.find((k) => k in query);
   if (key) {
     throw invalidInput(
@@ -106,21 +105,21 @@ async function handle(services: Services, operation: AnyOperation, request: Fast
     throw invalidInput('Idempotency-Key', 'Idempotency-Key must be 1..255 visible ASCII characters.', 'invalid_value');
   }
 
-  const raw = { ...fields, ...params };
-  const parsed = (operation.input as z.ZodType).safeParse(raw);
-  let input: unknown;
-  let invalid: ProtocolError | undefined;
-  if (parsed.success) {
-    input = parsed.data;
-  } else {
-    invalid = zodToProtocolError(parsed.error, operation);
-    if (!operation.deferValidation) throw invalid;
-    input = { slug: params.slug };
-  }
+  const { input, invalid } = parseOperationInput(operation, { ...fields, ...params });
   const ctx = requestContext(services, request, `${request.method} ${path}`, usesBody ? (body ?? {}) : query);
-  const result = await operation.handle(ctx, input, invalid);
+  ctx.signal = clientGone(reply);
+  const result = await runOperation(operation, ctx, input, invalid);
   if (ctx.replayed) reply.header('idempotent-replayed', 'true');
   for (const [name, value] of Object.entries(ctx.responseHeaders)) reply.header(name, value);
   if (operation.noStore) reply.header('cache-control', 'no-store');
   return reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(result));
+}
+
+/** Aborts when the client closes the connection before its response is complete. */
+function clientGone(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort();
+  });
+  return controller.signal;
 }

@@ -32,6 +32,7 @@ export const abstain: OperationDef<z.infer<typeof abstainInput>> = {
   requestSchemaName: 'AbstainRequest',
   responseSchemaName: 'AbstainResponse',
   mutating: true,
+  mandateAction: 'choose',
   deferValidation: true,
   mcp: { tool: 'abstain', catalogs: ['participant'] },
   async handle(ctx, input, invalid) {

@@ -46,6 +46,7 @@ export const ask: OperationDef<AskOp> = {
   requestSchemaName: 'AskRequest',
   responseSchemaName: 'AskResponse',
   mutating: true,
+  mandateAction: 'ask',
   deferValidation: true,
   mcp: { tool: 'ask', catalogs: ['participant', 'host'] },
   async handle(ctx, input, invalid) {

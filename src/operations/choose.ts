@@ -98,6 +98,23 @@ async function runChoose(ctx: RequestContext, input: ChooseInput, invalid: Error
   });
 }
 
+/** A ballot's weight for a mandate's weight_cap: 1, or a quadratic ballot's total credits (08 §4.6). */
+async function ballotWeight(ctx: RequestContext, input: { slug: string; choice?: unknown }): Promise<number> {
+  const state = await ctx.services.registry.read(input.slug);
+  const choice = input.choice;
+  if (
+    state?.room.config.mechanism !== 'quadratic_vote' ||
+    typeof choice !== 'object' ||
+    choice === null ||
+    Array.isArray(choice)
+  )
+    return 1;
+  return Object.values(choice).reduce<number>(
+    (sum, v) => sum + (typeof v === 'number' && Number.isFinite(v) ? v : 0),
+    0,
+  );
+}
+
 const description =
   'Submits or revises your ballot on the oldest open decision (or the one named by decision). Repeating is a revision, not a second ballot. A choice can complete a lock and seal the decision in the same request.';
 
@@ -114,6 +131,8 @@ export const choose: OperationDef<ChooseInput> = {
   requestSchemaName: 'ChooseRequest',
   responseSchemaName: 'ChooseResponse',
   mutating: true,
+  mandateAction: 'choose',
+  mandateWeight: ballotWeight,
   deferValidation: true,
   mcp: { tool: 'choose', catalogs: ['participant'] },
   handle: (ctx, input, invalid) => runChoose(ctx, input, invalid, false),
@@ -139,6 +158,8 @@ export const chooseByGet: OperationDef<z.infer<typeof chooseQuery>> = {
   output: chooseOutput,
   responseSchemaName: 'ChooseResponse',
   mutating: true,
+  mandateAction: 'choose',
+  mandateWeight: ballotWeight,
   deferValidation: true,
   handle: (ctx, input, invalid) => runChoose(ctx, input, invalid, true),
 };

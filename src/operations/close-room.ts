@@ -32,6 +32,7 @@ export const closeRoom: OperationDef<z.infer<typeof closeInput>> = {
   requestSchemaName: 'CloseRequest',
   responseSchemaName: 'CloseResponse',
   mutating: true,
+  mandateAction: 'close',
   deferValidation: true,
   mcp: { tool: 'close_room', catalogs: ['participant', 'host'] },
   async handle(ctx, input, invalid) {

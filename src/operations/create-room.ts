@@ -3,7 +3,6 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { RoomCommand } from '../../machines/room.events.js';
 import type { RoomInput } from '../../machines/room.machine.js';
-import { mandatesUnsupported } from '../auth/caller.js';
 import { hashPassword, hashSecret, randomToken } from '../auth/secrets.js';
 import { parsePartialConfig, resolveConfig, roomConfigSchema } from '../domain/config.js';
 import type { Actor } from '../domain/types.js';
@@ -126,7 +125,8 @@ export const createRoom: OperationDef<CreateInput> = {
   mutating: true,
   mcp: { tool: 'create_room', catalogs: ['host'] },
   async handle(ctx, input) {
-    if (ctx.credentials.mandate) throw mandatesUnsupported();
+    // A mandate makes its subject the owner and binds the creator seat to it (08 §4.3: no room scope check).
+    const mandate = ctx.credentials.verified ?? null;
     const partial = parsePartialConfig(input.config);
     if (input.password !== undefined && partial.visibility === undefined) partial.visibility = 'private';
     const config = resolveConfig(partial);
@@ -155,14 +155,14 @@ export const createRoom: OperationDef<CreateInput> = {
       about,
       config,
       passwordHash: input.password !== undefined ? await hashPassword(input.password) : null,
-      ownerPrincipalId: null,
+      ownerPrincipalId: mandate?.sub ?? null,
     };
     const displayName = input.display_name ?? 'creator';
     const creator: Actor = {
       participantId: creatorId,
       displayName,
-      agentId: `participant:${creatorId}`,
-      mandateRef: null,
+      agentId: mandate?.sub ?? `participant:${creatorId}`,
+      mandateRef: mandate?.jti ?? null,
       isOperator: true,
       isAdmin: false,
     };
@@ -176,8 +176,8 @@ export const createRoom: OperationDef<CreateInput> = {
           displayName,
           role: 'participant',
           via: 'create',
-          agentDid: null,
-          mandateId: null,
+          agentDid: mandate?.sub ?? null,
+          mandateId: mandate?.jti ?? null,
         },
         admission: { passwordGiven: false, passwordOk: false },
       },
@@ -206,7 +206,7 @@ export const createRoom: OperationDef<CreateInput> = {
           about,
           voting_ends_at: first ? new Date(first.data.votingEndsAt).toISOString() : null,
           expires_at: null,
-          owner_principal_id: null,
+          owner_principal_id: mandate?.sub ?? null,
           config,
           decision: first ? decisionSummary(state, first, now) : null,
         };

@@ -24,7 +24,7 @@ export const deleteRoom: OperationDef<z.infer<typeof slugInput>> = {
     const state = await services.registry.read(input.slug);
     if (!state) throw roomNotFound(input.slug);
     if (!ctx.credentials.bearer && !ctx.credentials.mandate) throw authRequired('delete_room', route);
-    const caller = resolveCaller(state, ctx.credentials, services.auth);
+    const caller = resolveCaller(state, ctx.credentials, services.auth, 'operator');
     const isOperator = caller.kind === 'admin' || (caller.kind === 'member' && caller.member.isCreator);
     if (!isOperator) {
       throw protocolError(

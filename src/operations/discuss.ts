@@ -27,6 +27,7 @@ export const discuss: OperationDef<z.infer<typeof discussInput>> = {
   requestSchemaName: 'DiscussRequest',
   responseSchemaName: 'DiscussResponse',
   mutating: true,
+  mandateAction: 'discuss',
   deferValidation: true,
   mcp: { tool: 'discuss', catalogs: ['participant'] },
   async handle(ctx, input, invalid) {

@@ -147,7 +147,7 @@ export const listInvites: OperationDef<z.infer<typeof slugInput>> = {
     const route = `GET /api/rooms/${input.slug}/invites`;
     const state = await ctx.services.registry.read(input.slug);
     if (!state) throw roomNotFound(input.slug);
-    const caller = resolveCaller(state, ctx.credentials, ctx.services.auth);
+    const caller = resolveCaller(state, ctx.credentials, ctx.services.auth, 'operator');
     const actor = requireActor(state, caller, 'list_invites', route);
     const authority = state.room.config.invite_authority;
     if (!satisfiesAuthority(state.room, actor, authority))

@@ -1,13 +1,14 @@
 /** POST /api/rooms/{slug}/join — take a seat (02-rooms.md §7). */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { mandatesUnsupported, resolveCaller } from '../auth/caller.js';
+import { mandateRequired, resolveCaller } from '../auth/caller.js';
+import type { RoomState } from '../domain/state.js';
 import { hashSecret, randomToken, verifyPassword } from '../auth/secrets.js';
 import { roomStatus } from '../domain/views/common.js';
 import { roomNotFound } from '../runtime/registry.js';
 import { roomUrl } from '../runtime/sealing.js';
 import { idempotencyFor, slugSchema } from './shared.js';
-import type { OperationDef } from './types.js';
+import type { OperationDef, RequestContext } from './types.js';
 
 const joinInput = z
   .object({
@@ -49,38 +50,42 @@ export const joinRoom: OperationDef<z.infer<typeof joinInput>> = {
   requestSchemaName: 'JoinRoomRequest',
   responseSchemaName: 'JoinRoomResponse',
   mutating: true,
+  mandateAction: 'member_join_request',
   mcp: { tool: 'join_room', catalogs: ['participant'] },
   async handle(ctx, input) {
-    if (ctx.credentials.mandate) throw mandatesUnsupported();
     const { services } = ctx;
+    const mandate = ctx.credentials.verified ?? null;
     const current = await services.registry.read(input.slug);
     if (!current) throw roomNotFound(input.slug);
     const passwordOk =
       input.password !== undefined && current.room.passwordHash !== null
         ? await verifyPassword(input.password, current.room.passwordHash)
         : false;
-    const token = randomToken('t_');
+    // Mandate seats carry no token: the mandate is presented on every call (08 §4.9).
+    const token = mandate ? null : randomToken('t_');
     const participantId = randomUUID();
     const turn = await services.registry.execute(input.slug, {
       prepare: (state, now) => {
-        resolveCaller(state, ctx.credentials, services.auth);
+        checkJoinCredentials(state, ctx);
         return {
           command: {
             type: 'JOIN',
             now,
             seat: {
               id: participantId,
-              tokenHash: hashSecret(token),
+              tokenHash: token === null ? null : hashSecret(token),
               displayName: input.display_name ?? null,
               role: 'participant',
-              via: 'join',
-              agentDid: null,
-              mandateId: null,
+              via: mandate ? 'mandate' : 'join',
+              agentDid: mandate?.sub ?? null,
+              mandateId: mandate?.jti ?? null,
             },
             admission: {
               passwordGiven: input.password !== undefined,
               passwordOk,
               ...(input.invite !== undefined ? { inviteHash: hashSecret(input.invite) } : {}),
+              principal: mandate?.issuerPrincipal ?? null,
+              account: null,
             },
           },
           idempotency: idempotencyFor(ctx, input.slug),
@@ -94,6 +99,7 @@ export const joinRoom: OperationDef<z.infer<typeof joinInput>> = {
         participant_token: token,
         display_name: info.display_name as string,
         role: info.role as string,
+        ...(mandate ? { agent_did: mandate.sub } : {}),
         ...(info.recovered === true ? { recovered: true } : {}),
         about: state.room.about,
         status: roomStatus(state, services.clock.now()),
@@ -104,3 +110,17 @@ export const joinRoom: OperationDef<z.infer<typeof joinInput>> = {
     return turn.result;
   },
 };
+
+/**
+ * A join's credentials (01 §5): a presented token must be valid; a mandate needs a room that
+ * accepts mandates; a mandate-only room refuses a join without one.
+ */
+function checkJoinCredentials(state: RoomState, ctx: RequestContext): void {
+  const { credentials } = ctx;
+  if (credentials.mandate) {
+    resolveCaller(state, credentials, ctx.services.auth, 'seat');
+    return;
+  }
+  if (state.room.config.auth === 'mandate_required') throw mandateRequired(state.slug);
+  if (credentials.bearer) resolveCaller(state, credentials, ctx.services.auth, 'read');
+}

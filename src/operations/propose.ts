@@ -38,6 +38,7 @@ export const propose: OperationDef<z.infer<typeof proposeInput>> = {
   requestSchemaName: 'ProposeRequest',
   responseSchemaName: 'ProposeResponse',
   mutating: true,
+  mandateAction: 'propose',
   deferValidation: true,
   mcp: { tool: 'propose', catalogs: ['participant'] },
   async handle(ctx, input, invalid) {

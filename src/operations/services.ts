@@ -1,5 +1,7 @@
 /** What operations may use: the runtime, the store, keys, clock and settings. Built once in app.ts. */
 import type { AuthSettings } from '../auth/caller.js';
+import type { MandateDeps } from '../auth/mandates.js';
+import type { Engagement } from '../engagement/engagement.js';
 import type { Keyring } from '../receipts/index.js';
 import type { Clock } from '../runtime/clock.js';
 import type { RoomRegistry } from '../runtime/registry.js';
@@ -20,4 +22,8 @@ export interface Services {
   baseUrl: string;
   auth: AuthSettings;
   info: ServiceInfo;
+  /** Mandate verification (issuer trust, rate caps); null until identity is wired. */
+  mandates: MandateDeps | null;
+  /** Long-polls, streams, webhooks and opener-seal wake bookkeeping. */
+  engagement: Engagement;
 }

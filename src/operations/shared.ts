@@ -36,16 +36,27 @@ export function readerOf(state: RoomState, caller: Caller): Reader {
   return { participantId: null, role: 'observer', actor };
 }
 
-/** Committed state of a readable room for this caller (seals what is due first). */
+/**
+ * Committed state of a readable room for this caller (seals what is due first). A member reading the
+ * room consumes the opener-seal wakes of the decisions it opened (06 §5.4); replays pass
+ * `{ seesRoom: false }` because reading events is not reading the room.
+ */
 export async function readRoom(
   ctx: RequestContext,
   slug: string,
+  options: { seesRoom?: boolean } = {},
 ): Promise<{ state: RoomState; caller: Caller; reader: Reader }> {
   const state = await ctx.services.registry.read(slug);
   if (!state) throw roomNotFound(slug);
   const caller = await authorizeRead(state, ctx.credentials, ctx.services.auth);
+  if (caller.kind === 'member' && options.seesRoom !== false) {
+    await ctx.services.engagement.consumeOnRead(state, caller.member.id);
+  }
   return { state, caller, reader: readerOf(state, caller) };
 }
+
+/** Seat acts are never exempt from config.auth; other acts accept operator credentials whatever it says (01 §5). */
+const SEAT_ACTS = new Set(['discuss', 'propose', 'choose', 'abstain']);
 
 export interface ActSpec<R> {
   action: string;
@@ -64,7 +75,8 @@ export async function act<R extends Record<string, unknown>>(
   const turn = await ctx.services.registry.execute(slug, {
     prepare: (state, at) => {
       now = at;
-      const caller = resolveCaller(state, ctx.credentials, ctx.services.auth);
+      const use = SEAT_ACTS.has(spec.action) ? 'seat' : 'operator';
+      const caller = resolveCaller(state, ctx.credentials, ctx.services.auth, use);
       const actor = requireActor(state, caller, spec.action, spec.route);
       return { command: spec.build(state, actor, at), idempotency: idempotencyFor(ctx, slug) };
     },

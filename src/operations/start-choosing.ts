@@ -22,6 +22,7 @@ export const startChoosing: OperationDef<z.infer<typeof startInput>> = {
   requestSchemaName: 'StartChoosingRequest',
   responseSchemaName: 'StartChoosingResponse',
   mutating: true,
+  mandateAction: 'start_choosing',
   deferValidation: true,
   mcp: { tool: 'start_choosing', catalogs: ['participant', 'host'] },
   async handle(ctx, input, invalid) {

@@ -12,13 +12,16 @@ import { discuss } from './discuss.js';
 import { createInvite, listInvites, revokeInvite } from './invites.js';
 import { joinRoom } from './join-room.js';
 import { listDecisions } from './list-decisions.js';
+import { listEvents } from './list-events.js';
 import { updateMemberRole } from './members.js';
+import { nextAction } from './next-action.js';
 import { outcome } from './outcome.js';
 import { propose } from './propose.js';
 import { readRoomOperation } from './read-room.js';
 import { updateRoomSettings } from './settings.js';
 import { startChoosing } from './start-choosing.js';
 import type { AnyOperation } from './types.js';
+import { listWebhooks, registerWebhook, unregisterWebhook } from './webhooks.js';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   createRoom,
@@ -40,4 +43,9 @@ export const OPERATIONS: readonly AnyOperation[] = [
   revokeInvite,
   updateMemberRole,
   updateRoomSettings,
+  nextAction,
+  listEvents,
+  registerWebhook,
+  listWebhooks,
+  unregisterWebhook,
 ];

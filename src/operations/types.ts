@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import type { PresentedCredentials } from '../auth/caller.js';
+import type { MandateAction } from '../auth/mandates.js';
 import type { ProtocolError } from '../errors.js';
 import type { Services } from './services.js';
 
@@ -29,6 +30,8 @@ export interface RequestContext {
   replayed: boolean;
   /** Response headers an operation wants to add. */
   responseHeaders: Record<string, string>;
+  /** Aborted when the client goes away (a parked long-poll is released at once). */
+  signal?: AbortSignal;
 }
 
 export interface OperationDef<I = unknown> {
@@ -56,6 +59,10 @@ export interface OperationDef<I = unknown> {
    */
   deferValidation?: boolean;
   mcp?: { tool: string; catalogs: Catalog[]; readOnly?: boolean };
+  /** The mandate action this operation needs (08 §4.3); absent = none (reads, waits, webhooks). */
+  mandateAction?: MandateAction;
+  /** The weight a mandate's weight_cap is checked against (a quadratic ballot's credits). */
+  mandateWeight?: (ctx: RequestContext, input: I) => Promise<number | undefined>;
   handle(ctx: RequestContext, input: I, invalid?: ProtocolError): Promise<Record<string, unknown>>;
 }
 

@@ -427,7 +427,7 @@ export function roomNotFound(slug: string): ProtocolError {
   );
 }
 
-function idempotencyConflict(): ProtocolError {
+export function idempotencyConflict(): ProtocolError {
   return protocolError(
     'idempotency.conflict',
     'This Idempotency-Key was already used with a different request body for this operation. Use a new key for a new request, or resend the original body to get the original result.',

@@ -8,6 +8,8 @@
  * a version check, so a writer that lost its lock can never overwrite a newer state (fencing).
  */
 
+import type { EngagementStore } from './engagement-port.js';
+
 export interface StoredEvent {
   /** UUID, unique across the service. */
   id: string;
@@ -104,6 +106,9 @@ export interface RoomLock {
 
 export interface RoomStore {
   readonly kind: 'sqlite' | 'redis';
+
+  /** Opener-seal wakes, webhook subscriptions and their delivery outbox (engagement-port.ts). */
+  readonly engagement: EngagementStore;
 
   /** Claims a slug forever. False when it was ever claimed before (even if the room was deleted). */
   reserveSlug(slug: string): Promise<boolean>;

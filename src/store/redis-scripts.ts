@@ -73,10 +73,13 @@ end
 return { version, head }
 `;
 
-/** KEYS: room hash, events zset, event-ids hash, receipts list. Returns 1 when a room was removed. */
+/**
+ * KEYS: room hash, events zset, event-ids hash, receipts list, then the room's engagement keys
+ * (webhooks, deliveries, opener wakes). Returns 1 when a room was removed.
+ */
 export const DELETE_ROOM_SCRIPT = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+redis.call('DEL', unpack(KEYS))
 return 1
 `;
 

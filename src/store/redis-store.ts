@@ -26,6 +26,12 @@ import {
   StoreUnavailableError,
 } from './port.js';
 import {
+  defineEngagementCommands,
+  type EngagementRedis,
+  engagementKeys,
+  RedisEngagementStore,
+} from './redis-engagement.js';
+import {
   COMMIT_SCRIPT,
   CONFLICT_REPLY,
   DELETE_ROOM_SCRIPT,
@@ -54,7 +60,7 @@ interface ScriptCommands {
   conclaveRepairDeadline(...args: Arg[]): Promise<number>;
 }
 
-type ScriptedRedis = Redis & ScriptCommands;
+type ScriptedRedis = EngagementRedis & ScriptCommands;
 
 export async function openRedisStore(options: RedisStoreOptions): Promise<RedisStore> {
   const redis = new Redis(options.url, {
@@ -74,9 +80,10 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
   // Connection errors surface on the requests they fail; without a listener ioredis logs them.
   redis.on('error', () => {});
   redis.defineCommand('conclaveCommit', { numberOfKeys: 6, lua: COMMIT_SCRIPT });
-  redis.defineCommand('conclaveDeleteRoom', { numberOfKeys: 4, lua: DELETE_ROOM_SCRIPT });
+  redis.defineCommand('conclaveDeleteRoom', { numberOfKeys: 7, lua: DELETE_ROOM_SCRIPT });
   redis.defineCommand('conclaveReleaseLock', { numberOfKeys: 1, lua: RELEASE_LOCK_SCRIPT });
   redis.defineCommand('conclaveRepairDeadline', { numberOfKeys: 1, lua: REPAIR_DEADLINE_SCRIPT });
+  defineEngagementCommands(redis);
   try {
     await redis.connect();
   } catch (error) {
@@ -106,6 +113,7 @@ function keysOf(prefix: string) {
 
 export class RedisStore implements RoomStore {
   readonly kind = 'redis' as const;
+  readonly engagement: RedisEngagementStore;
   private readonly key: ReturnType<typeof keysOf>;
 
   /** Use openRedisStore(), which defines the scripts and connects first. */
@@ -115,6 +123,10 @@ export class RedisStore implements RoomStore {
     private readonly clock: () => number,
   ) {
     this.key = keysOf(keyPrefix);
+    this.engagement = new RedisEngagementStore(redis, keyPrefix, this.key.room, {
+      call: (operation) => this.call(operation),
+      bestEffort: (operation) => this.bestEffort(operation),
+    });
   }
 
   reserveSlug(slug: string): Promise<boolean> {
@@ -202,12 +214,16 @@ export class RedisStore implements RoomStore {
   }
 
   async deleteRoom(slug: string): Promise<boolean> {
+    const engagement = engagementKeys(this.key.room(slug));
     const removed = await this.call(() =>
       this.redis.conclaveDeleteRoom(
         this.key.room(slug),
         this.key.events(slug),
         this.key.eventIds(slug),
         this.key.receipts(slug),
+        engagement.webhooks,
+        engagement.deliveries,
+        engagement.openerWakes,
       ),
     );
     await this.bestEffort(() => this.redis.zrem(this.key.deadlines, slug));

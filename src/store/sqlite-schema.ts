@@ -55,6 +55,42 @@ const MIGRATIONS: readonly string[] = [
     expires_at INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  `
+  CREATE TABLE opener_wakes (
+    slug           TEXT NOT NULL REFERENCES rooms (slug) ON DELETE CASCADE,
+    participant_id TEXT NOT NULL,
+    decision_id    TEXT NOT NULL,
+    PRIMARY KEY (slug, participant_id, decision_id)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE webhooks (
+    id                      TEXT PRIMARY KEY,
+    slug                    TEXT NOT NULL REFERENCES rooms (slug) ON DELETE CASCADE,
+    owner                   TEXT NOT NULL,
+    url                     TEXT NOT NULL,
+    event_types             TEXT NOT NULL,
+    secret                  TEXT NOT NULL,
+    created_at              INTEGER NOT NULL,
+    disabled_at             INTEGER,
+    cursor                  INTEGER NOT NULL,
+    failure_streak          INTEGER NOT NULL,
+    idempotency_scope       TEXT,
+    idempotency_fingerprint TEXT
+  );
+  CREATE INDEX webhooks_slug ON webhooks (slug, created_at);
+
+  CREATE TABLE deliveries (
+    webhook_id      TEXT NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
+    event_id        TEXT NOT NULL,
+    slug            TEXT NOT NULL,
+    seq             INTEGER NOT NULL,
+    status          TEXT NOT NULL,
+    attempts        INTEGER NOT NULL,
+    next_attempt_at INTEGER,
+    PRIMARY KEY (webhook_id, event_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE status = 'pending';
+  `,
 ];
 
 /**

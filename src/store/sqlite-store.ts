@@ -22,6 +22,7 @@ import {
   type StoredReceipt,
   StoreUnavailableError,
 } from './port.js';
+import { SqliteEngagementStore } from './sqlite-engagement.js';
 import { migrate } from './sqlite-schema.js';
 
 export interface SqliteStoreOptions {
@@ -139,6 +140,7 @@ function prepareStatements(db: Database.Database) {
 
 export class SqliteStore implements RoomStore {
   readonly kind = 'sqlite' as const;
+  readonly engagement: SqliteEngagementStore;
   private readonly sql: ReturnType<typeof prepareStatements>;
   private readonly commitTransaction: Database.Transaction<(batch: CommitBatch) => RoomRecord>;
   private readonly takeLockTransaction: Database.Transaction<(slug: string, token: string, ttlMs: number) => boolean>;
@@ -150,6 +152,7 @@ export class SqliteStore implements RoomStore {
     private readonly clock: () => number,
   ) {
     this.sql = prepareStatements(db);
+    this.engagement = new SqliteEngagementStore(db, (work) => this.run(work));
     this.commitTransaction = db.transaction((batch) => this.commitInTransaction(batch));
     // Lock expiry is wall time, not the injected clock: it measures real process liveness, as
     // Redis's PX does, and must agree between processes sharing the file.

@@ -60,7 +60,7 @@ describe('mechanisms over REST', () => {
     return { slug: created.body.slug as string, tokens };
   }
 
-  async function outcomeOf(slug: string, token: string) {
+  async function outcomeOf(slug: string, token: string | undefined) {
     return (await call(svc.base, 'GET', `/api/rooms/${slug}/outcome`, { token })).body;
   }
 

@@ -17,7 +17,16 @@ export async function startService(
   options: { clock?: Clock; env?: Record<string, string>; dataDir?: string } = {},
 ): Promise<RunningService> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'conclave-test-')));
-  const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...options.env });
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    // Suites send many requests from 127.0.0.1; the rate-limit suites turn the limiters back on.
+    RATE_LIMIT_IP_PER_MIN: '0',
+    RATE_LIMIT_CREDENTIAL_PER_MIN: '0',
+    ...options.env,
+  });
   const service = await createService(config, options.clock ? { clock: options.clock } : {});
   const address = await service.app.listen({ port: 0, host: '127.0.0.1' });
   // Links the service writes (room URLs, receipts) use the real port.
@@ -39,7 +48,7 @@ export async function call(
   base: string,
   method: string,
   url: string,
-  options: { token?: string; body?: unknown; headers?: Record<string, string>; raw?: string } = {},
+  options: { token?: string | undefined; body?: unknown; headers?: Record<string, string>; raw?: string } = {},
 ): Promise<{ status: number; body: any; headers: Headers; text: string }> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;

@@ -7,6 +7,7 @@ import { StoreUnavailableError } from '../../../src/store/port.js';
 import { openRedisStore } from '../../../src/store/redis-store.js';
 import { startRedisServer } from '../../support/redis-server.js';
 import { event, receipt, storeContract } from './contract.js';
+import { engagementContract } from './engagement-contract.js';
 
 const server = await startRedisServer();
 
@@ -20,12 +21,14 @@ afterAll(async () => {
 describe.skipIf(server === null)('RedisStore', () => {
   const url = server?.url ?? '';
 
-  storeContract({
+  const target = {
     async fresh() {
       const keyPrefix = newPrefix();
-      return { open: (clock) => openRedisStore({ url, keyPrefix, ...(clock ? { clock } : {}) }) };
+      return { open: (clock?: () => number) => openRedisStore({ url, keyPrefix, ...(clock ? { clock } : {}) }) };
     },
-  });
+  };
+  storeContract(target);
+  engagementContract(target);
 
   it('opens through openStore', async () => {
     const store = await openStore({ kind: 'redis', url, keyPrefix: newPrefix() });

@@ -9,6 +9,7 @@ import { openStore } from '../../../src/store/index.js';
 import { StoreUnavailableError } from '../../../src/store/port.js';
 import { openSqliteStore } from '../../../src/store/sqlite-store.js';
 import { event, storeContract } from './contract.js';
+import { engagementContract } from './engagement-contract.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'conclave-sqlite-'));
@@ -18,12 +19,14 @@ const newFile = () => join(dir, `store-${++files}.db`);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('SqliteStore', () => {
-  storeContract({
+  const target = {
     async fresh() {
       const file = newFile();
-      return { open: async (clock) => openSqliteStore({ file, ...(clock ? { clock } : {}) }) };
+      return { open: async (clock?: () => number) => openSqliteStore({ file, ...(clock ? { clock } : {}) }) };
     },
-  });
+  };
+  storeContract(target);
+  engagementContract(target);
 
   it('runs in memory', async () => {
     const store = openSqliteStore({ file: ':memory:' });
@@ -51,7 +54,7 @@ describe('SqliteStore', () => {
     const stores = [openSqliteStore({ file }), openSqliteStore({ file }), openSqliteStore({ file })];
     await Promise.all(stores.map((s) => s.close()));
     const db = new Database(file, { readonly: true });
-    expect(db.prepare('SELECT version FROM schema_version').all()).toEqual([{ version: 1 }]);
+    expect(db.prepare('SELECT version FROM schema_version').all()).toEqual([{ version: 1 }, { version: 2 }]);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     db.close();
   });

@@ -1,0 +1,210 @@
+/**
+ * MCP against REST in the same run, on loopback: `choose` revisions on an open decision (one room turn
+ * with a durable SQLite commit each), driven over REST, over MCP 2026-07-28 (per-request envelope)
+ * and over MCP 2025-11-25 (stateless, SSE-framed answers). Bounded: BENCH_SECONDS per case (default 2).
+ *   npx tsx bench/mcp-vs-rest.ts
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Pool } from 'undici';
+import { loadConfig } from '../src/config.js';
+import { createService } from '../src/service.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
+const WARMUP_SECONDS = 0.5;
+const CONCURRENCY = 10;
+
+interface Request {
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+interface Result {
+  name: string;
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+type Check = (status: number, text: string) => boolean;
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** CONCURRENCY workers, each issuing its own requests back to back for `seconds`. */
+async function load(pool: Pool, seconds: number, requestFor: (worker: number, i: number) => Request, check: Check) {
+  const latencies: number[] = [];
+  let errors = 0;
+  let firstError: string | undefined;
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async (_, worker) => {
+      for (let i = 0; performance.now() < deadline; i++) {
+        const request = requestFor(worker, i);
+        const sent = performance.now();
+        const response = await pool.request({ method: 'POST', ...request });
+        const text = await response.body.text();
+        latencies.push(performance.now() - sent);
+        if (!check(response.statusCode, text)) {
+          errors++;
+          firstError ??= `${response.statusCode} ${text.slice(0, 300)}`;
+        }
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  if (firstError) console.error(`first error: ${firstError}`);
+  return { requests: latencies.length, rps: latencies.length / elapsed, latencies, errors };
+}
+
+async function measure(
+  name: string,
+  pool: Pool,
+  requestFor: (worker: number, i: number) => Request,
+  check: Check,
+): Promise<Result> {
+  await load(pool, WARMUP_SECONDS, requestFor, check);
+  const run = await load(pool, SECONDS, requestFor, check);
+  return {
+    name,
+    requests: run.requests,
+    rps: Math.round(run.rps),
+    p50: Number(percentile(run.latencies, 50).toFixed(2)),
+    p99: Number(percentile(run.latencies, 99).toFixed(2)),
+    errors: run.errors,
+  };
+}
+
+/** The JSON-RPC answer of an MCP response, whether framed as JSON or as one SSE message. */
+function rpcAnswer(text: string): any {
+  const data = text.startsWith('event:')
+    ? text
+        .split('\n')
+        .find((line) => line.startsWith('data: '))
+        ?.slice(6)
+    : text;
+  return JSON.parse(data ?? 'null');
+}
+
+const mcpOk: Check = (status, text) => status === 200 && rpcAnswer(text)?.result?.isError !== true;
+const restOk: Check = (status) => status === 200;
+
+async function postJson(base: string, url: string, body: unknown): Promise<any> {
+  const response = await fetch(`${base}${url}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
+  return response.json();
+}
+
+async function main(): Promise<void> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'conclave-bench-mcp-'));
+  // Rate limits off: the bench measures the transports, not the limiter.
+  const service = await createService(
+    loadConfig({
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'silent',
+      PORT: '0',
+      RATE_LIMIT_IP_PER_MIN: '0',
+      RATE_LIMIT_CREDENTIAL_PER_MIN: '0',
+    }),
+  );
+  const base = (await service.app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1');
+  service.services.baseUrl = base;
+  const pool = new Pool(base, { connections: CONCURRENCY, pipelining: 1 });
+
+  try {
+    const created = await postJson(base, '/api/rooms', {
+      question: 'Benchmark?',
+      options: ['alpha', 'beta'],
+      config: { voting_window: 1_209_600, early_close: false },
+    });
+    const slug = created.slug as string;
+    const tokens: string[] = [];
+    for (let i = 0; i < CONCURRENCY; i++) {
+      tokens.push((await postJson(base, `/api/rooms/${slug}/join`, { display_name: `voter-${i}` })).participant_token);
+    }
+    const choice = (i: number) => (i % 2 === 0 ? 'alpha' : 'beta');
+    const toolCall = (worker: number, i: number, meta: Record<string, unknown> | undefined) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: i,
+        method: 'tools/call',
+        params: {
+          name: 'choose',
+          arguments: { slug, token: tokens[worker], choice: choice(i) },
+          ...(meta ? { _meta: meta } : {}),
+        },
+      });
+    const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+    const results = [
+      await measure(
+        'REST POST /choose',
+        pool,
+        (worker, i) => ({
+          path: `/api/rooms/${slug}/choose`,
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens[worker]}` },
+          body: JSON.stringify({ choice: choice(i) }),
+        }),
+        restOk,
+      ),
+      await measure(
+        'MCP 2026-07-28 choose',
+        pool,
+        (worker, i) => ({
+          path: '/mcp',
+          headers: {
+            ...mcpHeaders,
+            'mcp-protocol-version': '2026-07-28',
+            'mcp-method': 'tools/call',
+            'mcp-name': 'choose',
+          },
+          body: toolCall(worker, i, {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+          }),
+        }),
+        mcpOk,
+      ),
+      await measure(
+        'MCP 2025-11-25 choose',
+        pool,
+        (worker, i) => ({ path: '/mcp', headers: mcpHeaders, body: toolCall(worker, i, undefined) }),
+        mcpOk,
+      ),
+    ];
+
+    const rest = results[0]!;
+    console.log(`choose revisions, ${CONCURRENCY} connections, ${SECONDS}s per case, loopback`);
+    console.table(
+      results.map((r) => ({
+        case: r.name,
+        requests: r.requests,
+        'req/s': r.rps,
+        'p50 ms': r.p50,
+        'p99 ms': r.p99,
+        errors: r.errors,
+        'req/s vs REST': (r.rps / rest.rps).toFixed(2),
+        'p50 vs REST': (r.p50 / rest.p50).toFixed(2),
+      })),
+    );
+    if (results.some((r) => r.errors > 0)) process.exitCode = 1;
+  } finally {
+    await pool.close();
+    await service.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();

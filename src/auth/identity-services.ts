@@ -1,0 +1,95 @@
+/**
+ * Builds the identity side of the service from configuration: the identity store and rate counters
+ * (SQLite + in-memory, or Redis for both so limits and grants hold across processes), the device
+ * flow, and the mandate verifier's dependencies.
+ */
+import { Redis } from 'ioredis';
+import type { Keyring } from '../receipts/index.js';
+import { DeviceFlow } from './device-flow.js';
+import type { IdentityStore, Revocation } from './identity-store.js';
+import { RedisIdentityStore } from './identity-store-redis.js';
+import { openSqliteIdentityStore } from './identity-store-sqlite.js';
+import { createIssuerTrust, type IssuerPolicy } from './issuers.js';
+import type { MandateDeps } from './mandates.js';
+import { MemoryRateCounters, type MandateRateCounter, type RequestRateCounter } from './rate-limit.js';
+import { RedisRateCounters } from './rate-limit-redis.js';
+
+export interface IdentityConfig {
+  store: { kind: 'sqlite'; file: string } | { kind: 'redis'; url: string; keyPrefix: string };
+  adminTokenHash: string | null;
+  issuers: IssuerPolicy;
+}
+
+export interface IdentityServices {
+  store: IdentityStore;
+  deviceFlow: DeviceFlow;
+  /** What verifyMandate needs; `mandates.rateCaps` is also where recordMandateCall records. */
+  mandates: MandateDeps;
+  requestRates: RequestRateCounter;
+  /** The service's own `revocations` for the discovery document. */
+  revocations(): Promise<Revocation[]>;
+  close(): Promise<void>;
+}
+
+export async function openIdentityServices(
+  config: IdentityConfig,
+  deps: { keyring: Keyring; now: () => number; baseUrl: () => string },
+): Promise<IdentityServices> {
+  let store: IdentityStore;
+  let counters: RequestRateCounter & MandateRateCounter;
+  let redis: Redis | null = null;
+  if (config.store.kind === 'redis') {
+    redis = await connectRedis(config.store.url);
+    store = new RedisIdentityStore(redis, config.store.keyPrefix);
+    counters = new RedisRateCounters(redis, config.store.keyPrefix);
+  } else {
+    store = openSqliteIdentityStore(config.store.file);
+    counters = new MemoryRateCounters();
+  }
+
+  const deviceFlow = new DeviceFlow({
+    store,
+    keyring: deps.keyring,
+    now: deps.now,
+    baseUrl: deps.baseUrl,
+    adminTokenHash: config.adminTokenHash,
+  });
+  const issuers = createIssuerTrust({
+    ...config.issuers,
+    keyring: deps.keyring,
+    baseUrl: deps.baseUrl,
+    isOwnRevoked: (jti) => store.isRevoked(jti),
+  });
+
+  return {
+    store,
+    deviceFlow,
+    mandates: { issuers, rateCaps: counters, baseUrl: deps.baseUrl },
+    requestRates: counters,
+    revocations: () => store.revocations(),
+    async close() {
+      await store.close();
+      redis?.disconnect();
+    },
+  };
+}
+
+async function connectRedis(url: string): Promise<Redis> {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    // Same failure behaviour as the room store: fail fast while Redis is away, reconnect in the background.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: (attempt) => Math.min(50 * attempt, 1000),
+    connectTimeout: 5000,
+    commandTimeout: 5000,
+  });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+  } catch (error) {
+    redis.disconnect();
+    throw error;
+  }
+  return redis;
+}

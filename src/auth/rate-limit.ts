@@ -1,0 +1,109 @@
+/**
+ * Sliding-window counters for the service's rate limits (01 §7: per client IP and per credential)
+ * and for mandate rate caps (08 §4.6: successful mutating calls per (iss, sub, room)). Both keep a
+ * log of timestamps per key, so Retry-After is exact: the time until enough counted calls have left
+ * the window. In-memory here; rate-limit-redis.ts holds the same counters across processes.
+ */
+
+/** 01 §7 limits. */
+export interface RateLimitSettings {
+  /** Requests per minute per client IP; 0 disables. */
+  ipPerMinute: number;
+  /** Mutating requests per minute per credential; 0 disables. */
+  credentialPerMinute: number;
+}
+
+export interface RateDecision {
+  allowed: boolean;
+  /** Whole seconds (≥ 1) until a call would be allowed; 0 when allowed. */
+  retryAfterSeconds: number;
+}
+
+/** 01 §7 limiters: a request counts only when it is allowed (a refused request does not extend the wait). */
+export interface RequestRateCounter {
+  take(key: string, limit: number, windowMs: number, now: number): Promise<RateDecision>;
+}
+
+/**
+ * 08 §4.6 rate caps. `check` before the act, `record` after it succeeded: only successful calls
+ * count. Mandates with different windows may share a key, so `record` keeps each entry for
+ * `windowSec` at least and `check` counts only the entries of its own window.
+ */
+export interface MandateRateCounter {
+  check(key: string, limit: number, windowSec: number, now: number): Promise<RateDecision>;
+  record(key: string, now: number, windowSec: number): Promise<void>;
+}
+
+/** A mandate log never holds more entries than this (limits above it never trip). */
+export const MAX_MANDATE_LOG_ENTRIES = 10_000;
+
+export const ALLOWED: RateDecision = { allowed: true, retryAfterSeconds: 0 };
+
+/**
+ * Seconds until the count of entries newer than `now - windowMs` drops below `limit`, given the
+ * window's entries in ascending order (at least `limit` of them).
+ */
+export function retryAfter(entriesInWindow: readonly number[], limit: number, windowMs: number, now: number): number {
+  const leaving = entriesInWindow[entriesInWindow.length - limit]!;
+  return Math.max(1, Math.ceil((leaving + windowMs - now) / 1000));
+}
+
+interface Log {
+  times: number[];
+  /** The log may be dropped once its newest entry is older than this many ms. */
+  retainMs: number;
+}
+
+const SWEEP_EVERY = 1000;
+
+export class MemoryRateCounters implements RequestRateCounter, MandateRateCounter {
+  private readonly logs = new Map<string, Log>();
+  private operations = 0;
+
+  async take(key: string, limit: number, windowMs: number, now: number): Promise<RateDecision> {
+    const log = this.log(key, windowMs, now);
+    const inWindow = log.times.filter((t) => t > now - windowMs);
+    log.times = inWindow;
+    if (inWindow.length >= limit)
+      return { allowed: false, retryAfterSeconds: retryAfter(inWindow, limit, windowMs, now) };
+    insertSorted(log.times, now);
+    return ALLOWED;
+  }
+
+  async check(key: string, limit: number, windowSec: number, now: number): Promise<RateDecision> {
+    const windowMs = windowSec * 1000;
+    const inWindow = (this.logs.get(key)?.times ?? []).filter((t) => t > now - windowMs);
+    if (inWindow.length < limit) return ALLOWED;
+    return { allowed: false, retryAfterSeconds: retryAfter(inWindow, limit, windowMs, now) };
+  }
+
+  async record(key: string, now: number, windowSec: number): Promise<void> {
+    const log = this.log(key, windowSec * 1000, now);
+    insertSorted(log.times, now);
+    if (log.times.length > MAX_MANDATE_LOG_ENTRIES) log.times.splice(0, log.times.length - MAX_MANDATE_LOG_ENTRIES);
+  }
+
+  private log(key: string, retainMs: number, now: number): Log {
+    if (++this.operations % SWEEP_EVERY === 0) this.sweep(now);
+    let log = this.logs.get(key);
+    if (!log) {
+      log = { times: [], retainMs };
+      this.logs.set(key, log);
+    }
+    log.retainMs = Math.max(log.retainMs, retainMs);
+    return log;
+  }
+
+  private sweep(now: number): void {
+    for (const [key, log] of this.logs) {
+      const newest = log.times.at(-1);
+      if (newest === undefined || newest <= now - log.retainMs) this.logs.delete(key);
+    }
+  }
+}
+
+function insertSorted(times: number[], value: number): void {
+  let index = times.length;
+  while (index > 0 && times[index - 1]! > value) index--;
+  times.splice(index, 0, value);
+}

@@ -1,0 +1,149 @@
+/**
+ * Engagement, composed: the commit path feeds the CommitBus (and, in Redis mode, every other
+ * process through pub/sub); long-poll groups and SSE streams listen on the bus; the webhook outbox
+ * catches up after each local commit. All of it is a mirror of committed state, never the truth.
+ */
+import type { ServerResponse } from 'node:http';
+import type { RoomState } from '../domain/state.js';
+import type { Clock } from '../runtime/clock.js';
+import type { CommitNotice } from '../runtime/registry.js';
+import type { RoomStore } from '../store/port.js';
+import { ParkingCapacity } from './capacity.js';
+import { CommitBus } from './commit-bus.js';
+import { EventStream, EventStreams } from './event-stream.js';
+import { type LongPollCall, longPoll } from './long-poll.js';
+import { consumeOnRead } from './opener-wakes.js';
+import { RedisCommitFanout } from './redis-fanout.js';
+import { type StateSource, WaiterRegistry } from './waiters.js';
+import { createSender } from './webhook-client.js';
+import { WebhookWorker } from './webhook-worker.js';
+
+export interface EngagementSettings {
+  /** Parked long-polls plus open SSE streams per process; past it, new ones get 503. */
+  maxParked: number;
+  /** Lets webhooks target loopback and private addresses (tests, private deployments). */
+  webhookAllowPrivate: boolean;
+  /** Redis mode: where commit notices are published for the other processes. */
+  redis: { url: string; keyPrefix: string } | null;
+  userAgent: string;
+}
+
+export interface EngagementDeps {
+  store: RoomStore;
+  states: StateSource;
+  clock: Clock;
+}
+
+export interface EngagementLog {
+  error(details: Record<string, unknown>, message: string): void;
+}
+
+export class Engagement {
+  readonly bus = new CommitBus();
+  readonly capacity: ParkingCapacity;
+  readonly waiters: WaiterRegistry;
+  readonly webhooks: WebhookWorker;
+  readonly streams = new EventStreams();
+  private fanout: RedisCommitFanout | null = null;
+  private log: EngagementLog = { error: () => {} };
+
+  constructor(
+    private readonly deps: EngagementDeps,
+    readonly settings: EngagementSettings,
+  ) {
+    this.capacity = new ParkingCapacity(settings.maxParked);
+    this.waiters = new WaiterRegistry({
+      states: deps.states,
+      store: deps.store,
+      bus: this.bus,
+      capacity: this.capacity,
+      onError: (error, slug) => this.log.error({ err: error, slug }, 'long-poll evaluation failed'),
+    });
+    this.webhooks = new WebhookWorker({
+      store: deps.store,
+      states: deps.states,
+      clock: deps.clock,
+      send: createSender(),
+      allowPrivate: settings.webhookAllowPrivate,
+      userAgent: settings.userAgent,
+      onError: (error, context) => this.log.error({ err: error }, `${context} failed`),
+    });
+  }
+
+  /** Joins the other processes (Redis mode) and recovers the webhook outbox. */
+  async start(log: EngagementLog): Promise<void> {
+    this.log = log;
+    const { redis } = this.settings;
+    if (redis) {
+      this.fanout = await RedisCommitFanout.open(
+        redis.url,
+        redis.keyPrefix,
+        (slug, head) => this.bus.notify(slug, head),
+        (error) => this.log.error({ err: error }, 'commit notice publish failed'),
+      );
+    }
+    await this.webhooks.start();
+  }
+
+  /** Answers every parked long-poll, ends every stream, and lets webhook attempts in flight settle. */
+  async stop(): Promise<void> {
+    this.waiters.releaseAll();
+    this.streams.closeAll();
+    await this.webhooks.stop();
+    await this.fanout?.close();
+    this.fanout = null;
+  }
+
+  /** The registry's after-commit hook; runs outside the room's turn. */
+  onCommit(notice: CommitNotice): void {
+    queueMicrotask(() => {
+      this.bus.notify(notice.slug, notice.head);
+      this.fanout?.publish(notice.slug, notice.head);
+      if (notice.events.length > 0) this.webhooks.noteCommit(notice.slug);
+    });
+  }
+
+  longPoll(call: LongPollCall): Promise<Record<string, unknown>> {
+    return longPoll(
+      { waiters: this.waiters, states: this.deps.states, store: this.deps.store.engagement, clock: this.deps.clock },
+      call,
+    );
+  }
+
+  /** The opener read the room or its outcome with its own credential (06 §5.4). */
+  consumeOnRead(state: RoomState, participantId: string): Promise<void> {
+    return consumeOnRead(this.deps.store.engagement, state, participantId);
+  }
+
+  /**
+   * Opens an SSE stream after `afterSeq`. Throws the 503 envelope when full, before `begin` takes the
+   * response over and writes the stream's headers.
+   */
+  openStream(slug: string, afterSeq: number, begin: () => ServerResponse): void {
+    this.capacity.enter();
+    let response: ServerResponse;
+    try {
+      response = begin();
+    } catch (error) {
+      this.capacity.leave();
+      throw error;
+    }
+    const stream = new EventStream(
+      {
+        store: this.deps.store,
+        states: this.deps.states,
+        bus: this.bus,
+        onError: (error, room) => this.log.error({ err: error, slug: room }, 'event stream failed'),
+      },
+      slug,
+      afterSeq,
+      response,
+      () => {
+        this.streams.remove(stream);
+        this.capacity.leave();
+      },
+    );
+    this.streams.add(stream);
+    stream.start();
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * One long-poll call (06 §5): answer at once when something is actionable (or when `wait` is 0),
+ * otherwise park until a commit makes something actionable or the wait runs out.
+ */
+import type { RoomState } from '../domain/state.js';
+import type { Clock } from '../runtime/clock.js';
+import { roomNotFound } from '../runtime/registry.js';
+import type { EngagementStore } from '../store/engagement-port.js';
+import type { WaitQuery } from './actionable.js';
+import { claimOpenerSeal } from './opener-wakes.js';
+import { timeoutBody, wakeBody } from './wait-response.js';
+import type { StateSource, WaiterRegistry, WaitOutcome } from './waiters.js';
+
+export const MAX_WAIT_SECONDS = 50;
+
+export interface LongPollDeps {
+  waiters: WaiterRegistry;
+  states: StateSource;
+  store: EngagementStore;
+  clock: Clock;
+}
+
+export interface LongPollCall {
+  slug: string;
+  query: WaitQuery;
+  /** Already clamped to [0, MAX_WAIT_SECONDS]. */
+  waitSeconds: number;
+  /** Aborted when the client goes away: the waiter is released at once. */
+  signal?: AbortSignal | undefined;
+}
+
+export async function longPoll(deps: LongPollDeps, call: LongPollCall): Promise<Record<string, unknown>> {
+  const outcome =
+    call.waitSeconds === 0
+      ? await deps.waiters.evaluateNow(call.slug, call.query)
+      : await parkUntilDeliverable(deps, call);
+  if (outcome.kind === 'wake') return wakeBody(outcome.state, call.query.mode, outcome.wake, deps.clock.now());
+  if (outcome.kind === 'gone') throw roomNotFound(call.slug);
+  const state: RoomState | null = await deps.states.read(call.slug);
+  if (!state) throw roomNotFound(call.slug);
+  return timeoutBody(state, call.query.mode, deps.clock.now());
+}
+
+/** Parks; an opener-seal wake is consumed on delivery, and only the consumer that wins it gets it. */
+async function parkUntilDeliverable(deps: LongPollDeps, call: LongPollCall): Promise<WaitOutcome> {
+  const parked = deps.waiters.park(call.slug, call.query, call.waitSeconds * 1000, call.signal);
+  try {
+    for (;;) {
+      const outcome = await parked.next();
+      const participantId = call.query.reader.participantId;
+      if (outcome.kind !== 'wake' || outcome.wake.kind !== 'opener_seal' || participantId === null) return outcome;
+      if (await claimOpenerSeal(deps.store, call.slug, participantId, outcome.wake.decision.data.id)) return outcome;
+      parked.recheck();
+    }
+  } finally {
+    parked.release();
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * Cross-process commit notices in Redis mode: every process publishes `{slug, head}` on one channel
+ * per deployment (the key prefix names the deployment) after each commit it makes, and every other
+ * process hands what it hears to its own CommitBus, so a write on process A wakes a long-poll or SSE
+ * stream parked on process B. A lost message only delays a wake until the room's next commit or
+ * the wait's timeout: waiters always evaluate the committed state, never the message.
+ */
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+
+interface Notice {
+  origin: string;
+  slug: string;
+  head: number;
+}
+
+export class RedisCommitFanout {
+  private readonly origin = randomUUID();
+  private readonly channel: string;
+
+  private constructor(
+    private readonly publisher: Redis,
+    private readonly subscriber: Redis,
+    keyPrefix: string,
+    private readonly onError: (error: unknown) => void,
+  ) {
+    this.channel = `${keyPrefix}commits`;
+  }
+
+  static async open(
+    url: string,
+    keyPrefix: string,
+    onRemoteCommit: (slug: string, head: number) => void,
+    onError: (error: unknown) => void,
+  ): Promise<RedisCommitFanout> {
+    const options = {
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+      retryStrategy: (n: number) => Math.min(50 * n, 1000),
+    };
+    const publisher = new Redis(url, options);
+    const subscriber = new Redis(url, options);
+    publisher.on('error', () => {});
+    subscriber.on('error', () => {});
+    const fanout = new RedisCommitFanout(publisher, subscriber, keyPrefix, onError);
+    await Promise.all([publisher.connect(), subscriber.connect()]);
+    subscriber.on('message', (channel: string, text: string) => {
+      if (channel !== fanout.channel) return;
+      const notice = parseNotice(text);
+      if (notice && notice.origin !== fanout.origin) onRemoteCommit(notice.slug, notice.head);
+    });
+    await subscriber.subscribe(fanout.channel);
+    return fanout;
+  }
+
+  publish(slug: string, head: number): void {
+    const notice: Notice = { origin: this.origin, slug, head };
+    this.publisher.publish(this.channel, JSON.stringify(notice)).catch(this.onError);
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([this.subscriber.quit(), this.publisher.quit()]);
+  }
+}
+
+function parseNotice(text: string): Notice | null {
+  try {
+    const value = JSON.parse(text) as Partial<Notice>;
+    return typeof value.slug === 'string' && typeof value.head === 'number' && typeof value.origin === 'string'
+      ? (value as Notice)
+      : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,71 @@
+/** The next-action response bodies (06 §5.2) for a wake, or for a timeout. */
+import type { DecisionState, RoomState } from '../domain/state.js';
+import { decisionStatus, iso } from '../domain/views/common.js';
+import { deltaEntry } from '../domain/views/delta.js';
+import type { WaitMode, Wake } from './actionable.js';
+
+export function wakeBody(state: RoomState, mode: WaitMode, wake: Wake, now: number): Record<string, unknown> {
+  switch (wake.kind) {
+    case 'owed': {
+      const [first, ...rest] = wake.decisions;
+      return {
+        status: 'actionable',
+        for: mode,
+        decision: decisionCard(first!, now),
+        ...(rest.length > 0 ? { also_actionable: rest.map((d) => decisionCard(d, now)) } : {}),
+      };
+    }
+    case 'opener_seal':
+    case 'completed':
+      return { status: 'actionable', for: mode, decision: decisionCard(wake.decision, now) };
+    case 'activity': {
+      const entry = deltaEntry(state, wake.event);
+      return {
+        status: 'activity',
+        for: 'activity',
+        event: { seq: wake.event.seq, type: entry?.type ?? wake.event.event_type, who: entry?.who ?? null },
+      };
+    }
+    case 'closed':
+      return timeoutBody(state, mode, now);
+  }
+}
+
+export function timeoutBody(state: RoomState, mode: WaitMode, now: number): Record<string, unknown> {
+  return { status: 'timeout', for: mode, next_poll_at: iso(now), hint: timeoutHint(state, mode) };
+}
+
+function timeoutHint(state: RoomState, mode: WaitMode): string {
+  const base = `/api/rooms/${state.slug}`;
+  if (state.concluded) {
+    return `Room ${state.slug} is closed and read-only: nothing will need you here again. Stop polling it; read the outcome with GET ${base}/outcome.`;
+  }
+  switch (mode) {
+    case 'my_choice':
+      return `Nothing needs your choice yet; waiting is the action. Call GET ${base}/next-action again now (MCP: wait).`;
+    case 'activity':
+      return `Nothing new from others and nothing needs your choice yet; waiting is the action. Call GET ${base}/next-action?for=activity again now with the same since_seq (MCP: wait with since).`;
+    case 'completion':
+      return `No decision above the watermark has completed yet; waiting is the action. Call GET ${base}/next-action?for=completion again now with the same since_seq (MCP: wait_outcome).`;
+  }
+}
+
+function decisionCard(d: DecisionState, now: number): Record<string, unknown> {
+  const status = decisionStatus(d, now);
+  return {
+    id: d.data.id,
+    seq: d.data.seq,
+    question: d.data.question,
+    options: d.data.options,
+    voting_ends_at: iso(d.data.votingEndsAt),
+    status,
+    ...(d.data.agreement ? { agreement: true } : {}),
+    ...(status === 'resolved'
+      ? {
+          resolved_outcome: d.data.seal?.outcome ?? null,
+          resolved_winner: d.data.seal?.winner ?? null,
+          receipt_hash: d.data.receipt?.hash ?? null,
+        }
+      : {}),
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * The two tool catalogs, generated from the operation table: every operation with an `mcp` field is a
+ * tool on the catalogs it names, plus the derived tools of tool-arguments.ts whose base operation
+ * exists. An operation that does not exist yet simply has no tool.
+ */
+import type { AnyOperation, Catalog } from '../operations/types.js';
+import { TOOL_GUIDES } from './descriptions.js';
+import { toolInputSchema } from './input-schema.js';
+import { DERIVED_TOOLS, TOOL_ARGUMENTS, type ToolArgumentMap } from './tool-arguments.js';
+
+export const CATALOG_PATHS: Readonly<Record<Catalog, string>> = { participant: '/mcp', host: '/mcp/host' };
+
+export interface ToolSpec {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  readOnly: boolean;
+  operation: AnyOperation;
+  arguments: ToolArgumentMap;
+}
+
+function mirroredRoute(operation: AnyOperation, map: ToolArgumentMap): string {
+  const fixed = Object.entries(map.fixed ?? {})
+    .map(([field, value]) => `${field}=${String(value)}`)
+    .join('&');
+  return `${operation.method} ${operation.path}${fixed ? `?${fixed}` : ''}`;
+}
+
+/** A derived tool fixes some of its operation's options, so the operation's own (general) text is left out. */
+function describe(name: string, operation: AnyOperation, map: ToolArgumentMap, derived: boolean): string {
+  const guide = TOOL_GUIDES[name];
+  const route = `Mirrors ${mirroredRoute(operation, map)} on the REST API.`;
+  if (!guide) return `${operation.description} ${route}`;
+  const general = derived ? '' : ` ${operation.description}`;
+  return `${guide.when}${general} Returns: ${guide.returns} ${route}`;
+}
+
+function toolSpec(
+  name: string,
+  title: string,
+  operation: AnyOperation,
+  map: ToolArgumentMap,
+  derived = false,
+): ToolSpec {
+  return {
+    name,
+    title,
+    description: describe(name, operation, map, derived),
+    inputSchema: toolInputSchema(operation, map),
+    readOnly: operation.mcp?.readOnly === true,
+    operation,
+    arguments: map,
+  };
+}
+
+export function buildCatalog(catalog: Catalog, operations: readonly AnyOperation[]): ToolSpec[] {
+  const tools: ToolSpec[] = [];
+  for (const operation of operations) {
+    const mcp = operation.mcp;
+    if (!mcp?.catalogs.includes(catalog)) continue;
+    tools.push(toolSpec(mcp.tool, operation.summary, operation, TOOL_ARGUMENTS[mcp.tool] ?? {}));
+  }
+  for (const derived of DERIVED_TOOLS) {
+    if (!derived.catalogs.includes(catalog)) continue;
+    const base = operations.find((operation) => operation.mcp?.tool === derived.from);
+    if (base) tools.push(toolSpec(derived.tool, derived.title, base, derived, true));
+  }
+  const names = tools.map((tool) => tool.name);
+  const duplicate = names.find((name, i) => names.indexOf(name) !== i);
+  if (duplicate) throw new Error(`MCP tool ${duplicate} is defined twice in the ${catalog} catalog`);
+  return tools;
+}

@@ -1,0 +1,3 @@
+/** The MCP transport: both tool catalogs, generated from the operation table, served in both MCP eras. */
+export { buildCatalog, CATALOG_PATHS, type ToolSpec } from './catalog.js';
+export { type McpOptions, mcpExtension } from './plugin.js';

@@ -1,0 +1,60 @@
+/**
+ * A tool's JSON Schema: the operation's zod input as the tool spells it (renamed and fixed fields
+ * applied), plus the credential and idempotency arguments. Mandates never appear: they travel in
+ * `_meta.mandate`.
+ */
+import { z } from 'zod';
+import type { AnyOperation } from '../operations/types.js';
+import type { ToolArgumentMap } from './tool-arguments.js';
+
+type JsonSchema = Record<string, unknown>;
+
+const TOKEN_ARGUMENT: JsonSchema = {
+  type: 'string',
+  description:
+    'Your credential for this room: the participant_token from join_room, the creator_token from create_room, or an admin token (Authorization: Bearer on REST). Calls that need one fail with auth.required without it.',
+};
+
+const PASSWORD_ARGUMENT: JsonSchema = {
+  type: 'string',
+  description: 'The room password, for read-only access to a private room without a seat (X-Room-Password on REST).',
+};
+
+const IDEMPOTENCY_ARGUMENT: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 255,
+  description:
+    'Optional key (1..255 visible ASCII characters) that makes a retry safe: the same key with the same arguments returns the first result without acting again (Idempotency-Key on REST).',
+};
+
+/** zod emits a schema with a `meta({id})` as a root `$ref` into `$defs`; tool schemas need the object at the root. */
+function inlineRoot(json: JsonSchema): JsonSchema {
+  const { $schema: _dialect, $ref, $defs, ...rest } = json;
+  const prefix = '#/$defs/';
+  if (typeof $ref !== 'string' || !$ref.startsWith(prefix) || typeof $defs !== 'object' || $defs === null) {
+    return { ...rest, ...($defs !== undefined ? { $defs } : {}) };
+  }
+  const { [$ref.slice(prefix.length)]: root, ...others } = $defs as Record<string, JsonSchema>;
+  return { ...root, ...rest, ...(Object.keys(others).length > 0 ? { $defs: others } : {}) };
+}
+
+export function toolInputSchema(operation: AnyOperation, map: ToolArgumentMap): JsonSchema {
+  const json = inlineRoot(z.toJSONSchema(operation.input, { io: 'input', unrepresentable: 'any' }) as JsonSchema);
+  const fieldProperties = (json.properties ?? {}) as Record<string, JsonSchema>;
+  const fieldRequired = (json.required ?? []) as string[];
+  const argumentOf = Object.fromEntries(Object.entries(map.rename ?? {}).map(([arg, field]) => [field, arg]));
+  const hidden = new Set(Object.keys(map.fixed ?? {}));
+
+  const properties: Record<string, JsonSchema> = {};
+  for (const [field, schema] of Object.entries(fieldProperties)) {
+    if (!hidden.has(field)) properties[argumentOf[field] ?? field] = schema;
+  }
+  if (map.passwordCredential) properties.password = PASSWORD_ARGUMENT;
+  properties.token = TOKEN_ARGUMENT;
+  if (operation.mutating) properties.idempotency_key = IDEMPOTENCY_ARGUMENT;
+  const required = fieldRequired.filter((field) => !hidden.has(field)).map((field) => argumentOf[field] ?? field);
+
+  const { additionalProperties: _closed, properties: _fields, required: _required, ...rest } = json;
+  return { ...rest, type: 'object', properties, ...(required.length > 0 ? { required } : {}) };
+}

@@ -1,0 +1,112 @@
+/**
+ * Mounts both catalogs on the fastify app: `POST /mcp` and `POST /mcp/host`, each served in both MCP
+ * eras by the SDK's web-standard handler. The routes live in their own encapsulated context whose
+ * only body parser keeps the raw bytes, so the SDK sees exactly what the client sent (and answers
+ * empty or malformed JSON itself). GET and DELETE have no route: the app's not-found handler answers
+ * them with the REST 405 envelope.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { BODY_LIMIT } from '../http/body.js';
+import type { Services } from '../operations/services.js';
+import type { AnyOperation, Catalog } from '../operations/types.js';
+import type { CallOrigin } from './call-tool.js';
+import { buildCatalog, CATALOG_PATHS } from './catalog.js';
+import { catalogServerFactory } from './server.js';
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'host', 'upgrade']);
+const CATALOGS: readonly Catalog[] = ['participant', 'host'];
+
+export interface McpOptions {
+  services: Services;
+  operations: readonly AnyOperation[];
+}
+
+function webHeaders(request: FastifyRequest): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined || HOP_BY_HOP.has(name)) continue;
+    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
+  }
+  return headers;
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+async function serve(
+  handler: McpHttpHandler,
+  origins: AsyncLocalStorage<CallOrigin>,
+  origin: CallOrigin,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
+  const abort = new AbortController();
+  reply.raw.on('close', () => {
+    if (!reply.raw.writableFinished) abort.abort();
+  });
+  const body = request.body as Buffer | undefined;
+  const webRequest = new Request(`${request.protocol}://${request.host}${request.url}`, {
+    method: request.method,
+    headers: webHeaders(request),
+    ...(body !== undefined && body.length > 0 ? { body } : {}),
+    signal: abort.signal,
+  });
+  // The SDK builds the per-request server inside fetch; the origin reaches its factory through the async context.
+  const response = await origins.run(origin, () => handler.fetch(webRequest));
+  return reply.send(response);
+}
+
+async function mcpRoutes(app: FastifyInstance, options: McpOptions): Promise<void> {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (_request, body, done) => {
+    done(null, body);
+  });
+  const origins = new AsyncLocalStorage<CallOrigin>();
+  for (const catalog of CATALOGS) {
+    const path = CATALOG_PATHS[catalog];
+    const serverFor = catalogServerFactory({
+      catalog,
+      version: options.services.info.version,
+      tools: buildCatalog(catalog, options.operations),
+    });
+    const handler = createMcpHandler(
+      () => {
+        const origin = origins.getStore();
+        if (!origin) throw new Error('MCP server requested outside an HTTP exchange');
+        return serverFor(origin);
+      },
+      {
+        maxRequestBodySize: BODY_LIMIT,
+        onerror: (error) => app.log.debug({ err: error, catalog }, 'MCP request rejected'),
+      },
+    );
+    app.addHook('onClose', () => handler.close());
+    app.post(path, (request, reply) =>
+      serve(
+        handler,
+        origins,
+        {
+          services: options.services,
+          catalogPath: path,
+          requestId: request.id,
+          clientIp: request.ip,
+          mandateHeader: header(request, 'x-mandate'),
+          log: request.log,
+        },
+        request,
+        reply,
+      ),
+    );
+  }
+}
+
+/** The MCP transport as an HttpOptions extension. */
+export function mcpExtension(options: McpOptions): (app: FastifyInstance) => Promise<void> {
+  return async (app) => {
+    await app.register(mcpRoutes, options);
+  };
+}

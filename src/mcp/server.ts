@@ -1,0 +1,56 @@
+/**
+ * The MCP server of one catalog for one HTTP exchange. The SDK's dual-era handler asks for a fresh
+ * instance per request (both eras are stateless here), so this only wires prebuilt tool specs to
+ * callTool; arguments are checked by the operation's own schema inside callTool, not by the SDK, so
+ * that bad input gets the protocol's error envelope rather than a JSON-RPC error.
+ */
+import { McpServer, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
+import type { Catalog } from '../operations/types.js';
+import { type CallOrigin, callTool } from './call-tool.js';
+import type { ToolSpec } from './catalog.js';
+import { CATALOG_INSTRUCTIONS } from './descriptions.js';
+
+type Arguments = Record<string, unknown>;
+
+/** Advertises the tool's JSON Schema and accepts any argument object as-is. */
+function passThroughSchema(json: Record<string, unknown>): StandardSchemaWithJSON<Arguments> {
+  return {
+    '~standard': {
+      version: 1,
+      vendor: 'conclave',
+      validate: (value) => ({
+        value: typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Arguments) : {},
+      }),
+      jsonSchema: { input: () => json, output: () => json },
+    },
+  };
+}
+
+export interface CatalogServerSpec {
+  catalog: Catalog;
+  version: string;
+  tools: readonly ToolSpec[];
+}
+
+export function catalogServerFactory(spec: CatalogServerSpec): (origin: CallOrigin) => McpServer {
+  const tools = spec.tools.map((tool) => ({ tool, schema: passThroughSchema(tool.inputSchema) }));
+  return (origin) => {
+    const server = new McpServer(
+      { name: 'conclave', version: spec.version },
+      { capabilities: { tools: { listChanged: false } }, instructions: CATALOG_INSTRUCTIONS[spec.catalog] },
+    );
+    for (const { tool, schema } of tools) {
+      server.registerTool(
+        tool.name,
+        {
+          title: tool.title,
+          description: tool.description,
+          inputSchema: schema,
+          ...(tool.readOnly ? { annotations: { readOnlyHint: true } } : {}),
+        },
+        (args, ctx) => callTool(tool, args, { meta: ctx.mcpReq._meta, signal: ctx.mcpReq.signal }, origin),
+      );
+    }
+    return server;
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * Where a tool's arguments differ from its REST operation's input (07-mcp.md §6), declared here
+ * instead of in the operations. Everything not listed maps one to one: an argument named like an
+ * input field (path parameters such as `slug` included) is that field.
+ */
+import type { Catalog } from '../operations/types.js';
+
+export interface ToolArgumentMap {
+  /** Tool argument → operation input field, where the names differ. */
+  readonly rename?: Readonly<Record<string, string>>;
+  /** The tool takes `password` as the read-access credential (X-Room-Password on REST), not as an input field. */
+  readonly passwordCredential?: boolean;
+  /** Input fields the tool sets itself; they are not arguments. */
+  readonly fixed?: Readonly<Record<string, unknown>>;
+  /** Input fields that default to a value when a given argument is present (keyed by argument). */
+  readonly impliedBy?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+}
+
+/** A second tool over the operation whose `mcp.tool` is `from`, with its own arguments. */
+export interface DerivedTool extends ToolArgumentMap {
+  readonly tool: string;
+  readonly from: string;
+  readonly catalogs: readonly Catalog[];
+  readonly title: string;
+}
+
+export const TOOL_ARGUMENTS: Readonly<Record<string, ToolArgumentMap>> = {
+  read_room: { passwordCredential: true },
+  outcome: { passwordCredential: true },
+  list_decisions: { passwordCredential: true },
+  list_events: { passwordCredential: true },
+  // GET /next-action (06 §5.1): `since` is an event cursor and switches the wait to activity mode.
+  wait: { rename: { wait_seconds: 'wait', since: 'since_seq' }, impliedBy: { since: { for: 'activity' } } },
+  unregister_webhook: { rename: { webhook_id: 'id' } },
+};
+
+export const DERIVED_TOOLS: readonly DerivedTool[] = [
+  {
+    tool: 'wait_outcome',
+    from: 'wait',
+    catalogs: ['host'],
+    title: 'Wait for a decision to seal',
+    rename: { wait_seconds: 'wait' },
+    fixed: { for: 'completion' },
+  },
+];

@@ -1,0 +1,63 @@
+/** GET /api/rooms/{slug}/next-action — the long-poll (06 §5); MCP `wait` and `wait_outcome`. */
+import { z } from 'zod';
+import { authRequired } from '../auth/caller.js';
+import { authorizeRead } from '../auth/read-gate.js';
+import type { WaitMode } from '../engagement/actionable.js';
+import { sinceSeqSchema } from '../engagement/cursor.js';
+import { MAX_WAIT_SECONDS } from '../engagement/long-poll.js';
+import { roomNotFound } from '../runtime/registry.js';
+import { readerOf, slugSchema } from './shared.js';
+import type { OperationDef } from './types.js';
+
+const DEFAULT_WAIT_SECONDS = 25;
+
+const nextActionInput = z.object({
+  slug: slugSchema,
+  wait: z
+    .union([z.number(), z.string().regex(/^[0-9]+(\.[0-9]+)?$/, 'must be a number of seconds')])
+    .transform(Number)
+    .pipe(z.number().min(0))
+    .optional()
+    .describe(`Seconds to wait, default ${DEFAULT_WAIT_SECONDS}, clamped to ${MAX_WAIT_SECONDS}`),
+  for: z
+    .enum(['my_choice', 'my_vote', 'completion', 'activity'])
+    .optional()
+    .describe('What to wait for (default my_choice; my_vote is an alias)'),
+  since_seq: sinceSeqSchema
+    .optional()
+    .describe('completion: decision-seq watermark (default 0); activity: event-seq cursor (default: the head)'),
+});
+
+export const nextAction: OperationDef<z.infer<typeof nextActionInput>> = {
+  name: 'awaitNextAction',
+  summary: 'Wait until the room needs you',
+  description:
+    'Long-poll. Answers at once when something is actionable, otherwise as soon as a commit makes it so, otherwise with {status: "timeout"} after wait seconds (a normal answer: call again). for=my_choice wakes when a decision needs your choice (and once when a decision you opened seals); for=activity also wakes on the first substantive event by someone else after since_seq; for=completion wakes when a decision with seq > since_seq seals.',
+  tag: 'events',
+  method: 'GET',
+  path: '/api/rooms/{slug}/next-action',
+  inputSource: 'query',
+  input: nextActionInput,
+  output: z.record(z.string(), z.unknown()).meta({ id: 'AwaitNextActionResponse' }),
+  responseSchemaName: 'AwaitNextActionResponse',
+  mutating: false,
+  noStore: true,
+  mcp: { tool: 'wait', catalogs: ['participant'], readOnly: true },
+  async handle(ctx, input) {
+    const { services } = ctx;
+    const route = `GET /api/rooms/${input.slug}/next-action`;
+    // Waiting needs a token or a mandate; a room password alone is not enough (06 §5.1).
+    if (!ctx.credentials.bearer && !ctx.credentials.mandate) throw authRequired('wait', route);
+    const state = await services.registry.read(input.slug);
+    if (!state) throw roomNotFound(input.slug);
+    const caller = await authorizeRead(state, ctx.credentials, services.auth);
+    const mode: WaitMode = input.for === undefined || input.for === 'my_vote' ? 'my_choice' : input.for;
+    const sinceSeq = input.since_seq ?? (mode === 'activity' ? state.head : 0);
+    return services.engagement.longPoll({
+      slug: input.slug,
+      query: { mode, reader: readerOf(state, caller), sinceSeq },
+      waitSeconds: Math.min(input.wait ?? DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS),
+      signal: ctx.signal,
+    });
+  },
+};

@@ -1,0 +1,40 @@
+/**
+ * Runs an operation for a transport (REST route or MCP tool), once its input is parsed: a presented
+ * mandate is verified first, for this operation's action and room (08 §4.4, check step 5), and a
+ * successful mutating call under a mandate is counted toward its rate cap (08 §4.6).
+ */
+import { recordMandateCall, verifyMandate } from '../auth/mandates.js';
+import type { ProtocolError } from '../errors.js';
+import type { AnyOperation, RequestContext } from './types.js';
+
+export async function runOperation(
+  operation: AnyOperation,
+  ctx: RequestContext,
+  input: unknown,
+  invalid: ProtocolError | undefined,
+): Promise<Record<string, unknown>> {
+  const { services } = ctx;
+  const jws = ctx.credentials.mandate;
+  if (jws === undefined || !services.mandates) return operation.handle(ctx, input, invalid);
+
+  const slug = (input as { slug?: unknown }).slug;
+  const roomSlug = typeof slug === 'string' ? slug : null;
+  const weight = invalid === undefined ? await operation.mandateWeight?.(ctx, input) : undefined;
+  const verified = await verifyMandate(
+    jws,
+    {
+      now: services.clock.now(),
+      roomSlug,
+      roomUrl: roomSlug === null ? null : `${services.baseUrl}/r/${roomSlug}`,
+      action: operation.mandateAction ?? null,
+      ...(weight !== undefined ? { weight } : {}),
+      mutating: operation.mutating,
+    },
+    services.mandates,
+  );
+  ctx.credentials.verified = verified;
+  const result = await operation.handle(ctx, input, invalid);
+  if (operation.mutating && !ctx.replayed)
+    await recordMandateCall(services.mandates.rateCaps, verified, services.clock.now());
+  return result;
+}

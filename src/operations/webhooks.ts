@@ -1,0 +1,233 @@
+/** POST, GET /api/rooms/{slug}/webhooks and DELETE /webhooks/{id} (06 §7.1). */
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { authRequired, resolveCaller } from '../auth/caller.js';
+import { joinRequired } from '../auth/read-gate.js';
+import type { RoomState } from '../domain/state.js';
+import { iso } from '../domain/views/common.js';
+import { EVENT_TYPES } from '../engagement/event-types.js';
+import { parseWebhookUrl, resolveTarget, WebhookTargetRejected } from '../engagement/ssrf.js';
+import { newSigningSecret } from '../engagement/webhook-signing.js';
+import { invalidInput, protocolError } from '../errors.js';
+import { idempotencyConflict, roomNotFound } from '../runtime/registry.js';
+import type { WebhookRecord } from '../store/engagement-port.js';
+import { idempotencyFor, slugSchema } from './shared.js';
+import type { OperationDef, RequestContext } from './types.js';
+
+const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+
+const registerInput = z
+  .object({
+    slug: slugSchema,
+    url: z.string().min(1).describe('Absolute http(s) URL, at most 2048 characters, no userinfo'),
+    event_types: z
+      .array(z.enum(EVENT_TYPES))
+      .max(EVENT_TYPES.length * 2)
+      .optional()
+      .describe('Stored event types to deliver; omitted or empty = all'),
+  })
+  .meta({ id: 'RegisterWebhookRequest' });
+
+const registerOutput = z
+  .object({
+    ok: z.literal(true),
+    webhook_id: z.string(),
+    signing_secret: z.string(),
+    url: z.string(),
+    event_types: z.array(z.string()),
+  })
+  .meta({ id: 'RegisterWebhookResponse' });
+
+const webhookView = z
+  .object({
+    id: z.string(),
+    url: z.string(),
+    event_types: z.array(z.string()),
+    created_at: z.string(),
+    disabled_at: z.string().nullable(),
+  })
+  .meta({ id: 'Webhook' });
+
+/** Who is asking: the owner key a subscription records, and whether the caller is an operator. */
+async function webhookCaller(
+  ctx: RequestContext,
+  slug: string,
+  action: string,
+  route: string,
+): Promise<{ state: RoomState; owner: string; operator: boolean }> {
+  const { services } = ctx;
+  if (!ctx.credentials.bearer && !ctx.credentials.mandate) throw authRequired(action, route);
+  const state = await services.registry.read(slug);
+  if (!state) throw roomNotFound(slug);
+  const caller = resolveCaller(state, ctx.credentials, services.auth);
+  if (caller.kind === 'admin') return { state, owner: 'operator', operator: true };
+  if (caller.kind === 'member') {
+    // A mandate is never an operator credential, even for the creator's seat.
+    const operator = caller.member.isCreator && caller.mandate === null;
+    return { state, owner: `participant:${caller.member.id}`, operator };
+  }
+  // A valid mandate whose subject holds no seat: subscriptions belong to members.
+  if (caller.kind === 'outsider') throw joinRequired(state);
+  throw authRequired(action, route);
+}
+
+function registration(hook: WebhookRecord) {
+  return {
+    ok: true as const,
+    webhook_id: hook.id,
+    signing_secret: hook.secret,
+    url: hook.url,
+    event_types: hook.event_types,
+  };
+}
+
+async function checkUrl(text: string, allowPrivate: boolean, route: string): Promise<void> {
+  try {
+    await resolveTarget(parseWebhookUrl(text), allowPrivate);
+  } catch (error) {
+    if (!(error instanceof WebhookTargetRejected)) throw error;
+    throw invalidInput(
+      'url',
+      `The webhook URL was rejected: ${error.message}. Send an absolute http(s) URL of a public host, without userinfo (the register_webhook action / ${route}).`,
+      'webhook_url_rejected',
+    );
+  }
+}
+
+function roomClosed(state: RoomState) {
+  return protocolError(
+    'room.concluded',
+    `Room ${state.slug} is closed and read-only: nothing more will happen in it, so there is nothing to subscribe to. Its records stay readable (GET /api/rooms/${state.slug}/events).`,
+    {
+      hint: 'Read the events or the outcome instead.',
+      details: { slug: state.slug, concluded_at: iso(state.room.conclusion?.at) },
+    },
+  );
+}
+
+export const registerWebhook: OperationDef<z.infer<typeof registerInput>> = {
+  name: 'registerWebhook',
+  summary: 'Register a webhook',
+  description:
+    'Subscribes a URL to the room\'s events (all, or the listed event_types). Deliveries are POSTs of {slug, event} signed with Webhook-Signature: t=<unix s>,v1=<hex HMAC-SHA256 of "<t>.<body>"> keyed by the signing_secret, which is returned only here. Retried with backoff for about 32 hours; disabled after 3 consecutive events fail every attempt.',
+  tag: 'events',
+  method: 'POST',
+  path: '/api/rooms/{slug}/webhooks',
+  inputSource: 'body',
+  input: registerInput,
+  output: registerOutput,
+  requestSchemaName: 'RegisterWebhookRequest',
+  responseSchemaName: 'RegisterWebhookResponse',
+  mutating: true,
+  mcp: { tool: 'register_webhook', catalogs: ['host'] },
+  async handle(ctx, input) {
+    const { services } = ctx;
+    const route = `POST /api/rooms/${input.slug}/webhooks`;
+    const { state, owner } = await webhookCaller(ctx, input.slug, 'register_webhook', route);
+    if (state.concluded) throw roomClosed(state);
+    const now = services.clock.now();
+    const idempotency = idempotencyFor(ctx, input.slug) ?? null;
+    if (idempotency) {
+      const prior = (await services.store.engagement.webhooks(input.slug)).find(
+        (w) => w.idempotency?.scope === idempotency.scope && now - w.created_at < IDEMPOTENCY_TTL_MS,
+      );
+      if (prior) {
+        if (prior.idempotency?.fingerprint !== idempotency.fingerprint) throw idempotencyConflict();
+        ctx.replayed = true;
+        return registration(prior);
+      }
+    }
+    await checkUrl(input.url, services.engagement.settings.webhookAllowPrivate, route);
+    const hook: WebhookRecord = {
+      id: randomUUID(),
+      slug: input.slug,
+      owner,
+      url: input.url,
+      event_types: [...new Set(input.event_types ?? [])],
+      secret: newSigningSecret(),
+      created_at: now,
+      disabled_at: null,
+      cursor: state.head,
+      failure_streak: 0,
+      idempotency,
+    };
+    await services.store.engagement.createWebhook(hook);
+    // Events committed since the head was read are enqueued now rather than at the next commit.
+    services.engagement.webhooks.noteCommit(input.slug);
+    return registration(hook);
+  },
+};
+
+const listInput = z.object({ slug: slugSchema });
+
+export const listWebhooks: OperationDef<z.infer<typeof listInput>> = {
+  name: 'listWebhooks',
+  summary: 'List webhooks',
+  description:
+    "The caller's own subscriptions in this room (every subscription for an operator credential), disabled ones included. Secrets are never shown again.",
+  tag: 'events',
+  method: 'GET',
+  path: '/api/rooms/{slug}/webhooks',
+  inputSource: 'query',
+  input: listInput,
+  output: z.object({ slug: z.string(), webhooks: z.array(webhookView) }),
+  mutating: false,
+  noStore: true,
+  mcp: { tool: 'list_webhooks', catalogs: ['host'], readOnly: true },
+  async handle(ctx, input) {
+    const route = `GET /api/rooms/${input.slug}/webhooks`;
+    const { owner, operator } = await webhookCaller(ctx, input.slug, 'list_webhooks', route);
+    const hooks = await ctx.services.store.engagement.webhooks(input.slug);
+    return {
+      slug: input.slug,
+      webhooks: hooks
+        .filter((w) => operator || w.owner === owner)
+        .map((w) => ({
+          id: w.id,
+          url: w.url,
+          event_types: w.event_types,
+          created_at: iso(w.created_at),
+          disabled_at: iso(w.disabled_at),
+        })),
+    };
+  },
+};
+
+const unregisterInput = z.object({ slug: slugSchema, id: z.string().min(1).max(100).describe('Webhook id') });
+
+export const unregisterWebhook: OperationDef<z.infer<typeof unregisterInput>> = {
+  name: 'unregisterWebhook',
+  summary: 'Unregister a webhook',
+  description:
+    'Disables a subscription (soft delete: it stays listed with disabled_at, and nothing more is delivered). Repeating it succeeds again. Owner or operator only.',
+  tag: 'events',
+  method: 'DELETE',
+  path: '/api/rooms/{slug}/webhooks/{id}',
+  inputSource: 'none',
+  input: unregisterInput,
+  output: z.object({ ok: z.literal(true) }),
+  mutating: true,
+  mcp: { tool: 'unregister_webhook', catalogs: ['host'] },
+  async handle(ctx, input) {
+    const { services } = ctx;
+    const route = `DELETE /api/rooms/${input.slug}/webhooks/${input.id}`;
+    const { owner, operator } = await webhookCaller(ctx, input.slug, 'unregister_webhook', route);
+    const hook = (await services.store.engagement.webhooks(input.slug)).find((w) => w.id === input.id);
+    if (!hook) {
+      throw protocolError(
+        'vendor:conclave:not_found',
+        `Room ${input.slug} has no webhook ${input.id}. List the room's webhooks with GET /api/rooms/${input.slug}/webhooks.`,
+        { details: { path: `/api/rooms/${input.slug}/webhooks/${input.id}` } },
+      );
+    }
+    if (!operator && hook.owner !== owner) {
+      throw protocolError(
+        'authority.denied',
+        `Only the webhook's owner or the room operator can unregister webhook ${input.id} (${route}).`,
+        { details: { authority: 'webhook_owner', required: 'owner or operator' } },
+      );
+    }
+    await services.store.engagement.disableWebhook(input.slug, input.id, services.clock.now());
+    return { ok: true };
+  },
+};

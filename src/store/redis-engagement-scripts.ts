@@ -1,0 +1,83 @@
+/**
+ * Lua scripts of the Redis engagement store. Each touches only one room's `{slug}`-tagged keys.
+ *
+ * Webhooks live in one hash per room: field `<id>` holds the immutable JSON record, and the mutable
+ * parts sit beside it as `<id>:cursor`, `<id>:streak` and `<id>:disabled_at`, so no script ever
+ * re-encodes JSON. Deliveries live in one hash per room: field `<webhook id>|<event id>`, value
+ * `"<status> <attempts> <next_attempt_at or -> <seq>"`.
+ */
+
+/** KEYS: webhooks hash. ARGV: id, record JSON, cursor. */
+export const CREATE_WEBHOOK_SCRIPT = `
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1] .. ':cursor', ARGV[3], ARGV[1] .. ':streak', 0)
+return 1
+`;
+
+/** KEYS: webhooks hash. ARGV: id, at. Returns 0 for an unknown id. */
+export const DISABLE_WEBHOOK_SCRIPT = `
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HSETNX', KEYS[1], ARGV[1] .. ':disabled_at', ARGV[2])
+return 1
+`;
+
+/** KEYS: webhooks hash, deliveries hash. ARGV: id, from, through, at, n, then n × (event id, seq). */
+export const ENQUEUE_SCRIPT = `
+local id = ARGV[1]
+if redis.call('HEXISTS', KEYS[1], id) == 0 then return 0 end
+if redis.call('HEXISTS', KEYS[1], id .. ':disabled_at') == 1 then return 0 end
+if tonumber(redis.call('HGET', KEYS[1], id .. ':cursor')) ~= tonumber(ARGV[2]) then return 0 end
+for i = 0, tonumber(ARGV[5]) - 1 do
+  redis.call('HSETNX', KEYS[2], id .. '|' .. ARGV[6 + i * 2], 'pending 0 ' .. ARGV[4] .. ' ' .. ARGV[7 + i * 2])
+end
+redis.call('HSET', KEYS[1], id .. ':cursor', ARGV[3])
+return 1
+`;
+
+const PARSE_DELIVERY = `
+local value = redis.call('HGET', KEYS[1], ARGV[1])
+if not value then return 0 end
+local status, attempts, nextAt, seq = string.match(value, '^(%S+) (%S+) (%S+) (%S+)$')
+`;
+
+/** KEYS: deliveries hash. ARGV: field, attempts, now, lease until. */
+export const CLAIM_SCRIPT = `${PARSE_DELIVERY}
+if status ~= 'pending' or tonumber(attempts) ~= tonumber(ARGV[2]) or tonumber(nextAt) > tonumber(ARGV[3]) then
+  return 0
+end
+redis.call('HSET', KEYS[1], ARGV[1], 'pending ' .. (tonumber(attempts) + 1) .. ' ' .. ARGV[4] .. ' ' .. seq)
+return 1
+`;
+
+/**
+ * KEYS: deliveries hash, webhooks hash. ARGV: field, webhook id, kind (delivered | retry | exhausted |
+ * dropped), at (retry due time, or the disabling time), disable after (streak length).
+ */
+export const SETTLE_SCRIPT = `${PARSE_DELIVERY}
+if status ~= 'pending' then return 0 end
+local kind, id = ARGV[3], ARGV[2]
+if kind == 'retry' then
+  redis.call('HSET', KEYS[1], ARGV[1], 'pending ' .. attempts .. ' ' .. ARGV[4] .. ' ' .. seq)
+  return 1
+end
+redis.call('HSET', KEYS[1], ARGV[1], kind .. ' ' .. attempts .. ' - ' .. seq)
+if redis.call('HEXISTS', KEYS[2], id) == 0 then return 1 end
+if kind == 'delivered' then
+  redis.call('HSET', KEYS[2], id .. ':streak', 0)
+elseif kind == 'exhausted' then
+  local streak = redis.call('HINCRBY', KEYS[2], id .. ':streak', 1)
+  if streak >= tonumber(ARGV[5]) then redis.call('HSETNX', KEYS[2], id .. ':disabled_at', ARGV[4]) end
+end
+return 1
+`;
+
+/**
+ * KEYS: due index. ARGV: member, score seen, corrected score. Rescores an index entry unless another
+ * writer changed it since it was read.
+ */
+export const RESCORE_DUE_SCRIPT = `
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score or tonumber(score) ~= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+return 1
+`;

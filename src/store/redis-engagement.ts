@@ -1,0 +1,294 @@
+/**
+ * EngagementStore on the Redis store's connection. A room's engagement keys share its `{slug}` hash
+ * tag, so each change is one script on one slot (deleteRoom removes them with the room).
+ *
+ * Two global keys index the rooms: the set of rooms with webhooks and the due-delivery sorted set.
+ * They are written before the room keys they point to, and removed only once the room keys say so,
+ * so a crash in between leaves an index entry that points at nothing (cleaned up when read), never a
+ * delivery that no index can find.
+ */
+import type { Redis } from 'ioredis';
+import type {
+  DeliveryDraft,
+  DeliveryOutcome,
+  DeliveryRecord,
+  DeliveryStatus,
+  EngagementStore,
+  WebhookRecord,
+} from './engagement-port.js';
+import {
+  CLAIM_SCRIPT,
+  CREATE_WEBHOOK_SCRIPT,
+  DISABLE_WEBHOOK_SCRIPT,
+  ENQUEUE_SCRIPT,
+  RESCORE_DUE_SCRIPT,
+  SETTLE_SCRIPT,
+} from './redis-engagement-scripts.js';
+
+type Arg = string | number;
+
+interface EngagementCommands {
+  conclaveCreateWebhook(...args: Arg[]): Promise<number>;
+  conclaveDisableWebhook(...args: Arg[]): Promise<number>;
+  conclaveEnqueue(...args: Arg[]): Promise<number>;
+  conclaveClaim(...args: Arg[]): Promise<number>;
+  conclaveSettle(...args: Arg[]): Promise<number>;
+  conclaveRescoreDue(...args: Arg[]): Promise<number>;
+}
+
+export type EngagementRedis = Redis & EngagementCommands;
+
+export function defineEngagementCommands(redis: Redis): void {
+  redis.defineCommand('conclaveCreateWebhook', { numberOfKeys: 1, lua: CREATE_WEBHOOK_SCRIPT });
+  redis.defineCommand('conclaveDisableWebhook', { numberOfKeys: 1, lua: DISABLE_WEBHOOK_SCRIPT });
+  redis.defineCommand('conclaveEnqueue', { numberOfKeys: 2, lua: ENQUEUE_SCRIPT });
+  redis.defineCommand('conclaveClaim', { numberOfKeys: 1, lua: CLAIM_SCRIPT });
+  redis.defineCommand('conclaveSettle', { numberOfKeys: 2, lua: SETTLE_SCRIPT });
+  redis.defineCommand('conclaveRescoreDue', { numberOfKeys: 1, lua: RESCORE_DUE_SCRIPT });
+}
+
+/** The wrappers of the owning store: error mapping, and writes whose loss is tolerated. */
+export interface RedisCalls {
+  call<T>(operation: () => Promise<T>): Promise<T>;
+  bestEffort(operation: () => Promise<unknown>): Promise<void>;
+}
+
+/** The engagement keys of a room (its room key plus a suffix), for deleteRoom. */
+export function engagementKeys(roomKey: string) {
+  return {
+    webhooks: `${roomKey}:webhooks`,
+    deliveries: `${roomKey}:deliveries`,
+    openerWakes: `${roomKey}:openerwakes`,
+  };
+}
+
+const WEBHOOK_FIELD = /^([^:]+)(?::(cursor|streak|disabled_at))?$/;
+
+/**
+ * An index entry whose delivery does not exist may belong to an enqueue still in flight (the index is
+ * written first); it is removed only once it is this old.
+ */
+const ORPHAN_GRACE_MS = 60_000;
+
+export class RedisEngagementStore implements EngagementStore {
+  private readonly webhookRoomsKey: string;
+  private readonly dueKey: string;
+
+  constructor(
+    private readonly redis: EngagementRedis,
+    keyPrefix: string,
+    private readonly roomKey: (slug: string) => string,
+    private readonly calls: RedisCalls,
+  ) {
+    this.webhookRoomsKey = `${keyPrefix}webhook-rooms`;
+    this.dueKey = `${keyPrefix}deliveries:due`;
+  }
+
+  consumedOpenerWakes(slug: string, participantId: string): Promise<string[]> {
+    return this.calls.call(async () => {
+      const members = await this.redis.smembers(this.keys(slug).openerWakes);
+      const prefix = `${participantId}|`;
+      return members.filter((m) => m.startsWith(prefix)).map((m) => m.slice(prefix.length));
+    });
+  }
+
+  consumeOpenerWakes(slug: string, participantId: string, decisionIds: string[]): Promise<number> {
+    if (decisionIds.length === 0) return Promise.resolve(0);
+    return this.calls.call(() =>
+      this.redis.sadd(this.keys(slug).openerWakes, ...decisionIds.map((id) => `${participantId}|${id}`)),
+    );
+  }
+
+  async createWebhook(webhook: WebhookRecord): Promise<void> {
+    const { cursor, failure_streak: _streak, disabled_at: _disabled, ...fixed } = webhook;
+    await this.calls.call(() => this.redis.sadd(this.webhookRoomsKey, webhook.slug));
+    await this.calls.call(() =>
+      this.redis.conclaveCreateWebhook(this.keys(webhook.slug).webhooks, webhook.id, JSON.stringify(fixed), cursor),
+    );
+  }
+
+  webhooks(slug: string): Promise<WebhookRecord[]> {
+    return this.calls.call(async () => parseWebhooks(await this.redis.hgetall(this.keys(slug).webhooks)));
+  }
+
+  async disableWebhook(slug: string, id: string, atMs: number): Promise<WebhookRecord | null> {
+    const found = await this.calls.call(() => this.redis.conclaveDisableWebhook(this.keys(slug).webhooks, id, atMs));
+    if (found !== 1) return null;
+    return (await this.webhooks(slug)).find((w) => w.id === id) ?? null;
+  }
+
+  async webhookRooms(): Promise<string[]> {
+    const slugs = await this.calls.call(() => this.redis.smembers(this.webhookRoomsKey));
+    const live: string[] = [];
+    for (const slug of slugs.sort()) {
+      if ((await this.webhooks(slug)).some((w) => w.disabled_at === null)) live.push(slug);
+      else await this.calls.bestEffort(() => this.redis.srem(this.webhookRoomsKey, slug));
+    }
+    return live;
+  }
+
+  async enqueueDeliveries(
+    slug: string,
+    webhookId: string,
+    fromSeq: number,
+    throughSeq: number,
+    drafts: DeliveryDraft[],
+    atMs: number,
+  ): Promise<boolean> {
+    if (drafts.length > 0) {
+      const scored = drafts.flatMap((d) => [atMs, dueMember(slug, webhookId, d.event_id)]);
+      await this.calls.call(() => this.redis.zadd(this.dueKey, 'NX', ...scored));
+    }
+    const keys = this.keys(slug);
+    const args = drafts.flatMap((d) => [d.event_id, d.seq]);
+    const done = await this.calls.call(() =>
+      this.redis.conclaveEnqueue(
+        keys.webhooks,
+        keys.deliveries,
+        webhookId,
+        fromSeq,
+        throughSeq,
+        atMs,
+        drafts.length,
+        ...args,
+      ),
+    );
+    return done === 1;
+  }
+
+  /**
+   * Due index entries, each checked against the delivery it names: entries of settled deliveries (and
+   * old ones of missing deliveries) are removed, entries of deliveries due later are rescored, the
+   * due ones are returned.
+   */
+  dueDeliveries(nowMs: number, limit: number): Promise<DeliveryRecord[]> {
+    if (limit <= 0) return Promise.resolve([]);
+    return this.calls.call(async () => {
+      const due: DeliveryRecord[] = [];
+      let offset = 0;
+      while (due.length < limit) {
+        const flat = await this.redis.zrangebyscore(this.dueKey, '-inf', nowMs, 'WITHSCORES', 'LIMIT', offset, limit);
+        if (flat.length === 0) break;
+        for (let i = 0; i < flat.length && due.length < limit; i += 2) {
+          const member = flat[i]!;
+          const score = Number(flat[i + 1]);
+          const [slug, webhookId, eventId] = member.split('|') as [string, string, string];
+          const value = await this.redis.hget(this.keys(slug).deliveries, `${webhookId}|${eventId}`);
+          const record = value === null ? null : parseDelivery(slug, webhookId, eventId, value);
+          if (record === null) {
+            if (score < nowMs - ORPHAN_GRACE_MS) await this.redis.zrem(this.dueKey, member);
+            else offset++;
+          } else if (record.status !== 'pending' || record.next_attempt_at === null) {
+            await this.redis.zrem(this.dueKey, member);
+          } else if (record.next_attempt_at > nowMs) {
+            await this.redis.conclaveRescoreDue(this.dueKey, member, score, record.next_attempt_at);
+          } else {
+            due.push(record);
+            offset++;
+          }
+        }
+      }
+      return due.sort((a, b) => (a.next_attempt_at ?? 0) - (b.next_attempt_at ?? 0) || a.seq - b.seq);
+    });
+  }
+
+  nextDeliveryAt(): Promise<number | null> {
+    return this.calls.call(async () => {
+      const [, score] = await this.redis.zrange(this.dueKey, 0, 0, 'WITHSCORES');
+      return score === undefined ? null : Number(score);
+    });
+  }
+
+  async claimDelivery(
+    slug: string,
+    webhookId: string,
+    eventId: string,
+    attempts: number,
+    nowMs: number,
+    leaseUntilMs: number,
+  ): Promise<boolean> {
+    const field = `${webhookId}|${eventId}`;
+    const claimed = await this.calls.call(() =>
+      this.redis.conclaveClaim(this.keys(slug).deliveries, field, attempts, nowMs, leaseUntilMs),
+    );
+    if (claimed !== 1) return false;
+    // The old score (<= now) would only make the entry look due early; dueDeliveries rescores it anyway.
+    await this.calls.bestEffort(() => this.redis.zadd(this.dueKey, leaseUntilMs, dueMember(slug, webhookId, eventId)));
+    return true;
+  }
+
+  async settleDelivery(slug: string, webhookId: string, eventId: string, outcome: DeliveryOutcome): Promise<void> {
+    const keys = this.keys(slug);
+    const at = outcome.kind === 'retry' || outcome.kind === 'exhausted' ? outcome.at : 0;
+    const disableAfter = outcome.kind === 'exhausted' ? outcome.disableAfter : 0;
+    const settled = await this.calls.call(() =>
+      this.redis.conclaveSettle(
+        keys.deliveries,
+        keys.webhooks,
+        `${webhookId}|${eventId}`,
+        webhookId,
+        outcome.kind,
+        at,
+        disableAfter,
+      ),
+    );
+    if (settled !== 1) return;
+    const member = dueMember(slug, webhookId, eventId);
+    await this.calls.bestEffort(() =>
+      outcome.kind === 'retry'
+        ? this.redis.zadd(this.dueKey, outcome.at, member)
+        : this.redis.zrem(this.dueKey, member),
+    );
+  }
+
+  deliveries(slug: string, webhookId: string): Promise<DeliveryRecord[]> {
+    return this.calls.call(async () => {
+      const all = await this.redis.hgetall(this.keys(slug).deliveries);
+      const prefix = `${webhookId}|`;
+      return Object.entries(all)
+        .filter(([field]) => field.startsWith(prefix))
+        .map(([field, value]) => parseDelivery(slug, webhookId, field.slice(prefix.length), value))
+        .sort((a, b) => a.seq - b.seq);
+    });
+  }
+
+  private keys(slug: string) {
+    return engagementKeys(this.roomKey(slug));
+  }
+}
+
+function dueMember(slug: string, webhookId: string, eventId: string): string {
+  return `${slug}|${webhookId}|${eventId}`;
+}
+
+function parseDelivery(slug: string, webhookId: string, eventId: string, value: string): DeliveryRecord {
+  const [status, attempts, nextAt, seq] = value.split(' ');
+  return {
+    slug,
+    webhook_id: webhookId,
+    event_id: eventId,
+    seq: Number(seq),
+    status: status as DeliveryStatus,
+    attempts: Number(attempts),
+    next_attempt_at: nextAt === '-' || nextAt === undefined ? null : Number(nextAt),
+  };
+}
+
+function parseWebhooks(hash: Record<string, string>): WebhookRecord[] {
+  const byId = new Map<string, Partial<WebhookRecord>>();
+  for (const [field, value] of Object.entries(hash)) {
+    const match = WEBHOOK_FIELD.exec(field);
+    if (!match) continue;
+    const id = match[1]!;
+    const entry = byId.get(id) ?? {};
+    byId.set(id, entry);
+    if (match[2] === 'cursor') entry.cursor = Number(value);
+    else if (match[2] === 'streak') entry.failure_streak = Number(value);
+    else if (match[2] === 'disabled_at') entry.disabled_at = Number(value);
+    else Object.assign(entry, JSON.parse(value) as Partial<WebhookRecord>);
+  }
+  return [...byId.values()]
+    .filter((w): w is Partial<WebhookRecord> & { id: string } => typeof w.id === 'string')
+    .map((w) => ({ disabled_at: null, cursor: 0, failure_streak: 0, ...w }) as WebhookRecord)
+    .sort((a, b) => a.created_at - b.created_at || a.id.localeCompare(b.id));
+}

@@ -1,0 +1,253 @@
+/** EngagementStore on the SQLite store's connection; rows cascade away with their room. */
+import type Database from 'better-sqlite3';
+import type {
+  DeliveryDraft,
+  DeliveryOutcome,
+  DeliveryRecord,
+  DeliveryStatus,
+  EngagementStore,
+  WebhookRecord,
+} from './engagement-port.js';
+
+interface WebhookRow {
+  id: string;
+  slug: string;
+  owner: string;
+  url: string;
+  event_types: string;
+  secret: string;
+  created_at: number;
+  disabled_at: number | null;
+  cursor: number;
+  failure_streak: number;
+  idempotency_scope: string | null;
+  idempotency_fingerprint: string | null;
+}
+
+interface DeliveryRow {
+  slug: string;
+  webhook_id: string;
+  event_id: string;
+  seq: number;
+  status: string;
+  attempts: number;
+  next_attempt_at: number | null;
+}
+
+const DELIVERY_COLUMNS = 'slug, webhook_id, event_id, seq, status, attempts, next_attempt_at';
+
+function prepareStatements(db: Database.Database) {
+  return {
+    consumedWakes: db.prepare<[string, string], { decision_id: string }>(
+      'SELECT decision_id FROM opener_wakes WHERE slug = ? AND participant_id = ?',
+    ),
+    consumeWake: db.prepare<[string, string, string]>(
+      'INSERT OR IGNORE INTO opener_wakes (slug, participant_id, decision_id) VALUES (?, ?, ?)',
+    ),
+    insertWebhook: db.prepare<
+      [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        number,
+        number | null,
+        number,
+        number,
+        string | null,
+        string | null,
+      ]
+    >(
+      `INSERT INTO webhooks (id, slug, owner, url, event_types, secret, created_at, disabled_at, cursor,
+         failure_streak, idempotency_scope, idempotency_fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    webhooks: db.prepare<[string], WebhookRow>('SELECT * FROM webhooks WHERE slug = ? ORDER BY created_at, id'),
+    webhook: db.prepare<[string, string], WebhookRow>('SELECT * FROM webhooks WHERE slug = ? AND id = ?'),
+    disableWebhook: db.prepare<[number, string, string]>(
+      'UPDATE webhooks SET disabled_at = ? WHERE slug = ? AND id = ? AND disabled_at IS NULL',
+    ),
+    webhookRooms: db.prepare<[], { slug: string }>(
+      'SELECT DISTINCT slug FROM webhooks WHERE disabled_at IS NULL ORDER BY slug',
+    ),
+    advanceCursor: db.prepare<[number, string, string, number]>(
+      'UPDATE webhooks SET cursor = ? WHERE slug = ? AND id = ? AND cursor = ? AND disabled_at IS NULL',
+    ),
+    insertDelivery: db.prepare<[string, string, string, number, number]>(
+      `INSERT OR IGNORE INTO deliveries (webhook_id, event_id, slug, seq, status, attempts, next_attempt_at)
+       VALUES (?, ?, ?, ?, 'pending', 0, ?)`,
+    ),
+    dueDeliveries: db.prepare<[number, number], DeliveryRow>(
+      `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ?
+       ORDER BY next_attempt_at, seq LIMIT ?`,
+    ),
+    nextDeliveryAt: db.prepare<[], { at: number | null }>(
+      "SELECT MIN(next_attempt_at) AS at FROM deliveries WHERE status = 'pending'",
+    ),
+    claimDelivery: db.prepare<[number, string, string, string, number, number]>(
+      `UPDATE deliveries SET attempts = attempts + 1, next_attempt_at = ?
+       WHERE slug = ? AND webhook_id = ? AND event_id = ? AND status = 'pending' AND attempts = ?
+         AND next_attempt_at <= ?`,
+    ),
+    settleDelivery: db.prepare<[string, number | null, string, string, string]>(
+      `UPDATE deliveries SET status = ?, next_attempt_at = ?
+       WHERE slug = ? AND webhook_id = ? AND event_id = ? AND status = 'pending'`,
+    ),
+    resetStreak: db.prepare<[string, string]>('UPDATE webhooks SET failure_streak = 0 WHERE slug = ? AND id = ?'),
+    growStreak: db.prepare<[string, string]>(
+      'UPDATE webhooks SET failure_streak = failure_streak + 1 WHERE slug = ? AND id = ?',
+    ),
+    disableAtStreak: db.prepare<[number, string, string, number]>(
+      `UPDATE webhooks SET disabled_at = ?
+       WHERE slug = ? AND id = ? AND disabled_at IS NULL AND failure_streak >= ?`,
+    ),
+    deliveries: db.prepare<[string, string], DeliveryRow>(
+      `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE slug = ? AND webhook_id = ? ORDER BY seq`,
+    ),
+  };
+}
+
+export class SqliteEngagementStore implements EngagementStore {
+  private readonly sql: ReturnType<typeof prepareStatements>;
+  private readonly consumeTransaction: Database.Transaction<(slug: string, pid: string, ids: string[]) => number>;
+  private readonly enqueueTransaction: Database.Transaction<
+    (slug: string, id: string, from: number, through: number, drafts: DeliveryDraft[], at: number) => boolean
+  >;
+  private readonly settleTransaction: Database.Transaction<
+    (slug: string, webhookId: string, eventId: string, outcome: DeliveryOutcome) => void
+  >;
+
+  /** `run` is the owning store's wrapper: closed-store check and error mapping. */
+  constructor(
+    db: Database.Database,
+    private readonly run: <T>(work: () => T) => Promise<T>,
+  ) {
+    this.sql = prepareStatements(db);
+    this.consumeTransaction = db.transaction((slug, pid, ids) =>
+      ids.reduce((added, id) => added + this.sql.consumeWake.run(slug, pid, id).changes, 0),
+    );
+    this.enqueueTransaction = db.transaction((slug, id, from, through, drafts, at) => {
+      if (this.sql.advanceCursor.run(through, slug, id, from).changes !== 1) return false;
+      for (const d of drafts) this.sql.insertDelivery.run(id, d.event_id, slug, d.seq, at);
+      return true;
+    });
+    this.settleTransaction = db.transaction((slug, webhookId, eventId, outcome) => {
+      const status: DeliveryStatus = outcome.kind === 'retry' ? 'pending' : outcome.kind;
+      const next = outcome.kind === 'retry' ? outcome.at : null;
+      if (this.sql.settleDelivery.run(status, next, slug, webhookId, eventId).changes !== 1) return;
+      if (outcome.kind === 'delivered') this.sql.resetStreak.run(slug, webhookId);
+      if (outcome.kind === 'exhausted') {
+        this.sql.growStreak.run(slug, webhookId);
+        this.sql.disableAtStreak.run(outcome.at, slug, webhookId, outcome.disableAfter);
+      }
+    });
+  }
+
+  consumedOpenerWakes(slug: string, participantId: string): Promise<string[]> {
+    return this.run(() => this.sql.consumedWakes.all(slug, participantId).map((row) => row.decision_id));
+  }
+
+  consumeOpenerWakes(slug: string, participantId: string, decisionIds: string[]): Promise<number> {
+    if (decisionIds.length === 0) return Promise.resolve(0);
+    return this.run(() => this.consumeTransaction.immediate(slug, participantId, decisionIds));
+  }
+
+  createWebhook(webhook: WebhookRecord): Promise<void> {
+    return this.run(() => {
+      this.sql.insertWebhook.run(
+        webhook.id,
+        webhook.slug,
+        webhook.owner,
+        webhook.url,
+        JSON.stringify(webhook.event_types),
+        webhook.secret,
+        webhook.created_at,
+        webhook.disabled_at,
+        webhook.cursor,
+        webhook.failure_streak,
+        webhook.idempotency?.scope ?? null,
+        webhook.idempotency?.fingerprint ?? null,
+      );
+    });
+  }
+
+  webhooks(slug: string): Promise<WebhookRecord[]> {
+    return this.run(() => this.sql.webhooks.all(slug).map(toWebhook));
+  }
+
+  disableWebhook(slug: string, id: string, atMs: number): Promise<WebhookRecord | null> {
+    return this.run(() => {
+      this.sql.disableWebhook.run(atMs, slug, id);
+      const row = this.sql.webhook.get(slug, id);
+      return row ? toWebhook(row) : null;
+    });
+  }
+
+  webhookRooms(): Promise<string[]> {
+    return this.run(() => this.sql.webhookRooms.all().map((row) => row.slug));
+  }
+
+  enqueueDeliveries(
+    slug: string,
+    webhookId: string,
+    fromSeq: number,
+    throughSeq: number,
+    drafts: DeliveryDraft[],
+    atMs: number,
+  ): Promise<boolean> {
+    return this.run(() => this.enqueueTransaction.immediate(slug, webhookId, fromSeq, throughSeq, drafts, atMs));
+  }
+
+  dueDeliveries(nowMs: number, limit: number): Promise<DeliveryRecord[]> {
+    return this.run(() => (limit > 0 ? this.sql.dueDeliveries.all(nowMs, limit).map(toDelivery) : []));
+  }
+
+  nextDeliveryAt(): Promise<number | null> {
+    return this.run(() => this.sql.nextDeliveryAt.get()?.at ?? null);
+  }
+
+  claimDelivery(
+    slug: string,
+    webhookId: string,
+    eventId: string,
+    attempts: number,
+    nowMs: number,
+    leaseUntilMs: number,
+  ): Promise<boolean> {
+    return this.run(
+      () => this.sql.claimDelivery.run(leaseUntilMs, slug, webhookId, eventId, attempts, nowMs).changes === 1,
+    );
+  }
+
+  settleDelivery(slug: string, webhookId: string, eventId: string, outcome: DeliveryOutcome): Promise<void> {
+    return this.run(() => this.settleTransaction.immediate(slug, webhookId, eventId, outcome));
+  }
+
+  deliveries(slug: string, webhookId: string): Promise<DeliveryRecord[]> {
+    return this.run(() => this.sql.deliveries.all(slug, webhookId).map(toDelivery));
+  }
+}
+
+function toWebhook(row: WebhookRow): WebhookRecord {
+  return {
+    id: row.id,
+    slug: row.slug,
+    owner: row.owner,
+    url: row.url,
+    event_types: JSON.parse(row.event_types) as string[],
+    secret: row.secret,
+    created_at: row.created_at,
+    disabled_at: row.disabled_at,
+    cursor: row.cursor,
+    failure_streak: row.failure_streak,
+    idempotency:
+      row.idempotency_scope !== null && row.idempotency_fingerprint !== null
+        ? { scope: row.idempotency_scope, fingerprint: row.idempotency_fingerprint }
+        : null,
+  };
+}
+
+function toDelivery(row: DeliveryRow): DeliveryRecord {
+  return { ...row, status: row.status as DeliveryStatus };
+}

@@ -1,0 +1,264 @@
+/**
+ * The EngagementStore contract (store.engagement): opener-seal wake bookkeeping, webhook
+ * subscriptions and the delivery outbox. Run against every adapter beside the RoomStore contract.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { WebhookRecord } from '../../../src/store/engagement-port.js';
+import type { RoomStore } from '../../../src/store/port.js';
+import type { Backing, StoreTarget } from './contract.js';
+import { event } from './contract.js';
+
+const T = 1_800_000_000_000;
+
+function webhook(slug: string, overrides: Partial<WebhookRecord> = {}): WebhookRecord {
+  return {
+    id: randomUUID(),
+    slug,
+    owner: 'participant:p1',
+    url: 'https://hooks.example.com/conclave',
+    event_types: [],
+    secret: 'whsec_secret',
+    created_at: T,
+    disabled_at: null,
+    cursor: 0,
+    failure_streak: 0,
+    idempotency: null,
+    ...overrides,
+  };
+}
+
+export function engagementContract(target: StoreTarget): void {
+  let backing: Backing;
+  let opened: RoomStore[];
+  let store: RoomStore;
+
+  async function openAnother(): Promise<RoomStore> {
+    const another = await backing.open();
+    opened.push(another);
+    return another;
+  }
+
+  async function room(slug: string, events = 0): Promise<void> {
+    const log = Array.from({ length: events }, (_, i) => event(i + 1));
+    await store.commit({ slug, expected_version: 0, snapshot: '{}', events: log, receipts: [], next_deadline: null });
+  }
+
+  beforeEach(async () => {
+    backing = await target.fresh();
+    opened = [];
+    store = await openAnother();
+  });
+
+  afterEach(async () => {
+    await Promise.all(opened.map((s) => s.close()));
+  });
+
+  describe('opener-seal wakes', () => {
+    it('records consumption per participant, once', async () => {
+      await room('wakes');
+      const e = store.engagement;
+      expect(await e.consumedOpenerWakes('wakes', 'p1')).toEqual([]);
+      expect(await e.consumeOpenerWakes('wakes', 'p1', ['d1', 'd2'])).toBe(2);
+      expect(await e.consumeOpenerWakes('wakes', 'p1', ['d2', 'd3'])).toBe(1);
+      expect(await e.consumeOpenerWakes('wakes', 'p1', [])).toBe(0);
+      expect((await e.consumedOpenerWakes('wakes', 'p1')).sort()).toEqual(['d1', 'd2', 'd3']);
+      expect(await e.consumedOpenerWakes('wakes', 'p2')).toEqual([]);
+    });
+
+    it('lets exactly one of two racing consumers win', async () => {
+      await room('race');
+      const other = await openAnother();
+      const wins = await Promise.all([
+        store.engagement.consumeOpenerWakes('race', 'p1', ['d1']),
+        other.engagement.consumeOpenerWakes('race', 'p1', ['d1']),
+      ]);
+      expect(wins.sort()).toEqual([0, 1]);
+    });
+  });
+
+  describe('webhooks', () => {
+    it('creates, lists oldest first, and disables idempotently', async () => {
+      await room('hooks');
+      const first = webhook('hooks', {
+        event_types: ['decision.completed'],
+        idempotency: { scope: 'hooks|h', fingerprint: '{}' },
+      });
+      const second = webhook('hooks', { created_at: T + 1, owner: 'operator', cursor: 7 });
+      await store.engagement.createWebhook(second);
+      await store.engagement.createWebhook(first);
+      expect(await store.engagement.webhooks('hooks')).toEqual([first, second]);
+      expect(await store.engagement.webhooks('other')).toEqual([]);
+
+      const disabled = await store.engagement.disableWebhook('hooks', first.id, T + 10);
+      expect(disabled).toEqual({ ...first, disabled_at: T + 10 });
+      expect(await store.engagement.disableWebhook('hooks', first.id, T + 20)).toEqual(disabled);
+      expect(await store.engagement.disableWebhook('hooks', randomUUID(), T)).toBeNull();
+      expect(await store.engagement.disableWebhook('other', second.id, T)).toBeNull();
+    });
+
+    it('lists the rooms that have active webhooks', async () => {
+      await room('active');
+      await room('inactive');
+      await store.engagement.createWebhook(webhook('active'));
+      const gone = webhook('inactive');
+      await store.engagement.createWebhook(gone);
+      await store.engagement.disableWebhook('inactive', gone.id, T);
+      expect(await store.engagement.webhookRooms()).toEqual(['active']);
+    });
+  });
+
+  describe('delivery outbox', () => {
+    async function subscribed(slug: string, events = 3): Promise<WebhookRecord> {
+      await room(slug, events);
+      const hook = webhook(slug);
+      await store.engagement.createWebhook(hook);
+      return hook;
+    }
+
+    it('enqueues with a compare-and-set cursor, exactly once across writers', async () => {
+      const hook = await subscribed('outbox');
+      const other = await openAnother();
+      const drafts = (await store.events('outbox', 0, 10)).map((e) => ({ event_id: e.id, seq: e.seq }));
+      const results = await Promise.all([
+        store.engagement.enqueueDeliveries('outbox', hook.id, 0, 3, drafts, T),
+        other.engagement.enqueueDeliveries('outbox', hook.id, 0, 3, drafts, T),
+      ]);
+      expect(results.sort()).toEqual([false, true]);
+      expect((await store.engagement.webhooks('outbox'))[0]!.cursor).toBe(3);
+      const deliveries = await store.engagement.deliveries('outbox', hook.id);
+      expect(deliveries).toEqual(
+        drafts.map((d) => ({
+          slug: 'outbox',
+          webhook_id: hook.id,
+          event_id: d.event_id,
+          seq: d.seq,
+          status: 'pending',
+          attempts: 0,
+          next_attempt_at: T,
+        })),
+      );
+      // A cursor-only move (events the filter skipped) writes no delivery.
+      expect(await store.engagement.enqueueDeliveries('outbox', hook.id, 3, 5, [], T)).toBe(true);
+      expect(await store.engagement.enqueueDeliveries('outbox', hook.id, 3, 6, [], T)).toBe(false);
+      expect((await store.engagement.webhooks('outbox'))[0]!.cursor).toBe(5);
+    });
+
+    it('refuses to enqueue for a disabled subscription', async () => {
+      const hook = await subscribed('off');
+      await store.engagement.disableWebhook('off', hook.id, T);
+      const [first] = await store.events('off', 0, 1);
+      expect(await store.engagement.enqueueDeliveries('off', hook.id, 0, 1, [{ event_id: first!.id, seq: 1 }], T)).toBe(
+        false,
+      );
+      expect(await store.engagement.deliveries('off', hook.id)).toEqual([]);
+      expect(await store.engagement.dueDeliveries(T + 1, 10)).toEqual([]);
+    });
+
+    it('lists due deliveries, claims each attempt once, and follows retries', async () => {
+      const hook = await subscribed('due', 2);
+      const [a, b] = await store.events('due', 0, 10);
+      await store.engagement.enqueueDeliveries('due', hook.id, 0, 1, [{ event_id: a!.id, seq: 1 }], T);
+      await store.engagement.enqueueDeliveries('due', hook.id, 1, 2, [{ event_id: b!.id, seq: 2 }], T + 100);
+      expect(await store.engagement.nextDeliveryAt()).toBe(T);
+      expect((await store.engagement.dueDeliveries(T, 10)).map((d) => d.seq)).toEqual([1]);
+      expect((await store.engagement.dueDeliveries(T + 100, 10)).map((d) => d.seq)).toEqual([1, 2]);
+      expect((await store.engagement.dueDeliveries(T + 100, 1)).map((d) => d.seq)).toEqual([1]);
+
+      const other = await openAnother();
+      const claims = await Promise.all([
+        store.engagement.claimDelivery('due', hook.id, a!.id, 0, T, T + 60_000),
+        other.engagement.claimDelivery('due', hook.id, a!.id, 0, T, T + 60_000),
+      ]);
+      expect(claims.sort()).toEqual([false, true]);
+      // Claimed: held by its lease, and the attempt is counted.
+      expect((await store.engagement.dueDeliveries(T + 100, 10)).map((d) => d.seq)).toEqual([2]);
+      expect(await store.engagement.claimDelivery('due', hook.id, a!.id, 1, T + 100, T + 60_100)).toBe(false);
+
+      await store.engagement.settleDelivery('due', hook.id, a!.id, { kind: 'retry', at: T + 5_000 });
+      const [retry] = await store.engagement.deliveries('due', hook.id);
+      expect(retry).toMatchObject({ status: 'pending', attempts: 1, next_attempt_at: T + 5_000 });
+      expect(await store.engagement.claimDelivery('due', hook.id, a!.id, 1, T + 4_999, T + 70_000)).toBe(false);
+      expect(await store.engagement.claimDelivery('due', hook.id, a!.id, 1, T + 5_000, T + 70_000)).toBe(true);
+      await store.engagement.settleDelivery('due', hook.id, a!.id, { kind: 'delivered' });
+      // Settling twice leaves the first outcome.
+      await store.engagement.settleDelivery('due', hook.id, a!.id, { kind: 'retry', at: T });
+      expect((await store.engagement.deliveries('due', hook.id))[0]).toMatchObject({
+        status: 'delivered',
+        attempts: 2,
+        next_attempt_at: null,
+      });
+      expect(await store.engagement.nextDeliveryAt()).toBe(T + 100);
+    });
+
+    it('makes an unsettled claim due again when its lease runs out', async () => {
+      const hook = await subscribed('lease', 1);
+      const [a] = await store.events('lease', 0, 1);
+      await store.engagement.enqueueDeliveries('lease', hook.id, 0, 1, [{ event_id: a!.id, seq: 1 }], T);
+      expect(await store.engagement.claimDelivery('lease', hook.id, a!.id, 0, T, T + 60_000)).toBe(true);
+      expect(await store.engagement.dueDeliveries(T + 59_999, 10)).toEqual([]);
+      expect(await store.engagement.dueDeliveries(T + 60_000, 10)).toMatchObject([{ attempts: 1 }]);
+      expect(await store.engagement.claimDelivery('lease', hook.id, a!.id, 1, T + 60_000, T + 120_000)).toBe(true);
+    });
+
+    it('disables a subscription after consecutive exhausted events; a success resets the streak', async () => {
+      const hook = await subscribed('streak', 4);
+      const events = await store.events('streak', 0, 10);
+      const drafts = events.map((e) => ({ event_id: e.id, seq: e.seq }));
+      await store.engagement.enqueueDeliveries('streak', hook.id, 0, 4, drafts, T);
+      const settle = async (i: number, kind: 'delivered' | 'exhausted') => {
+        expect(await store.engagement.claimDelivery('streak', hook.id, events[i]!.id, 0, T, T + 1)).toBe(true);
+        await store.engagement.settleDelivery(
+          'streak',
+          hook.id,
+          events[i]!.id,
+          kind === 'exhausted' ? { kind, at: T + i, disableAfter: 2 } : { kind },
+        );
+      };
+      await settle(0, 'exhausted');
+      await settle(1, 'delivered');
+      await settle(2, 'exhausted');
+      expect((await store.engagement.webhooks('streak'))[0]).toMatchObject({ failure_streak: 1, disabled_at: null });
+      await settle(3, 'exhausted');
+      expect((await store.engagement.webhooks('streak'))[0]).toMatchObject({ failure_streak: 2, disabled_at: T + 3 });
+      expect((await store.engagement.deliveries('streak', hook.id)).map((d) => d.status)).toEqual([
+        'exhausted',
+        'delivered',
+        'exhausted',
+        'exhausted',
+      ]);
+    });
+
+    it('drops a delivery for good', async () => {
+      const hook = await subscribed('drop', 1);
+      const [a] = await store.events('drop', 0, 1);
+      await store.engagement.enqueueDeliveries('drop', hook.id, 0, 1, [{ event_id: a!.id, seq: 1 }], T);
+      await store.engagement.settleDelivery('drop', hook.id, a!.id, { kind: 'dropped' });
+      expect(await store.engagement.dueDeliveries(T + 1, 10)).toEqual([]);
+      expect(await store.engagement.nextDeliveryAt()).toBeNull();
+    });
+
+    it('goes with the room', async () => {
+      const hook = await subscribed('deleted', 1);
+      const [a] = await store.events('deleted', 0, 1);
+      await store.engagement.enqueueDeliveries('deleted', hook.id, 0, 1, [{ event_id: a!.id, seq: 1 }], T);
+      await store.engagement.consumeOpenerWakes('deleted', 'p1', ['d1']);
+      await store.deleteRoom('deleted');
+      expect(await store.engagement.webhooks('deleted')).toEqual([]);
+      expect(await store.engagement.deliveries('deleted', hook.id)).toEqual([]);
+      expect(await store.engagement.consumedOpenerWakes('deleted', 'p1')).toEqual([]);
+      expect(await store.engagement.dueDeliveries(T + 1, 10)).toEqual([]);
+      expect(await store.engagement.webhookRooms()).toEqual([]);
+    });
+
+    it('keeps the outbox across close and reopen', async () => {
+      const hook = await subscribed('kept', 1);
+      const [a] = await store.events('kept', 0, 1);
+      await store.engagement.enqueueDeliveries('kept', hook.id, 0, 1, [{ event_id: a!.id, seq: 1 }], T);
+      await store.close();
+      const reopened = await openAnother();
+      expect(await reopened.engagement.webhooks('kept')).toEqual([{ ...hook, cursor: 1 }]);
+      expect(await reopened.engagement.dueDeliveries(T, 10)).toMatchObject([{ event_id: a!.id, attempts: 0 }]);
+    });
+  });
+}
