@@ -62,7 +62,14 @@ describe('mandates over REST and MCP', () => {
     });
     await new Promise<void>((resolve) => issuer.listen(0, '127.0.0.1', resolve));
     issuerOrigin = `http://127.0.0.1:${(issuer.address() as { port: number }).port}`;
-    svc = await startService({ env: { MANDATE_ISSUER_ALLOW_PRIVATE: 'true' } });
+    // An allowlist makes "untrusted" a local decision: no lookup of the unknown issuer ever leaves the machine.
+    svc = await startService({
+      env: {
+        MANDATE_ISSUER_ALLOW_PRIVATE: 'true',
+        MANDATE_ISSUER_ALLOWLIST: issuerOrigin,
+        MANDATE_ALLOW_SELF_ISSUED: 'true',
+      },
+    });
   });
   afterAll(async () => {
     await svc.stop();
