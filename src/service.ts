@@ -86,6 +86,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     },
     engagement,
     mandates: null,
+    requestRates: null,
   };
   const baseUrl = () => services.baseUrl;
   const identity = await openIdentityServices(
@@ -93,6 +94,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     { keyring, now: () => clock.now(), baseUrl },
   );
   services.mandates = identity.mandates;
+  services.requestRates = { counter: identity.requestRates, settings: config.rateLimits };
   const app = await buildHttpApp(services, OPERATIONS, {
     logLevel: config.logLevel,
     capabilities: CAPABILITIES,

@@ -4,6 +4,9 @@
  * log of timestamps per key, so Retry-After is exact: the time until enough counted calls have left
  * the window. In-memory here; rate-limit-redis.ts holds the same counters across processes.
  */
+import { createHash } from 'node:crypto';
+import { type ProtocolError, protocolError } from '../errors.js';
+import { decodeCompact } from '../receipts/index.js';
 
 /** 01 §7 limits. */
 export interface RateLimitSettings {
@@ -106,4 +109,49 @@ function insertSorted(times: number[], value: number): void {
   let index = times.length;
   while (index > 0 && times[index - 1]! > value) index--;
   times.splice(index, 0, value);
+}
+
+/**
+ * The per-credential bucket of 01 §7: SHA-256 of the bearer, or of the mandate's jti when one is
+ * presented (the mandate path wins, 01 §3 rule 7). The jti is bound to the token's signature
+ * because receipts publish it (`mandate_ref`): a forged token reusing someone's jti gets a bucket
+ * of its own instead of draining theirs.
+ */
+export function credentialRateKey(presented: {
+  bearer?: string | undefined;
+  mandate?: string | undefined;
+}): string | null {
+  if (presented.mandate) {
+    let material = presented.mandate;
+    try {
+      const { payload } = decodeCompact(presented.mandate);
+      if (typeof payload.jti === 'string') {
+        material = `${payload.jti}\n${presented.mandate.slice(presented.mandate.lastIndexOf('.') + 1)}`;
+      }
+    } catch {
+      // an unparsable mandate is counted by its whole text
+    }
+    return `cred:mandate:${sha256(material)}`;
+  }
+  return presented.bearer ? `cred:bearer:${sha256(presented.bearer)}` : null;
+}
+
+export const RATE_WINDOW_MS = 60_000;
+
+export function rateLimitError(scope: 'ip' | 'credential', limit: number, retryAfterSeconds: number): ProtocolError {
+  const who = scope === 'ip' ? 'this client address' : 'this credential';
+  const what = scope === 'ip' ? 'requests' : 'mutating requests';
+  return protocolError(
+    'rate_limit.exceeded',
+    `Too many requests: ${who} may make ${limit} ${what} per minute. Retry after ${retryAfterSeconds} s.`,
+    {
+      hint: `Wait ${retryAfterSeconds} s (Retry-After) before the next request.`,
+      details: { scope, limit, window_seconds: RATE_WINDOW_MS / 1000, retry_after_seconds: retryAfterSeconds },
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    },
+  );
+}
+
+function sha256(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest('hex');
 }

@@ -4,6 +4,7 @@
  * successful mutating call under a mandate is counted toward its rate cap (08 §4.6).
  */
 import { recordMandateCall, verifyMandate } from '../auth/mandates.js';
+import { credentialRateKey, RATE_WINDOW_MS, rateLimitError } from '../auth/rate-limit.js';
 import type { ProtocolError } from '../errors.js';
 import type { AnyOperation, RequestContext } from './types.js';
 
@@ -14,6 +15,7 @@ export async function runOperation(
   invalid: ProtocolError | undefined,
 ): Promise<Record<string, unknown>> {
   const { services } = ctx;
+  if (ctx.transport === 'mcp' && operation.mutating) await limitCredential(ctx);
   const jws = ctx.credentials.mandate;
   if (jws === undefined || !services.mandates) return operation.handle(ctx, input, invalid);
 
@@ -37,4 +39,15 @@ export async function runOperation(
   if (operation.mutating && !ctx.replayed)
     await recordMandateCall(services.mandates.rateCaps, verified, services.clock.now());
   return result;
+}
+
+/** 01 §7 per-credential limit for MCP tool calls, whose credentials the HTTP hook cannot see. */
+async function limitCredential(ctx: RequestContext): Promise<void> {
+  const rates = ctx.services.requestRates;
+  if (!rates || rates.settings.credentialPerMinute <= 0) return;
+  const key = credentialRateKey(ctx.credentials);
+  if (key === null) return;
+  const limit = rates.settings.credentialPerMinute;
+  const decision = await rates.counter.take(key, limit, RATE_WINDOW_MS, ctx.services.clock.now());
+  if (!decision.allowed) throw rateLimitError('credential', limit, decision.retryAfterSeconds);
 }

@@ -1,6 +1,7 @@
 /** What operations may use: the runtime, the store, keys, clock and settings. Built once in app.ts. */
 import type { AuthSettings } from '../auth/caller.js';
 import type { MandateDeps } from '../auth/mandates.js';
+import type { RateLimitSettings, RequestRateCounter } from '../auth/rate-limit.js';
 import type { Engagement } from '../engagement/engagement.js';
 import type { Keyring } from '../receipts/index.js';
 import type { Clock } from '../runtime/clock.js';
@@ -24,6 +25,8 @@ export interface Services {
   info: ServiceInfo;
   /** Mandate verification (issuer trust, rate caps); null until identity is wired. */
   mandates: MandateDeps | null;
+  /** The per-credential limiter, for transports whose credentials travel inside the body (MCP). */
+  requestRates: { counter: RequestRateCounter; settings: RateLimitSettings } | null;
   /** Long-polls, streams, webhooks and opener-seal wake bookkeeping. */
   engagement: Engagement;
 }

@@ -185,3 +185,50 @@ describe.skipIf(redis === null)('on Redis', () => {
     }
   });
 });
+
+describe('per credential over MCP', () => {
+  let svc: RunningService;
+  beforeAll(async () => {
+    svc = await startService({ env: { RATE_LIMIT_IP_PER_MIN: '0', RATE_LIMIT_CREDENTIAL_PER_MIN: '2' } });
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  it('counts the token argument of mutating tool calls, not the HTTP request', async () => {
+    const { base } = svc;
+    const room = (await call(base, 'POST', '/api/rooms', { body: { about: 'mcp limits' } })).body;
+    const discuss = (text: string) =>
+      fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: randomUUID(),
+          method: 'tools/call',
+          params: { name: 'discuss', arguments: { slug: room.slug, token: room.creator_token, body: text } },
+        }),
+      }).then(async (r) => {
+        const text = await r.text();
+        const data = text.startsWith('{')
+          ? text
+          : (text
+              .split('\n')
+              .find((l) => l.startsWith('data: '))
+              ?.slice(6) ?? 'null');
+        return JSON.parse(data).result;
+      });
+    expect((await discuss('one')).isError).toBeFalsy();
+    expect((await discuss('two')).isError).toBeFalsy();
+    const third = await discuss('three');
+    expect(third.isError).toBe(true);
+    expect(third.structuredContent.error).toMatchObject({
+      code: 'rate_limit.exceeded',
+      details: { scope: 'credential', limit: 2 },
+    });
+  });
+});
