@@ -87,6 +87,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     engagement,
     mandates: null,
     requestRates: null,
+    hostedAccount: null,
   };
   const baseUrl = () => services.baseUrl;
   const identity = await openIdentityServices(
@@ -95,6 +96,10 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
   );
   services.mandates = identity.mandates;
   services.requestRates = { counter: identity.requestRates, settings: config.rateLimits };
+  services.hostedAccount = async (hostedKey, mandateJti) => {
+    const key = await identity.deviceFlow.hostedKey(hostedKey);
+    return key !== null && key.mandateJti === mandateJti ? key.publicId : null;
+  };
   const app = await buildHttpApp(services, OPERATIONS, {
     logLevel: config.logLevel,
     capabilities: CAPABILITIES,

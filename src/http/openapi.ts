@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { authorityConfigSchema, roomConfigSchema } from '../domain/config.js';
 import type { AnyOperation } from '../operations/types.js';
+import { OAUTH_OPENAPI_PATHS, OAUTH_OPENAPI_SCHEMAS } from './oauth-openapi.js';
 
 type Json = Record<string, unknown>;
 
@@ -104,6 +105,30 @@ function operationObject(op: AnyOperation, components: Json): Json {
   };
 }
 
+/** SSE is not a JSON operation, so it is described here rather than generated (06 §6). */
+function eventStreamPath(): Json {
+  return {
+    get: {
+      operationId: 'streamEvents',
+      summary: 'Server-sent event stream',
+      description:
+        'text/event-stream of RoomEvents (id, event, data frames; ": keep-alive" every 15 s). Resume with Last-Event-ID, since_event_id or since_seq: backfill, then live, no gap and no duplicate. Same credentials and read wall as /events.',
+      tags: ['events'],
+      parameters: [
+        ...pathParams('/api/rooms/{slug}/events/stream'),
+        { name: 'since_seq', in: 'query', required: false, schema: { type: 'integer', minimum: 0 } },
+        { name: 'since_event_id', in: 'query', required: false, schema: { type: 'string' } },
+        { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' } },
+      ],
+      security: [{}, { bearerAuth: [] }, { mandate: [] }, { roomPassword: [] }],
+      responses: {
+        '200': { description: 'Event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+        ...errorResponses(),
+      },
+    },
+  };
+}
+
 const META_ROUTES: { path: string; tag: string; summary: string; schema: string }[] = [
   { path: '/.well-known/svc.json', tag: 'discovery', summary: 'Discovery document', schema: 'DiscoveryDocument' },
   { path: '/.well-known/jwks.json', tag: 'discovery', summary: 'Receipt signing keys (JWKS)', schema: 'Jwks' },
@@ -168,6 +193,8 @@ export function buildOpenApi(operations: readonly AnyOperation[], baseUrl: strin
       },
     };
   }
+  Object.assign(components, OAUTH_OPENAPI_SCHEMAS);
+  Object.assign(paths, OAUTH_OPENAPI_PATHS, { '/api/rooms/{slug}/events/stream': eventStreamPath() });
   return {
     openapi: '3.1.0',
     info: { title: 'Conclave', version: '0.1', description: `Conclave deliberation rooms (service build ${version}).` },

@@ -61,6 +61,11 @@ export const joinRoom: OperationDef<z.infer<typeof joinInput>> = {
       input.password !== undefined && current.room.passwordHash !== null
         ? await verifyPassword(input.password, current.room.passwordHash)
         : false;
+    const bearer = ctx.credentials.bearer;
+    const account =
+      mandate && bearer?.startsWith('rk_') && services.hostedAccount
+        ? await services.hostedAccount(bearer, mandate.jti)
+        : null;
     // Mandate seats carry no token: the mandate is presented on every call (08 §4.9).
     const token = mandate ? null : randomToken('t_');
     const participantId = randomUUID();
@@ -85,7 +90,7 @@ export const joinRoom: OperationDef<z.infer<typeof joinInput>> = {
               passwordOk,
               ...(input.invite !== undefined ? { inviteHash: hashSecret(input.invite) } : {}),
               principal: mandate?.issuerPrincipal ?? null,
-              account: null,
+              account,
             },
           },
           idempotency: idempotencyFor(ctx, input.slug),

@@ -25,6 +25,11 @@ export interface Services {
   info: ServiceInfo;
   /** Mandate verification (issuer trust, rate caps); null until identity is wired. */
   mandates: MandateDeps | null;
+  /**
+   * The hosted account (`public_id`) of an `rk_…` key presented beside the mandate it was issued
+   * with (08 §6.4), or null; used for account-bound invites.
+   */
+  hostedAccount: ((hostedKey: string, mandateJti: string) => Promise<string | null>) | null;
   /** The per-credential limiter, for transports whose credentials travel inside the body (MCP). */
   requestRates: { counter: RequestRateCounter; settings: RateLimitSettings } | null;
   /** Long-polls, streams, webhooks and opener-seal wake bookkeeping. */
