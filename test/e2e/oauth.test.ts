@@ -197,6 +197,45 @@ describe('device authorization flow over HTTP', () => {
     expect(unknown.status).toBe(200);
   });
 
+  it('redeems an account-bound invite only with the hosted key beside its own mandate', async () => {
+    const { base } = svc;
+    const started = await form(base, '/oauth/device_authorization', {
+      client_id: 'agent-cli',
+      scope: 'svc:member_join_request svc:choose',
+    });
+    const { token } = await pollForToken(svc, clock, started.body, async (round) => {
+      if (round === 0) {
+        const approved = await call(base, 'POST', '/oauth/device/approve', {
+          body: { user_code: started.body.user_code, approve: true },
+          headers: { authorization: `Bearer ${ADMIN}` },
+        });
+        expect(approved.status).toBe(200);
+      }
+    });
+    const room = (
+      await call(base, 'POST', '/api/rooms', { body: { about: 'accounts only', config: { visibility: 'private' } } })
+    ).body;
+    const invite = await call(base, 'POST', `/api/rooms/${room.slug}/invites`, {
+      token: room.creator_token,
+      body: { label: 'hosted agent', binding: { kind: 'account', value: token.public_id } },
+    });
+    expect(invite.body.invite.binding).toEqual({ kind: 'account', value: token.public_id });
+    const mandateOnly = await call(base, 'POST', `/api/rooms/${room.slug}/join`, {
+      body: { invite: invite.body.invite_token },
+      headers: { 'x-mandate': token.mandate },
+    });
+    expect([mandateOnly.status, mandateOnly.body.error.code]).toEqual([400, 'invite.invalid']);
+    const joined = await call(base, 'POST', `/api/rooms/${room.slug}/join`, {
+      body: { invite: invite.body.invite_token },
+      headers: { 'x-mandate': token.mandate, authorization: `Bearer ${token.access_token}` },
+    });
+    expect(joined.body).toMatchObject({
+      display_name: 'hosted agent',
+      participant_token: null,
+      agent_did: `urn:svc:agent:${token.public_id}`,
+    });
+  });
+
   it('answers a denied request with access_denied', async () => {
     const started = await call(svc.base, 'POST', '/oauth/device_authorization', { body: { client_id: 'agent-cli' } });
     const denied = await call(svc.base, 'POST', '/oauth/device/approve', {
