@@ -48,7 +48,7 @@ const META_PATHS = [
 
 function routeMatcher(operations: readonly AnyOperation[]): (path: string) => string[] {
   const table = [
-    ...operations.map((op) => ({ path: op.path, method: op.method })),
+    ...operations.filter((op) => !op.mcpOnly).map((op) => ({ path: op.path, method: op.method })),
     ...META_PATHS.map((path) => ({ path, method: 'GET' })),
     { path: '/mcp', method: 'POST' },
     { path: '/mcp/host', method: 'POST' },

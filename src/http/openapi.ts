@@ -172,6 +172,7 @@ export function buildOpenApi(operations: readonly AnyOperation[], baseUrl: strin
 
   const paths: Json = {};
   for (const op of operations) {
+    if (op.mcpOnly) continue;
     paths[op.path] = {
       ...((paths[op.path] as Json | undefined) ?? {}),
       [op.method.toLowerCase()]: operationObject(op, components),

@@ -72,6 +72,7 @@ export function registerOperationRoutes(
   operations: readonly AnyOperation[],
 ): void {
   for (const operation of operations) {
+    if (operation.mcpOnly) continue;
     app.route({
       method: operation.method,
       url: fastifyPath(operation.path),

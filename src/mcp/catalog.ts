@@ -30,7 +30,9 @@ function mirroredRoute(operation: AnyOperation, map: ToolArgumentMap): string {
 /** A derived tool fixes some of its operation's options, so the operation's own (general) text is left out. */
 function describe(name: string, operation: AnyOperation, map: ToolArgumentMap, derived: boolean): string {
   const guide = TOOL_GUIDES[name];
-  const route = `Mirrors ${mirroredRoute(operation, map)} on the REST API.`;
+  const route = operation.mcpOnly
+    ? 'MCP only: there is no REST route for this.'
+    : `Mirrors ${mirroredRoute(operation, map)} on the REST API.`;
   if (!guide) return `${operation.description} ${route}`;
   const general = derived ? '' : ` ${operation.description}`;
   return `${guide.when}${general} Returns: ${guide.returns} ${route}`;

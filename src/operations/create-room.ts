@@ -9,6 +9,7 @@ import type { Actor } from '../domain/types.js';
 import { decisionSummary } from '../domain/views/decision-summary.js';
 import { invalidInput } from '../errors.js';
 import { roomUrl } from '../runtime/sealing.js';
+import { linkSeat } from './list-rooms.js';
 import { idempotencyFor } from './shared.js';
 import type { OperationDef } from './types.js';
 
@@ -214,6 +215,7 @@ export const createRoom: OperationDef<CreateInput> = {
       idempotency,
     );
     ctx.replayed = turn.replayed;
+    if (!turn.replayed) await linkSeat(ctx, slug, creatorToken);
     return turn.result;
   },
 };

@@ -7,6 +7,7 @@ import { hashSecret, randomToken, verifyPassword } from '../auth/secrets.js';
 import { roomStatus } from '../domain/views/common.js';
 import { roomNotFound } from '../runtime/registry.js';
 import { roomUrl } from '../runtime/sealing.js';
+import { linkSeat } from './list-rooms.js';
 import { idempotencyFor, slugSchema } from './shared.js';
 import type { OperationDef, RequestContext } from './types.js';
 
@@ -112,6 +113,7 @@ export const joinRoom: OperationDef<z.infer<typeof joinInput>> = {
       }),
     });
     ctx.replayed = turn.replayed;
+    if (!turn.replayed) await linkSeat(ctx, input.slug, token);
     return turn.result;
   },
 };

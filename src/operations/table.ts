@@ -12,6 +12,7 @@ import { discuss } from './discuss.js';
 import { createInvite, listInvites, revokeInvite } from './invites.js';
 import { joinRoom } from './join-room.js';
 import { listDecisions } from './list-decisions.js';
+import { listRooms } from './list-rooms.js';
 import { listEvents } from './list-events.js';
 import { updateMemberRole } from './members.js';
 import { nextAction } from './next-action.js';
@@ -43,6 +44,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
   revokeInvite,
   updateMemberRole,
   updateRoomSettings,
+  listRooms,
   nextAction,
   listEvents,
   registerWebhook,

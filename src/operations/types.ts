@@ -59,6 +59,8 @@ export interface OperationDef<I = unknown> {
    */
   deferValidation?: boolean;
   mcp?: { tool: string; catalogs: Catalog[]; readOnly?: boolean };
+  /** Served over MCP only (`list_rooms`): no REST route, not in the OpenAPI document. */
+  mcpOnly?: true;
   /** The mandate action this operation needs (08 §4.3); absent = none (reads, waits, webhooks). */
   mandateAction?: MandateAction;
   /** The weight a mandate's weight_cap is checked against (a quadratic ballot's credits). */

@@ -144,6 +144,16 @@ export interface RoomStore {
   /** Earliest next_deadline across all rooms, or null. */
   nextDeadline(): Promise<number | null>;
 
+  /**
+   * Remembers that a credential holds a seat in a room (key: a token hash, `sub:<mandate subject>`
+   * or `acct:<hosted account>`), so `list_rooms` can answer. An index only: rooms stay the truth,
+   * and links to deleted rooms are skipped by the reader.
+   */
+  linkRoom(key: string, slug: string, at: number): Promise<void>;
+
+  /** Slugs linked to a credential key, most recently linked first, at most `limit`. */
+  linkedRooms(key: string, limit: number): Promise<string[]>;
+
   /** Throws StoreUnavailableError when the store cannot serve requests. */
   ping(): Promise<void>;
 

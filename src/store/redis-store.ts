@@ -103,6 +103,7 @@ function keysOf(prefix: string) {
     eventIds: (slug: string) => `${room(slug)}:eventids`,
     receipts: (slug: string) => `${room(slug)}:receipts`,
     lock: (slug: string) => `${room(slug)}:lock`,
+    links: (key: string) => `${prefix}links:${key}`,
     /** Under the room's hash tag when the scope names a room, so the commit script can write it. */
     idempotency: (scope: string) => {
       const slug = slugOfScope(scope);
@@ -127,6 +128,16 @@ export class RedisStore implements RoomStore {
       call: (operation) => this.call(operation),
       bestEffort: (operation) => this.bestEffort(operation),
     });
+  }
+
+  linkRoom(key: string, slug: string, at: number): Promise<void> {
+    return this.call(async () => {
+      await this.redis.zadd(this.key.links(key), at, slug);
+    });
+  }
+
+  linkedRooms(key: string, limit: number): Promise<string[]> {
+    return this.call(() => this.redis.zrevrange(this.key.links(key), 0, limit - 1));
   }
 
   reserveSlug(slug: string): Promise<boolean> {

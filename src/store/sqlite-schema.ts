@@ -91,6 +91,15 @@ const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE status = 'pending';
   `,
+  `
+  CREATE TABLE room_links (
+    key       TEXT NOT NULL,
+    slug      TEXT NOT NULL REFERENCES rooms (slug) ON DELETE CASCADE,
+    linked_at INTEGER NOT NULL,
+    PRIMARY KEY (key, slug)
+  ) WITHOUT ROWID;
+  CREATE INDEX room_links_recent ON room_links (key, linked_at DESC);
+  `,
 ];
 
 /**

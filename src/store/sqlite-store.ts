@@ -135,6 +135,13 @@ function prepareStatements(db: Database.Database) {
       'SELECT next_deadline FROM rooms WHERE next_deadline IS NOT NULL ORDER BY next_deadline LIMIT 1',
     ),
     ping: db.prepare('SELECT 1'),
+    linkRoom: db.prepare<[string, string, number]>(
+      `INSERT INTO room_links (key, slug, linked_at) VALUES (?, ?, ?)
+       ON CONFLICT (key, slug) DO UPDATE SET linked_at = excluded.linked_at`,
+    ),
+    linkedRooms: db.prepare<[string, number], { slug: string }>(
+      'SELECT slug FROM room_links WHERE key = ? ORDER BY linked_at DESC, slug LIMIT ?',
+    ),
   };
 }
 
@@ -220,6 +227,16 @@ export class SqliteStore implements RoomStore {
         }
       },
     };
+  }
+
+  linkRoom(key: string, slug: string, at: number): Promise<void> {
+    return this.run(() => {
+      this.sql.linkRoom.run(key, slug, at);
+    });
+  }
+
+  linkedRooms(key: string, limit: number): Promise<string[]> {
+    return this.run(() => this.sql.linkedRooms.all(key, limit).map((row) => row.slug));
   }
 
   dueRooms(nowMs: number, limit: number): Promise<string[]> {

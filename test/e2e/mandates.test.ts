@@ -213,6 +213,40 @@ describe('mandates over REST and MCP', () => {
     expect([operatorOnly.status, operatorOnly.body.error.code]).toEqual([403, 'authority.denied']);
   });
 
+  it('lists the rooms a mandate subject or a token holds seats in (MCP list_rooms)', async () => {
+    const { base } = svc;
+    const listRooms = async (args: Record<string, unknown>, meta?: Record<string, unknown>) => {
+      const res = await rpc(
+        `${base}/mcp/host`,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'list_rooms', arguments: args, ...(meta ? { _meta: meta } : {}) },
+        }),
+        { 'mcp-protocol-version': '2025-11-25' },
+      );
+      return res.json.result.structuredContent;
+    };
+    const older = (await call(base, 'POST', '/api/rooms', { body: { about: 'older room' } })).body;
+    const newer = (await call(base, 'POST', '/api/rooms', { body: { about: 'newer room' } })).body;
+    const lister = mint(agentKey, did, {}, { sub: 'did:example:lister' });
+    for (const room of [older, newer]) {
+      await call(base, 'POST', `/api/rooms/${room.slug}/join`, { body: {}, headers: { 'x-mandate': lister.jws } });
+    }
+    const byMandate = await listRooms({}, { mandate: lister.jws });
+    expect(byMandate.rooms.map((r: any) => r.slug)).toEqual([newer.slug, older.slug]);
+    expect(byMandate.rooms[0]).toMatchObject({
+      about: 'newer room',
+      role: 'participant',
+      url: `${base}/r/${newer.slug}`,
+    });
+    const byToken = await listRooms({ token: older.creator_token });
+    expect(byToken.rooms.map((r: any) => r.slug)).toEqual([older.slug]);
+    const none = await listRooms({});
+    expect(none.error.code).toBe('auth.required');
+  });
+
   it('caps quadratic credits by the mandate weight_cap', async () => {
     const { base } = svc;
     const room = (

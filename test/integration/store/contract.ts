@@ -109,6 +109,19 @@ export function storeContract(target: StoreTarget): void {
     });
   });
 
+  describe('credential links', () => {
+    it('lists the rooms linked to a credential, most recent first, without duplicates', async () => {
+      for (const slug of ['linkroom01', 'linkroom02', 'linkroom03']) await store.commit(batch(slug, 0));
+      await store.linkRoom('sub:did:key:z6Mk', 'linkroom01', 1_000);
+      await store.linkRoom('sub:did:key:z6Mk', 'linkroom02', 2_000);
+      await store.linkRoom('sub:did:key:z6Mk', 'linkroom01', 3_000);
+      await store.linkRoom('tokenhash', 'linkroom03', 1_500);
+      expect(await store.linkedRooms('sub:did:key:z6Mk', 10)).toEqual(['linkroom01', 'linkroom02']);
+      expect(await store.linkedRooms('sub:did:key:z6Mk', 1)).toEqual(['linkroom01']);
+      expect(await store.linkedRooms('nobody', 10)).toEqual([]);
+    });
+  });
+
   describe('create and load', () => {
     it('creates a room at version 1 and loads it back', async () => {
       const events = range(1, 3).map((seq) => event(seq));

@@ -54,7 +54,11 @@ describe('SqliteStore', () => {
     const stores = [openSqliteStore({ file }), openSqliteStore({ file }), openSqliteStore({ file })];
     await Promise.all(stores.map((s) => s.close()));
     const db = new Database(file, { readonly: true });
-    expect(db.prepare('SELECT version FROM schema_version').all()).toEqual([{ version: 1 }, { version: 2 }]);
+    expect(db.prepare('SELECT version FROM schema_version').all()).toEqual([
+      { version: 1 },
+      { version: 2 },
+      { version: 3 },
+    ]);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     db.close();
   });

@@ -1,0 +1,68 @@
+/**
+ * MCP `list_rooms` (07 §6.2): the rooms the caller holds a seat in, newest room first — every room
+ * where the mandate's subject is seated, or the single room a participant token belongs to.
+ */
+import { z } from 'zod';
+import { authRequired } from '../auth/caller.js';
+import { hashSecret } from '../auth/secrets.js';
+import { iso, roomStatus } from '../domain/views/common.js';
+import { roomUrl } from '../runtime/sealing.js';
+import type { OperationDef, RequestContext } from './types.js';
+
+const listRoomsInput = z.object({ limit: z.number().int().min(1).max(100).optional() });
+
+/** The credential-link keys a caller's seats are indexed under (see linkSeat). */
+export function seatLinkKey(credentials: RequestContext['credentials']): string | null {
+  if (credentials.verified) return `sub:${credentials.verified.sub}`;
+  if (credentials.bearer) return `token:${hashSecret(credentials.bearer)}`;
+  return null;
+}
+
+/** Indexes a new seat for list_rooms: its token, and its mandate subject when it has one. */
+export async function linkSeat(ctx: RequestContext, slug: string, token: string | null): Promise<void> {
+  const now = ctx.services.clock.now();
+  if (token !== null) await ctx.services.store.linkRoom(`token:${hashSecret(token)}`, slug, now);
+  if (ctx.credentials.verified) await ctx.services.store.linkRoom(`sub:${ctx.credentials.verified.sub}`, slug, now);
+}
+
+export const listRooms: OperationDef<z.infer<typeof listRoomsInput>> = {
+  name: 'listRooms',
+  summary: 'List your rooms',
+  description:
+    'Lists the rooms where you hold a seat, newest room first: with a mandate, every room its subject is seated in; with a participant token, the room that token belongs to.',
+  tag: 'rooms',
+  method: 'GET',
+  path: '/mcp/list_rooms',
+  inputSource: 'query',
+  input: listRoomsInput,
+  output: z.object({ rooms: z.array(z.record(z.string(), z.unknown())) }),
+  mutating: false,
+  mcpOnly: true,
+  mcp: { tool: 'list_rooms', catalogs: ['host'], readOnly: true },
+  async handle(ctx, input) {
+    const key = seatLinkKey(ctx.credentials);
+    if (key === null) throw authRequired('list_rooms', 'MCP list_rooms');
+    const { services } = ctx;
+    const now = services.clock.now();
+    const tokenHash = ctx.credentials.verified ? null : hashSecret(ctx.credentials.bearer!);
+    const rooms: Record<string, unknown>[] = [];
+    for (const slug of await services.store.linkedRooms(key, 500)) {
+      const state = await services.registry.read(slug);
+      const member = state?.room.members.find((m) =>
+        tokenHash === null ? m.agentDid === ctx.credentials.verified!.sub : m.tokenHash === tokenHash,
+      );
+      if (!state || !member) continue;
+      rooms.push({
+        slug,
+        url: roomUrl(services.baseUrl, slug),
+        about: state.room.about,
+        status: roomStatus(state, now),
+        role: member.role,
+        created_at: iso(state.room.createdAt),
+        joined_at: iso(member.joinedAt),
+      });
+    }
+    rooms.sort((a, b) => String(b.created_at).localeCompare(String(a.created_at)));
+    return { rooms: rooms.slice(0, input.limit ?? 50) };
+  },
+};
