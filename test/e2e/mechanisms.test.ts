@@ -96,6 +96,57 @@ describe('mechanisms over REST', () => {
     });
   }
 
+  /** Two voters backing different options: a top tie between alpha and beta (for every mechanism). */
+  const SPLIT: Record<MechanismName, [unknown, unknown]> = {
+    simple_majority: ['alpha', 'beta'],
+    supermajority: ['alpha', 'beta'],
+    plurality: ['alpha', 'beta'],
+    approval: [['alpha'], ['beta']],
+    ranked_choice: [['alpha'], ['beta']],
+    ranked_pairwise: [
+      ['alpha', 'beta'],
+      ['beta', 'alpha'],
+    ],
+    score_vote: [{ alpha: 5 }, { beta: 5 }],
+    quadratic_vote: [{ alpha: 4 }, { beta: 4 }],
+  };
+
+  for (const mechanism of WIRED_MECHANISMS) {
+    it(`${mechanism}: a two-way tie, a silent decision and a missed quorum each seal as the tie rule says`, async () => {
+      clock.set(T0);
+      const tie = await room(mechanism, { voting_window: 600 }, 1);
+      for (const [i, choice] of SPLIT[mechanism].entries()) {
+        const res = await call(svc.base, 'POST', `/api/rooms/${tie.slug}/choose`, {
+          token: tie.tokens[i],
+          body: { choice },
+        });
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+      }
+      const silent = await room(mechanism, { voting_window: 600 });
+      const short = await room(mechanism, { voting_window: 600, quorum: 3 }, 1);
+      await call(svc.base, 'POST', `/api/rooms/${short.slug}/choose`, {
+        token: short.tokens[0],
+        body: { choice: ALPHA_BEST[mechanism] },
+      });
+      clock.advance(600_000);
+      const tied = await outcomeOf(tie.slug, tie.tokens[0]);
+      // The majority family breaks no ties: half is not more than half, so the split is rejected.
+      // Every other mechanism draws the seeded winner from the tie.
+      const majority = mechanism === 'simple_majority' || mechanism === 'supermajority';
+      expect(tied.decisions[0].outcome_status).toBe(majority ? 'rejected' : 'completed');
+      if (!majority) expect(['alpha', 'beta']).toContain(tied.resolved_winner);
+      expect(replayReceipt(payloadOf(tied.receipt_jws)).result).toBe('match');
+      for (const [r, token] of [
+        [silent, silent.tokens[0]],
+        [short, short.tokens[0]],
+      ] as const) {
+        const outcome = await outcomeOf(r.slug, token);
+        expect(outcome.decisions[0].outcome_status).toBe('no_quorum');
+        expect(replayReceipt(payloadOf(outcome.receipt_jws)).result).toBe('match');
+      }
+    });
+  }
+
   it('simple_majority: a 2–2 split is rejected at the window end; no responses give no_quorum', async () => {
     clock.set(T0);
     const split = await room('simple_majority', { voting_window: 600 }, 3);
