@@ -22,6 +22,8 @@ export const DELTA_LIMIT = 200;
 
 export function deltaEntry(state: RoomState, stored: StoredEventLike): Record<string, unknown> | null {
   const event = redactEvent(state, stored);
+  // Stored event data is written by the machines with known shapes (06 §1.3); read it loosely here.
+  // biome-ignore lint/suspicious/noExplicitAny: event data is a per-type record, read field by field
   const data = event.data as Record<string, any>;
   const base = { seq: event.seq, at: event.occurred_at, ...(data.seq !== undefined ? { decision: data.seq } : {}) };
   const agreement = data.agreement === true ? { agreement: true } : {};
