@@ -62,7 +62,15 @@ async function startupMs(dataDir: string): Promise<number> {
 
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'conclave-bench-'));
-  const service = await createService(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0' }));
+  const service = await createService(
+    loadConfig({
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'silent',
+      PORT: '0',
+      RATE_LIMIT_IP_PER_MIN: '0',
+      RATE_LIMIT_CREDENTIAL_PER_MIN: '0',
+    }),
+  );
   const base = (await service.app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1');
   service.services.baseUrl = base;
   const created = (await (
