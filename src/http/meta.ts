@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Revocation } from '../auth/identity-store.js';
+import { MANDATE_ACTIONS } from '../auth/mandate-claims.js';
 import { DEFAULT_ROOM_CONFIG } from '../domain/config.js';
 import { WIRED_MECHANISMS } from '../mechanisms/index.js';
 import type { Services } from '../operations/services.js';
@@ -44,21 +45,7 @@ export function discoveryDocument(
       ...(capabilities.mandates ? { oauth_resource_metadata: `${base}/.well-known/oauth-protected-resource` } : {}),
     },
     mechanisms_supported: [...WIRED_MECHANISMS],
-    mandate_actions: capabilities.mandates
-      ? [
-          'choose',
-          'propose',
-          'discuss',
-          'ask',
-          'start_choosing',
-          'close',
-          'react',
-          'coalition_offer',
-          'revoke_own_action',
-          'member_join_request',
-          'member_leave',
-        ]
-      : [],
+    mandate_actions: capabilities.mandates ? [...MANDATE_ACTIONS] : [],
     room_kind: 'ephemeral',
     visibility: ['public', 'unlisted', 'private'],
     deliberation_modes_supported: ['optional', 'disabled'],

@@ -1,25 +1,17 @@
 /** Quadratic vote (04 §7.2): each option counts the square root of the credits spent on it. */
-import { leaders, rankByScore, toRecord } from './ordering.js';
+import { type CardinalFamily, runCardinal } from './cardinal.js';
 import {
   badParameter,
   type CleanBallot,
   type CommonParameters,
-  cleanVotes,
   isFiniteNumber,
-  isQuorumMet,
   isRecord,
   ownValueOr,
   readCommonParameters,
-  readEligibleVoters,
-  readParticipatingVoters,
   readPositiveWeight,
-  readSeed,
-  reasonField,
-  traceParameters,
   type Vote,
 } from './shared.js';
-import { resolveTopTie } from './tie-break.js';
-import { type EngineInput, type EngineOutput, NO_QUORUM, type Verdict } from './types.js';
+import type { EngineInput, EngineOutput } from './types.js';
 
 export interface QuadraticParameters extends CommonParameters {
   creditsPerVoter: number;
@@ -65,41 +57,16 @@ function tally(ballots: readonly CleanBallot<Allocation>[], options: readonly st
   return new Map(options.map((option, i) => [option, sums[i] ?? 0]));
 }
 
-function decide(params: QuadraticParameters, scores: ReadonlyMap<string, number>, seed: string): Verdict {
-  const { top, ties } = leaders(rankByScore(params.options, scores), scores);
-  if (top <= 0) return { outcome: 'no_pass', winner: null };
-  return resolveTopTie(
-    ties,
-    params.tieBreak,
-    params.options,
-    seed,
-    (winner, size) => `${params.tieBreak}: chose '${winner}' from ${size}-way tie`,
-  );
-}
+const QUADRATIC: CardinalFamily<QuadraticParameters, Allocation> = {
+  readParameters: readQuadraticParameters,
+  readBallot: (params) => (vote) => readAllocation(vote, params),
+  tally,
+  floor: () => 0,
+  traceField: (ballots) => ({
+    spent_credits_by_voter: Object.fromEntries(ballots.map(({ voterId, ballot }) => [voterId, ballot.total])),
+  }),
+};
 
 export function runQuadratic(input: EngineInput): EngineOutput {
-  const params = readQuadraticParameters(input.parameters);
-  const eligibleVoters = readEligibleVoters(input);
-  const seed = readSeed(input);
-  const cleaned = cleanVotes(input.votes, (vote) => readAllocation(vote, params));
-  const castVotes = cleaned.ballots.length;
-  const participating = readParticipatingVoters(input, castVotes, eligibleVoters);
-  const quorumMet = isQuorumMet(eligibleVoters, participating, params.quorum);
-  const scores = quorumMet ? tally(cleaned.ballots, params.options) : new Map<string, number>();
-  const verdict = quorumMet ? decide(params, scores, seed) : NO_QUORUM;
-  return {
-    outcome: verdict.outcome,
-    winner: verdict.winner,
-    per_option_score: toRecord(params.options, (option) => scores.get(option) ?? 0),
-    cast_votes: castVotes,
-    eligible_voters: eligibleVoters,
-    quorum_met: quorumMet,
-    trace: {
-      parameters: traceParameters(params.raw),
-      invalid_votes: cleaned.invalidVotes,
-      duplicate_voter_ids: cleaned.duplicateVoterIds,
-      spent_credits_by_voter: Object.fromEntries(cleaned.ballots.map(({ voterId, ballot }) => [voterId, ballot.total])),
-      ...reasonField(verdict),
-    },
-  };
+  return runCardinal(QUADRATIC, input);
 }

@@ -1,25 +1,17 @@
 /** Score vote (04 §7.1): every ballot scores every option; the highest weighted total wins. */
-import { leaders, rankByScore, toRecord } from './ordering.js';
+import { type CardinalFamily, runCardinal } from './cardinal.js';
 import {
   badParameter,
   type CleanBallot,
   type CommonParameters,
-  cleanVotes,
   isFiniteNumber,
-  isQuorumMet,
   isRecord,
   ownValueOr,
   readCommonParameters,
-  readEligibleVoters,
-  readParticipatingVoters,
   readPositiveWeight,
-  readSeed,
-  reasonField,
-  traceParameters,
   type Vote,
 } from './shared.js';
-import { resolveTopTie } from './tie-break.js';
-import { type EngineInput, type EngineOutput, NO_QUORUM, type Verdict } from './types.js';
+import type { EngineInput, EngineOutput } from './types.js';
 
 export interface ScoreParameters extends CommonParameters {
   minScore: number;
@@ -59,47 +51,16 @@ function tally(ballots: readonly CleanBallot<number[]>[], options: readonly stri
   return new Map(options.map((option, i) => [option, sums[i] ?? 0]));
 }
 
-function decide(
-  params: ScoreParameters,
-  scores: ReadonlyMap<string, number>,
-  totalWeight: number,
-  seed: string,
-): Verdict {
-  const { top, ties } = leaders(rankByScore(params.options, scores), scores);
-  if (top <= params.minScore * totalWeight) return { outcome: 'no_pass', winner: null };
-  return resolveTopTie(
-    ties,
-    params.tieBreak,
-    params.options,
-    seed,
-    (winner, size) => `${params.tieBreak}: chose '${winner}' from ${size}-way tie`,
-  );
-}
+const totalWeight = (ballots: readonly CleanBallot<number[]>[]) => ballots.reduce((sum, { weight }) => sum + weight, 0);
+
+const SCORE: CardinalFamily<ScoreParameters, number[]> = {
+  readParameters: readScoreParameters,
+  readBallot: (params) => (vote) => readScoreBallot(vote, params),
+  tally,
+  floor: (params, ballots) => params.minScore * totalWeight(ballots),
+  traceField: (ballots, quorumMet) => ({ total_weight: quorumMet ? totalWeight(ballots) : 0 }),
+};
 
 export function runScore(input: EngineInput): EngineOutput {
-  const params = readScoreParameters(input.parameters);
-  const eligibleVoters = readEligibleVoters(input);
-  const seed = readSeed(input);
-  const cleaned = cleanVotes(input.votes, (vote) => readScoreBallot(vote, params));
-  const castVotes = cleaned.ballots.length;
-  const participating = readParticipatingVoters(input, castVotes, eligibleVoters);
-  const quorumMet = isQuorumMet(eligibleVoters, participating, params.quorum);
-  const scores = quorumMet ? tally(cleaned.ballots, params.options) : new Map<string, number>();
-  const totalWeight = quorumMet ? cleaned.ballots.reduce((sum, { weight }) => sum + weight, 0) : 0;
-  const verdict = quorumMet ? decide(params, scores, totalWeight, seed) : NO_QUORUM;
-  return {
-    outcome: verdict.outcome,
-    winner: verdict.winner,
-    per_option_score: toRecord(params.options, (option) => scores.get(option) ?? 0),
-    cast_votes: castVotes,
-    eligible_voters: eligibleVoters,
-    quorum_met: quorumMet,
-    trace: {
-      parameters: traceParameters(params.raw),
-      invalid_votes: cleaned.invalidVotes,
-      duplicate_voter_ids: cleaned.duplicateVoterIds,
-      total_weight: totalWeight,
-      ...reasonField(verdict),
-    },
-  };
+  return runCardinal(SCORE, input);
 }
