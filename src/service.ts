@@ -19,6 +19,7 @@ import type { Services } from './operations/services.js';
 import { OPERATIONS } from './operations/table.js';
 import { loadKeyring } from './receipts/index.js';
 import { type Clock, systemClock } from './runtime/clock.js';
+import { Presence } from './runtime/presence.js';
 import { RoomRegistry } from './runtime/registry.js';
 import { DeadlineScheduler } from './runtime/scheduler.js';
 import { openStore } from './store/index.js';
@@ -88,6 +89,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     mandates: null,
     requestRates: null,
     hostedAccount: null,
+    presence: new Presence(),
   };
   const baseUrl = () => services.baseUrl;
   const identity = await openIdentityServices(

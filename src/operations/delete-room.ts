@@ -43,6 +43,7 @@ export const deleteRoom: OperationDef<z.infer<typeof slugInput>> = {
       );
     }
     await services.registry.remove(input.slug);
+    services.presence.forget(input.slug);
     return { ok: true, deleted_room_slug: input.slug };
   },
 };

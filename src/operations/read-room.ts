@@ -39,7 +39,9 @@ export const readRoomOperation: OperationDef<z.infer<typeof readInput>> = {
   async handle(ctx, input) {
     const { state, reader } = await readRoom(ctx, input.slug);
     const now = ctx.services.clock.now();
-    if (input.include === 'full') return fullState(state, reader, now);
+    if (input.include === 'full') {
+      return fullState(state, reader, now, (id) => ctx.services.presence.lastSeen(input.slug, id));
+    }
     if (input.since !== undefined) {
       const events = await ctx.services.store.events(input.slug, Math.min(input.since, state.head), 201);
       return delta(

@@ -5,6 +5,7 @@ import type { RateLimitSettings, RequestRateCounter } from '../auth/rate-limit.j
 import type { Engagement } from '../engagement/engagement.js';
 import type { Keyring } from '../receipts/index.js';
 import type { Clock } from '../runtime/clock.js';
+import type { Presence } from '../runtime/presence.js';
 import type { RoomRegistry } from '../runtime/registry.js';
 import type { RoomStore } from '../store/port.js';
 
@@ -32,6 +33,8 @@ export interface Services {
   hostedAccount: ((hostedKey: string, mandateJti: string) => Promise<string | null>) | null;
   /** The per-credential limiter, for transports whose credentials travel inside the body (MCP). */
   requestRates: { counter: RequestRateCounter; settings: RateLimitSettings } | null;
+  /** Members' last reads, for read_receipts. */
+  presence: Presence;
   /** Long-polls, streams, webhooks and opener-seal wake bookkeeping. */
   engagement: Engagement;
 }

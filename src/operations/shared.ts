@@ -50,6 +50,7 @@ export async function readRoom(
   if (!state) throw roomNotFound(slug);
   const caller = await authorizeRead(state, ctx.credentials, ctx.services.auth);
   if (caller.kind === 'member' && options.seesRoom !== false) {
+    ctx.services.presence.mark(slug, caller.member.id, ctx.services.clock.now());
     await ctx.services.engagement.consumeOnRead(state, caller.member.id);
   }
   return { state, caller, reader: readerOf(state, caller) };

@@ -85,6 +85,23 @@ describe('decisions over REST', () => {
     expect(ids.status).toBe(400); // field validation (step 9) precedes the cap (step 10)
   });
 
+  it('shows last_seen_at only in rooms with read_receipts', async () => {
+    for (const readReceipts of [true, false]) {
+      const room = (
+        await call(svc.base, 'POST', '/api/rooms', {
+          body: { about: 'Seen?', config: { read_receipts: readReceipts } },
+        })
+      ).body;
+      const ann = (await call(svc.base, 'POST', `/api/rooms/${room.slug}/join`, { body: { display_name: 'ann' } }))
+        .body;
+      await call(svc.base, 'GET', `/api/rooms/${room.slug}`, { token: ann.participant_token });
+      const full = await call(svc.base, 'GET', `/api/rooms/${room.slug}?include=full`, { token: room.creator_token });
+      const seen = full.body.participants.find((p: any) => p.display_name === 'ann').last_seen_at;
+      if (readReceipts) expect(seen).toMatch(/^\d{4}-\d\d-\d\dT/);
+      else expect(seen).toBeNull();
+    }
+  });
+
   it('refuses GET choose for array ballots and credentials in its query', async () => {
     const room = (
       await call(svc.base, 'POST', '/api/rooms', {

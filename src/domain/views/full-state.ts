@@ -19,7 +19,13 @@ function activeDecision(state: RoomState): DecisionState | null {
   return openDecisionStates(state)[0] ?? sealedInSealOrder(state).at(-1) ?? null;
 }
 
-export function fullState(state: RoomState, reader: Reader, now: number): Record<string, unknown> {
+/** `lastSeen` gives a member's last read (kept outside the room state); shown only with read_receipts. */
+export function fullState(
+  state: RoomState,
+  reader: Reader,
+  now: number,
+  lastSeen: (participantId: string) => number | null = () => null,
+): Record<string, unknown> {
   const { room } = state;
   const active = activeDecision(state);
   const lastSealed = sealedInSealOrder(state).at(-1) ?? null;
@@ -50,7 +56,7 @@ export function fullState(state: RoomState, reader: Reader, now: number): Record
       display_name: m.displayName,
       role: m.role,
       joined_at: iso(m.joinedAt),
-      last_seen_at: room.config.read_receipts ? iso(m.lastSeenAt) : null,
+      last_seen_at: room.config.read_receipts ? iso(lastSeen(m.id) ?? m.lastSeenAt) : null,
       deliberated_at: iso(m.deliberatedAt),
       voted_at: iso(m.votedAt),
       agent_did: m.agentDid,
