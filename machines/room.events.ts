@@ -80,6 +80,8 @@ export type RoomCommand =
 /** Commands the runtime sends to advance time and record signatures. */
 export type RoomInternal =
   | { type: 'ADVANCE'; decisionId: string; now: number }
+  /** An expected invite expired at `now`: open decisions re-evaluate the roster gate. */
+  | { type: 'ROSTER_CHECK'; now: number }
   | { type: 'RECEIPT_SIGNED'; decisionId: string | null; link: ReceiptLink };
 
 export type RoomEvent = RoomCommand | RoomInternal | DecisionReport;

@@ -29,7 +29,15 @@ import type { RoomCommand, RoomEmitted, RoomEvent } from './room.events.js';
 
 export type RoomInput = Omit<
   RoomData,
-  'members' | 'invites' | 'discussion' | 'decisionIds' | 'openDecisionIds' | 'sealOrder' | 'chain' | 'conclusion'
+  | 'members'
+  | 'invites'
+  | 'discussion'
+  | 'decisionIds'
+  | 'openDecisionIds'
+  | 'sealOrder'
+  | 'chain'
+  | 'conclusion'
+  | 'rosterCheckedAt'
 >;
 
 const fail = (error: ProtocolError | ErrorSpec): RoomEmitted => ({
@@ -116,6 +124,11 @@ export const roomMachine = setup({
           },
         },
       });
+    }),
+    rosterCheck: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'ROSTER_CHECK') return;
+      enqueue.assign({ rosterCheckedAt: event.now });
+      reevaluateOpen(context, event.now, enqueue);
     }),
     advance: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'ADVANCE') return;
@@ -546,6 +559,7 @@ export const roomMachine = setup({
     sealOrder: [],
     chain: { head: null, length: 0 },
     conclusion: null,
+    rosterCheckedAt: input.createdAt,
   }),
   initial: 'active',
   on: {
@@ -555,6 +569,7 @@ export const roomMachine = setup({
     'D.SEALED': { actions: 'recordSeal' },
     'D.RESOLVED': {},
     ADVANCE: { actions: 'advance' },
+    ROSTER_CHECK: { actions: 'rosterCheck' },
   },
   states: {
     active: {

@@ -30,9 +30,28 @@ export function decisionById(state: RoomState, id: string): DecisionState | unde
   return state.decisions.find((d) => d.data.id === id);
 }
 
+/**
+ * The next instant at which an expected participant invite expires after the roster was last
+ * checked: expiry releases the roster gate (03 §9.3), so open decisions must re-evaluate then.
+ */
+function nextRosterExpiry(state: RoomState, after: number): number | null {
+  let earliest: number | null = null;
+  for (const invite of state.room.invites) {
+    if (invite.role !== 'participant' || !invite.expected || invite.revokedAt !== null || invite.acceptedAt !== null)
+      continue;
+    if (invite.expiresAt === null || invite.expiresAt <= after) continue;
+    if (earliest === null || invite.expiresAt < earliest) earliest = invite.expiresAt;
+  }
+  return earliest;
+}
+
+function rosterDue(state: RoomState): number | null {
+  return state.room.openDecisionIds.length === 0 ? null : nextRosterExpiry(state, state.room.rosterCheckedAt);
+}
+
 /** The earliest instant at which time alone changes this room, or null. */
 export function roomDeadline(state: RoomState): number | null {
-  let earliest: number | null = null;
+  let earliest = rosterDue(state);
   for (const d of openDecisions(state)) {
     const at = nextDeadline(d.data, d.phase);
     if (at !== null && (earliest === null || at < earliest)) earliest = at;
@@ -40,8 +59,13 @@ export function roomDeadline(state: RoomState): number | null {
   return earliest;
 }
 
-/** The open decision due soonest at or before `now` (ties by seq), with its due instant. */
-export function dueDecision(state: RoomState, now: number): { id: string; at: number } | null {
+export type DueWork = { kind: 'decision'; id: string; at: number } | { kind: 'roster'; at: number };
+
+/**
+ * What time has made due at or before `now`, earliest first: a decision deadline (ties by seq), or
+ * an invite expiry that re-evaluates the roster gate (before decisions due at the same instant).
+ */
+export function dueWork(state: RoomState, now: number): DueWork | null {
   let best: { id: string; at: number; seq: number } | null = null;
   for (const d of openDecisions(state)) {
     const at = nextDeadline(d.data, d.phase);
@@ -49,5 +73,7 @@ export function dueDecision(state: RoomState, now: number): { id: string; at: nu
     if (!best || at < best.at || (at === best.at && d.data.seq < best.seq))
       best = { id: d.data.id, at, seq: d.data.seq };
   }
-  return best && { id: best.id, at: best.at };
+  const roster = rosterDue(state);
+  if (roster !== null && roster <= now && (best === null || roster <= best.at)) return { kind: 'roster', at: roster };
+  return best && { kind: 'decision', id: best.id, at: best.at };
 }

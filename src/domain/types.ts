@@ -210,6 +210,8 @@ export interface RoomData {
   sealOrder: string[];
   chain: { head: string | null; length: number };
   conclusion: ConclusionRecord | null;
+  /** Invite expiries up to this instant have been applied to the roster gate. */
+  rosterCheckedAt: number;
 }
 
 export interface EventDraft {

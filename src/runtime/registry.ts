@@ -26,7 +26,7 @@ import {
   type StoredReceipt,
 } from '../store/port.js';
 import { type Clock, isoTime } from './clock.js';
-import { decisionById, dueDecision, type RoomState, roomDeadline, roomStateOf } from './room-state.js';
+import { decisionById, dueWork, type RoomState, roomDeadline, roomStateOf } from './room-state.js';
 import { signConclusionReceipt, signDecisionReceipt } from './sealing.js';
 import { Mailbox } from './mailbox.js';
 
@@ -169,7 +169,7 @@ export class RoomRegistry {
     const entry = await this.freshEntry(slug);
     if (!entry) return null;
     const state = this.state(entry);
-    if (dueDecision(state, this.deps.clock.now()) === null) return state;
+    if (dueWork(state, this.deps.clock.now()) === null) return state;
     await this.tick(slug);
     const after = await this.freshEntry(slug);
     return after ? this.state(after) : null;
@@ -253,18 +253,23 @@ export class RoomRegistry {
     return { result: JSON.parse(record.body) as unknown, replayed: true };
   }
 
-  /** Sends due ADVANCE events in seal order (ascending instant, ties by seq) until nothing is due. */
+  /** Sends what time made due (ADVANCE, ROSTER_CHECK) in instant order, ties by seq, until nothing is due. */
   private advance(entry: Entry, now: number): Collected {
     const total: Collected = { reply: null, drafts: [], receipts: [] };
     for (let guard = 0; guard < 1000; guard++) {
-      const due = dueDecision(this.state(entry), now);
+      const due = dueWork(this.state(entry), now);
       if (!due) break;
       const before = JSON.stringify(entry.actor.getPersistedSnapshot());
-      const step = this.send(entry, { type: 'ADVANCE', decisionId: due.id, now: due.at });
+      const step = this.send(
+        entry,
+        due.kind === 'roster'
+          ? { type: 'ROSTER_CHECK', now: due.at }
+          : { type: 'ADVANCE', decisionId: due.id, now: due.at },
+      );
       total.drafts.push(...step.drafts);
       total.receipts.push(...step.receipts);
       if (JSON.stringify(entry.actor.getPersistedSnapshot()) === before) {
-        throw new Error(`room ${entry.slug}: decision ${due.id} is due at ${isoTime(due.at)} but did not advance`);
+        throw new Error(`room ${entry.slug}: ${due.kind} work due at ${isoTime(due.at)} did not advance`);
       }
     }
     return total;

@@ -242,3 +242,35 @@ describe('visibility, invites, roles and settings', () => {
     );
   });
 });
+
+describe('roster gate and invite expiry', () => {
+  it('releases early close when an expected invite expires, with nobody touching the room', async () => {
+    const { ManualClock } = await import('../../src/runtime/clock.js');
+    const clock = new ManualClock(Date.parse('2026-05-01T10:00:00.000Z'));
+    const svc = await startService({ clock });
+    try {
+      const room = (
+        await call(svc.base, 'POST', '/api/rooms', {
+          body: { question: 'Wait for erin?', options: ['a', 'b'], config: { early_close: true, settle_window: 0 } },
+        })
+      ).body;
+      await call(svc.base, 'POST', `/api/rooms/${room.slug}/invites`, {
+        token: room.creator_token,
+        body: { label: 'erin', expires_at: new Date(clock.now() + 120_000).toISOString() },
+      });
+      const chosen = await call(svc.base, 'POST', `/api/rooms/${room.slug}/choose`, {
+        token: room.creator_token,
+        body: { choice: 'a' },
+      });
+      expect(chosen.body.status).toBe('voting');
+      clock.advance(120_000);
+      await svc.service.scheduler.runDue();
+      const events = await svc.service.store.events(room.slug, 0, 100);
+      const completed = events.find((e) => e.event_type === 'decision.completed');
+      expect(completed?.data).toMatchObject({ status: 'completed', winner: 'a' });
+      expect(completed?.occurred_at).toBe(new Date(clock.now()).toISOString());
+    } finally {
+      await svc.stop();
+    }
+  });
+});
