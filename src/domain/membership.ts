@@ -99,7 +99,6 @@ export function planJoin(
     role: usable?.role ?? seat.role,
     isCreator: seat.via === 'create',
     joinedAt: now,
-    lastSeenAt: null,
     deliberatedAt: null,
     votedAt: null,
     tokenHash: seat.tokenHash,

@@ -47,7 +47,6 @@ export interface Member {
   role: Role;
   isCreator: boolean;
   joinedAt: number;
-  lastSeenAt: number | null;
   deliberatedAt: number | null;
   votedAt: number | null;
   /** SHA-256 hex of the current token; null for mandate seats. */

@@ -56,7 +56,7 @@ export function fullState(
       display_name: m.displayName,
       role: m.role,
       joined_at: iso(m.joinedAt),
-      last_seen_at: room.config.read_receipts ? iso(lastSeen(m.id) ?? m.lastSeenAt) : null,
+      last_seen_at: room.config.read_receipts ? iso(lastSeen(m.id)) : null,
       deliberated_at: iso(m.deliberatedAt),
       voted_at: iso(m.votedAt),
       agent_did: m.agentDid,
