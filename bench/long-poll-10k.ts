@@ -7,10 +7,9 @@
  * 10,000 client connections. Every waiter is `for=completion` on one room; the deciding choice seals
  * the decision, and each waiter's latency is its answer's arrival minus the commit instant.
  */
+import { startBenchService } from './bench-service.js';
 import { fork } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -81,22 +80,8 @@ async function runClient(): Promise<void> {
 }
 
 async function runBench(): Promise<void> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'conclave-bench-'));
-  // Imported here, not at the top: the forked client runs this file too and needs none of it.
-  const { loadConfig } = await import('../src/config.js');
-  const { createService } = await import('../src/service.js');
-  const config = loadConfig({
-    ...process.env,
-    DATA_DIR: dataDir,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'silent',
-    MAX_PARKED_CONNECTIONS: String(WAITERS * 2),
-    // One loopback client plays 10,000 agents: the per-IP limiter would refuse it.
-    RATE_LIMIT_IP_PER_MIN: '0',
-  });
-  const service = await createService(config);
-  const base = (await service.app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1');
+  // One loopback client plays 10,000 agents: the per-IP limiter is off in bench services.
+  const { service, base, dataDir } = await startBenchService({ MAX_PARKED_CONNECTIONS: String(WAITERS * 2) });
   const api = async (method: string, url: string, token?: string, body?: unknown) => {
     const response = await fetch(`${base}${url}`, {
       method,

@@ -4,12 +4,9 @@
  * and over MCP 2025-11-25 (stateless, SSE-framed answers). Bounded: BENCH_SECONDS per case (default 2).
  *   npx tsx bench/mcp-vs-rest.ts
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { startBenchService } from './bench-service.js';
+import { rm } from 'node:fs/promises';
 import { Pool } from 'undici';
-import { loadConfig } from '../src/config.js';
-import { createService } from '../src/service.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const WARMUP_SECONDS = 0.5;
@@ -108,19 +105,7 @@ async function postJson(base: string, url: string, body: unknown): Promise<any> 
 }
 
 async function main(): Promise<void> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'conclave-bench-mcp-'));
-  // Rate limits off: the bench measures the transports, not the limiter.
-  const service = await createService(
-    loadConfig({
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'silent',
-      PORT: '0',
-      RATE_LIMIT_IP_PER_MIN: '0',
-      RATE_LIMIT_CREDENTIAL_PER_MIN: '0',
-    }),
-  );
-  const base = (await service.app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1');
-  service.services.baseUrl = base;
+  const { service, base, dataDir } = await startBenchService();
   const pool = new Pool(base, { connections: CONCURRENCY, pipelining: 1 });
 
   try {

@@ -4,14 +4,12 @@
  * view read, and process start-up time. Bounded: a few seconds per case.
  *   npm run bench            (BENCH_SECONDS=5 by default)
  */
+import { startBenchService } from './bench-service.js';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import Fastify from 'fastify';
-import { loadConfig } from '../src/config.js';
-import { createService } from '../src/service.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = 10;
@@ -61,18 +59,7 @@ async function startupMs(dataDir: string): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'conclave-bench-'));
-  const service = await createService(
-    loadConfig({
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'silent',
-      PORT: '0',
-      RATE_LIMIT_IP_PER_MIN: '0',
-      RATE_LIMIT_CREDENTIAL_PER_MIN: '0',
-    }),
-  );
-  const base = (await service.app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1');
-  service.services.baseUrl = base;
+  const { service, base, dataDir } = await startBenchService();
   const created = (await (
     await fetch(`${base}/api/rooms`, {
       method: 'POST',

@@ -19,6 +19,7 @@ import {
   selectDecision,
   validateAsk,
 } from '../src/domain/room-acts.js';
+import { iso } from '../src/domain/format.js';
 import { operatorOnly, planInvite, planJoin, planRole, planSettings } from '../src/domain/membership.js';
 import { authorityDenied, requireSeatActor, satisfiesAuthority } from '../src/domain/roster.js';
 import type { DecisionData, RoomData } from '../src/domain/types.js';
@@ -61,7 +62,7 @@ function concludedError(ctx: RoomContext): ProtocolError {
     `Room ${ctx.slug} is closed and read-only: no further acts or joins are possible. Its records stay readable (GET /api/rooms/${ctx.slug}/outcome).`,
     {
       hint: 'Read the outcome; start a new room for further decisions.',
-      details: { slug: ctx.slug, concluded_at: ctx.conclusion ? new Date(ctx.conclusion.at).toISOString() : null },
+      details: { slug: ctx.slug, concluded_at: iso(ctx.conclusion?.at) },
     },
   );
 }
@@ -365,8 +366,8 @@ export const roomMachine = setup({
             question: decision.question,
             options: decision.options,
             status: slate ? 'proposing' : 'voting',
-            ...(votingOpensAt !== null ? { voting_opens_at: new Date(votingOpensAt).toISOString() } : {}),
-            voting_ends_at: new Date(decision.votingEndsAt).toISOString(),
+            ...(votingOpensAt !== null ? { voting_opens_at: iso(votingOpensAt) } : {}),
+            voting_ends_at: iso(decision.votingEndsAt),
             opened_by: { participant_id: actor.participantId, display_name: actor.displayName },
             ...(decision.agreement ? { agreement: true } : {}),
           },
@@ -447,7 +448,7 @@ export const roomMachine = setup({
             display_name: message.displayName,
             body: message.body,
             ...(message.stance !== null ? { stance: message.stance } : {}),
-            posted_at: new Date(message.postedAt).toISOString(),
+            posted_at: iso(message.postedAt),
             decision_id: message.decisionId,
             ...(message.decisionSeq !== null ? { seq: message.decisionSeq } : {}),
           },

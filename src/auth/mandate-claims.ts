@@ -6,7 +6,8 @@ import { createPublicKey, type KeyObject } from 'node:crypto';
 import { type DecodedJws, decodeCompact, JwsError, MANDATE_TYP, publicKeyFromDidKey } from '../receipts/index.js';
 import { mandateMalformed } from './mandate-errors.js';
 
-export const MANDATE_ACTIONS = [
+/** The actions that act in a room (08 §4.3); any of them also admits a join. */
+export const ACTING_ACTIONS = [
   'choose',
   'propose',
   'discuss',
@@ -15,23 +16,12 @@ export const MANDATE_ACTIONS = [
   'close',
   'react',
   'coalition_offer',
-  'revoke_own_action',
-  'member_join_request',
-  'member_leave',
 ] as const;
 
-export type MandateAction = (typeof MANDATE_ACTIONS)[number];
+/** The whole vocabulary, in the protocol's order. */
+export const MANDATE_ACTIONS = [...ACTING_ACTIONS, 'revoke_own_action', 'member_join_request', 'member_leave'] as const;
 
-export const ACTING_ACTIONS: readonly MandateAction[] = [
-  'choose',
-  'propose',
-  'discuss',
-  'ask',
-  'start_choosing',
-  'close',
-  'react',
-  'coalition_offer',
-];
+export type MandateAction = (typeof MANDATE_ACTIONS)[number];
 
 export function isMandateAction(value: unknown): value is MandateAction {
   return typeof value === 'string' && (MANDATE_ACTIONS as readonly string[]).includes(value);
@@ -223,7 +213,10 @@ export function roomInScope(rooms: readonly string[], slug: string, roomUrl: str
 /** 08 §4.3: a join needs `member_join_request` or any acting action; every other call its own action. */
 export function actionInScope(actions: readonly MandateAction[], action: MandateAction): boolean {
   if (action === 'member_join_request') {
-    return actions.includes('member_join_request') || actions.some((a) => ACTING_ACTIONS.includes(a));
+    return (
+      actions.includes('member_join_request') ||
+      actions.some((a) => (ACTING_ACTIONS as readonly MandateAction[]).includes(a))
+    );
   }
   return actions.includes(action);
 }

@@ -4,6 +4,7 @@
  */
 import { invalidInput, protocolError, type ProtocolError } from '../errors.js';
 import type { CanonicalBallot } from '../mechanisms/index.js';
+import { clip, iso } from './format.js';
 import { ballotText, resolveOptionRef, singleChoiceNumber } from './ballots.js';
 import type { Actor, DecisionData, DecisionFacts, EventDraft } from './types.js';
 
@@ -150,7 +151,7 @@ export function votingStartedEvent(decision: DecisionData, at: number, actor: Ac
     data: {
       seq: decision.seq,
       options: decision.options,
-      voting_ends_at: new Date(decision.votingEndsAt).toISOString(),
+      voting_ends_at: iso(decision.votingEndsAt),
       ...(actor ? { started_by: { participant_id: actor.participantId, display_name: actor.displayName } } : {}),
     },
   };
@@ -172,7 +173,7 @@ export function proposingError(decision: DecisionData, facts: DecisionFacts): Pr
       hint: 'Wait for choosing to start, then choose.',
       details: {
         seq: decision.seq,
-        voting_opens_at: decision.votingOpensAt === null ? null : new Date(decision.votingOpensAt).toISOString(),
+        voting_opens_at: iso(decision.votingOpensAt),
       },
     },
   );
@@ -184,8 +185,4 @@ export function abstainOnAgreementError(decision: DecisionData, facts: DecisionF
     `Decision ${decision.seq} is an agreement decision: abstention is unavailable. Accept an option with the choose action (POST /api/rooms/${facts.slug}/choose) or discuss instead.`,
     'abstain_on_agreement',
   );
-}
-
-export function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
 }

@@ -4,13 +4,7 @@
  * not yet consumed).
  */
 import type { DecisionState, RoomState } from '../domain/state.js';
-import {
-  electorateOf,
-  openDecisionStates,
-  owesChoice,
-  type Reader,
-  sealedInSealOrder,
-} from '../domain/views/common.js';
+import { electorateOf, openDecisions, owesChoice, type Reader, sealedInSealOrder } from '../domain/views/common.js';
 import type { StoredEvent } from '../store/port.js';
 import { isSubstantive } from './event-types.js';
 
@@ -56,7 +50,7 @@ export function evaluateWake(state: RoomState, query: WaitQuery, facts: WakeFact
 
 /** Decisions that need the reader's choice, oldest first (the `my_choice` rule). */
 export function owedDecisions(state: RoomState, reader: Reader): DecisionState[] {
-  return openDecisionStates(state).filter((d) =>
+  return openDecisions(state).filter((d) =>
     d.data.agreement ? owesAgreementAcceptance(state, d, reader) : owesChoice(state, d, reader),
   );
 }

@@ -3,6 +3,7 @@
  * forms, and exactly one `application/svc+json` script with the machine-readable state. Unlisted and
  * private rooms show only the join sliver.
  */
+import { roomUrl } from '../runtime/sealing.js';
 import type { FastifyInstance } from 'fastify';
 import { agentView } from '../domain/views/agent-view.js';
 import type { Services } from '../operations/services.js';
@@ -27,7 +28,7 @@ export function registerRoomPage(app: FastifyInstance, services: Services): void
     const embedded: Record<string, unknown> = {
       schema: 'urn:svc:schema:url-room:v0',
       slug,
-      url: `${base}/r/${slug}`,
+      url: roomUrl(base, slug),
       visibility,
       api: {
         room: `${base}/api/rooms/${slug}`,

@@ -6,6 +6,7 @@ import type { RoomInput } from '../../machines/room.machine.js';
 import { hashPassword, hashSecret, randomToken } from '../auth/secrets.js';
 import { parsePartialConfig, resolveConfig, roomConfigSchema } from '../domain/config.js';
 import type { Actor } from '../domain/types.js';
+import { iso } from '../domain/format.js';
 import { decisionSummary } from '../domain/views/decision-summary.js';
 import { invalidInput } from '../errors.js';
 import { roomUrl } from '../runtime/sealing.js';
@@ -205,7 +206,7 @@ export const createRoom: OperationDef<CreateInput> = {
           creator_token: creatorToken,
           participant_id: creatorId,
           about,
-          voting_ends_at: first ? new Date(first.data.votingEndsAt).toISOString() : null,
+          voting_ends_at: iso(first?.data.votingEndsAt),
           expires_at: null,
           owner_principal_id: mandate?.sub ?? null,
           config,

@@ -1,4 +1,5 @@
 /** Invites: create, list, revoke (02-rooms.md §9). The invite token is shown once, at creation. */
+import { roomUrl } from '../runtime/sealing.js';
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
 import { resolveCaller, requireActor } from '../auth/caller.js';
@@ -120,7 +121,7 @@ export const createInvite: OperationDef<z.infer<typeof createInviteInput>> = {
           about: state.room.about,
           invite: inviteView(invite, now),
           invite_token: token,
-          join_url: `${base}/r/${state.slug}`,
+          join_url: roomUrl(base, state.slug),
           join_command: joinCommand,
           paste_block: pasteBlock,
         };

@@ -3,6 +3,7 @@
  * mandate is verified first, for this operation's action and room (08 §4.4, check step 5), and a
  * successful mutating call under a mandate is counted toward its rate cap (08 §4.6).
  */
+import { roomUrl } from '../runtime/sealing.js';
 import { recordMandateCall, verifyMandate } from '../auth/mandates.js';
 import { credentialRateKey, RATE_WINDOW_MS, rateLimitError } from '../auth/rate-limit.js';
 import type { ProtocolError } from '../errors.js';
@@ -27,7 +28,7 @@ export async function runOperation(
     {
       now: services.clock.now(),
       roomSlug,
-      roomUrl: roomSlug === null ? null : `${services.baseUrl}/r/${roomSlug}`,
+      roomUrl: roomSlug === null ? null : roomUrl(services.baseUrl, roomSlug),
       action: operation.mandateAction ?? null,
       ...(weight !== undefined ? { weight } : {}),
       mutating: operation.mutating,

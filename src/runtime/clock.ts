@@ -19,7 +19,3 @@ export class ManualClock implements Clock {
     this.current += ms;
   }
 }
-
-export function isoTime(ms: number): string {
-  return new Date(ms).toISOString();
-}

@@ -25,7 +25,8 @@ import {
   type StoredEvent,
   type StoredReceipt,
 } from '../store/port.js';
-import { type Clock, isoTime } from './clock.js';
+import { iso } from '../domain/format.js';
+import type { Clock } from './clock.js';
 import { decisionById, dueWork, type RoomState, roomDeadline, roomStateOf } from './room-state.js';
 import { signConclusionReceipt, signDecisionReceipt } from './sealing.js';
 import { Mailbox } from './mailbox.js';
@@ -269,7 +270,7 @@ export class RoomRegistry {
       total.drafts.push(...step.drafts);
       total.receipts.push(...step.receipts);
       if (JSON.stringify(entry.actor.getPersistedSnapshot()) === before) {
-        throw new Error(`room ${entry.slug}: ${due.kind} work due at ${isoTime(due.at)} did not advance`);
+        throw new Error(`room ${entry.slug}: ${due.kind} work due at ${iso(due.at)} did not advance`);
       }
     }
     return total;
@@ -322,7 +323,7 @@ export class RoomRegistry {
       id: randomUUID(),
       seq: entry.head + 1 + i,
       event_type: draft.event_type,
-      occurred_at: isoTime(draft.occurred_at),
+      occurred_at: iso(draft.occurred_at),
       decision_id: draft.decision_id,
       data: draft.data,
       actor: draft.actor,

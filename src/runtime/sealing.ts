@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ballotText } from '../domain/ballots.js';
-import { isoTime } from './clock.js';
+import { iso } from '../domain/format.js';
 import {
   buildConclusionReceiptPayload,
   buildDecisionReceiptPayload,
@@ -42,10 +42,10 @@ export function signDecisionReceipt(
     decisionKind: room.config.type === 'persistent' ? 'standing' : 'ephemeral',
     mechanism: { kind: seal.mechanism, parameters },
     windows: {
-      deliberation_started_at: isoTime(d.openedAt),
-      voting_started_at: isoTime(d.votingStartedAt ?? d.votingOpensAt ?? d.openedAt),
-      voting_ended_at: isoTime(seal.votingEndedAt),
-      cooldown_ended_at: isoTime(seal.at),
+      deliberation_started_at: iso(d.openedAt),
+      voting_started_at: iso(d.votingStartedAt ?? d.votingOpensAt ?? d.openedAt),
+      voting_ended_at: iso(seal.votingEndedAt),
+      cooldown_ended_at: iso(seal.at),
     },
     votes: hideVotes
       ? []
@@ -53,14 +53,14 @@ export function signDecisionReceipt(
           agent_id: v.agentId,
           choice: ballotText(v.ballot),
           weight: 1,
-          cast_at: isoTime(v.castAt),
+          cast_at: iso(v.castAt),
           mandate_ref: v.mandateRef,
           signature: null,
         })),
     abstentions: seal.abstentions.map((a) => ({
       agent_id: a.agentId,
       reason: a.reason,
-      declared_at: isoTime(a.declaredAt),
+      declared_at: iso(a.declaredAt),
     })),
     outcome: {
       status: seal.status,

@@ -19,7 +19,7 @@ import {
   iso,
   mayOpenDecision,
   mayPropose,
-  openDecisionStates,
+  openDecisions,
   owesChoice,
   proposalsOpen,
   type Reader,
@@ -33,7 +33,7 @@ export const AGENT_SENTENCE =
   'This is a Conclave agent-coordination room. Read brief for the situation, act with the verbs listed in more, and call wait (GET next-action) whenever nothing needs you.';
 
 export function agentView(state: RoomState, reader: Reader, now: number): Record<string, unknown> {
-  const open = openDecisionStates(state);
+  const open = openDecisions(state);
   const oldest = open[0] ?? null;
   const view: Record<string, unknown> = {
     slug: state.slug,
@@ -86,7 +86,7 @@ function brief(state: RoomState, reader: Reader, now: number): string {
     const statement = state.room.conclusion?.statement;
     return `Room closed: this room is read-only.${statement ? ` Closing statement: "${statement}".` : ''}`;
   }
-  const oldest = openDecisionStates(state)[0];
+  const oldest = openDecisions(state)[0];
   if (oldest) {
     const phase = oldest.phase === 'proposing' ? 'proposing' : oldest.phase === 'settling' ? 'settling' : 'choosing';
     const closes = humanDuration(secondsUntil(oldest.data.votingEndsAt, now));

@@ -1,7 +1,11 @@
 /** Shared pieces of the read views: room status, the reader, decision status and wording helpers. */
 import { countedBallots } from '../determination.js';
 import { decisionElectorate, memberById, satisfiesAuthority } from '../roster.js';
+import { openDecisions } from '../state.js';
 import type { DecisionState, RoomState } from '../state.js';
+
+export { clip, iso } from '../format.js';
+export { openDecisions };
 import type { Actor } from '../types.js';
 
 export type RoomStatus = 'open' | 'proposing' | 'voting' | 'expired' | 'resolved' | 'concluded';
@@ -13,21 +17,13 @@ export interface Reader {
   actor: Actor | null;
 }
 
-export function iso(ms: number | null | undefined): string | null {
-  return ms === null || ms === undefined ? null : new Date(ms).toISOString();
-}
-
-export function openDecisionStates(state: RoomState): DecisionState[] {
-  return state.room.openDecisionIds.map((id) => state.decisions.find((d) => d.data.id === id)!);
-}
-
 export function sealedInSealOrder(state: RoomState): DecisionState[] {
   return state.room.sealOrder.map((id) => state.decisions.find((d) => d.data.id === id)!);
 }
 
 export function roomStatus(state: RoomState, now: number): RoomStatus {
   if (state.concluded) return 'concluded';
-  const oldest = openDecisionStates(state)[0];
+  const oldest = openDecisions(state)[0];
   if (oldest) {
     const s = decisionStatus(oldest, now);
     return s === 'resolved' ? 'resolved' : s;
@@ -97,10 +93,6 @@ export function humanDuration(seconds: number): string {
   const hours = Math.round(seconds / 3600);
   if (hours < 48) return `${hours} hours`;
   return `${Math.round(seconds / 86400)} days`;
-}
-
-export function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
 /** Individual choices are visible on this decision under the room's choice_visibility (03 §7.5). */

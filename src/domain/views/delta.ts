@@ -9,7 +9,7 @@ import {
   choicesCast,
   clip,
   eligibleVotersOf,
-  openDecisionStates,
+  openDecisions,
   owesChoice,
   type Reader,
   roomStatus,
@@ -89,7 +89,7 @@ export function deltaEntry(state: RoomState, stored: StoredEventLike): Record<st
 
 function stateLine(state: RoomState, now: number): string {
   if (state.concluded) return 'room closed (read-only)';
-  const open = openDecisionStates(state);
+  const open = openDecisions(state);
   const oldest = open[0];
   if (oldest) {
     if (oldest.phase === 'proposing')
@@ -113,7 +113,7 @@ export function delta(
 ): Record<string, unknown> {
   const slice = events.slice(0, DELTA_LIMIT);
   const complete = events.length <= DELTA_LIMIT;
-  const owed = openDecisionStates(state).filter((d) => owesChoice(state, d, reader));
+  const owed = openDecisions(state).filter((d) => owesChoice(state, d, reader));
   const base = `/api/rooms/${state.slug}`;
   const body: Record<string, unknown> = {
     slug: state.slug,

@@ -6,7 +6,7 @@ import {
   choicesVisible,
   eligibleVotersOf,
   iso,
-  openDecisionStates,
+  openDecisions,
   type Reader,
   roomStatus,
   sealedInSealOrder,
@@ -16,7 +16,7 @@ import { decisionSummary } from './decision-summary.js';
 
 /** The oldest open decision, or else the most recently sealed one, or else none. */
 function activeDecision(state: RoomState): DecisionState | null {
-  return openDecisionStates(state)[0] ?? sealedInSealOrder(state).at(-1) ?? null;
+  return openDecisions(state)[0] ?? sealedInSealOrder(state).at(-1) ?? null;
 }
 
 /** `lastSeen` gives a member's last read (kept outside the room state); shown only with read_receipts. */
