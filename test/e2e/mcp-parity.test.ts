@@ -91,12 +91,13 @@ async function scenario(run: Driver): Promise<ScenarioRecord> {
   };
 }
 
+// JWS first: a signature may contain a run that looks like a token (t_ + 43 base64url chars).
 const MASKS: [RegExp, string][] = [
+  [/eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/g, '<jws>'],
   [/t_[A-Za-z0-9_-]{43}/g, '<token>'],
   [/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uuid>'],
   [/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g, '<time>'],
   [/sha256:[0-9a-f]{64}/g, '<hash>'],
-  [/eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/g, '<jws>'],
   [/http:\/\/127\.0\.0\.1:\d+/g, '<base>'],
 ];
 
