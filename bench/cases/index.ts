@@ -1,0 +1,6 @@
+/** Every bench case, in the order the table prints them. Add a case: one file here, one line below. */
+import type { BenchCase } from '../table.js';
+import { chooseOneRoom } from './choose-one-room.js';
+import { startup } from './startup.js';
+
+export const cases: BenchCase[] = [chooseOneRoom, startup];

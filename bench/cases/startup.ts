@@ -1,0 +1,30 @@
+/** Process start-up to listening, cold, through tsx (what `npm run dev` pays; `npm start` runs built JS). */
+import type { BenchCase } from '../table.js';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+export const startup: BenchCase = {
+  id: 'startup',
+  async run() {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'conclave-bench-startup-'));
+    const started = performance.now();
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', (chunk: Buffer) => {
+          if (chunk.toString().includes('conclave listening')) resolve();
+        });
+        child.on('exit', (code) => reject(new Error(`exited ${code}`)));
+      });
+      return [{ case: 'start-up to listening (tsx, cold)', note: `${Math.round(performance.now() - started)} ms` }];
+    } finally {
+      child.kill('SIGKILL');
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  },
+};
