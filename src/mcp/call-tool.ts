@@ -9,6 +9,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { envelope, invalidInput } from '../errors.js';
 import { toProtocolError } from '../http/errors.js';
 import { IDEMPOTENCY_KEY, parseOperationInput } from '../operations/input.js';
+import { refuseUnrepresentable } from '../operations/json-safety.js';
 import type { Services } from '../operations/services.js';
 import type { RequestContext } from '../operations/types.js';
 import { roomNotFound } from '../runtime/registry.js';
@@ -94,6 +95,7 @@ export async function callTool(
   origin: CallOrigin,
 ): Promise<CallToolResult> {
   try {
+    refuseUnrepresentable(args);
     const token = optionalString(args, 'token');
     const idempotencyKey = tool.operation.mutating ? optionalString(args, 'idempotency_key') : undefined;
     // The idempotency fingerprint is over the arguments without the key and the token (01 §6).

@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import { invalidInput, type ProtocolError } from '../errors.js';
+import { refuseUnrepresentable } from './json-safety.js';
 import type { AnyOperation } from './types.js';
 
 /** Idempotency keys: 1..255 visible ASCII characters (01 §6). */
@@ -37,7 +38,8 @@ export function zodToProtocolError(
 }
 
 /**
- * Parses the raw fields with the operation's input schema. A failure is thrown at once, except for
+ * Parses the raw fields with the operation's input schema. A value JCS could not carry is a body-parsing
+ * failure (01 §9 step 4), thrown at once. A schema failure is thrown at once too, except for
  * operations that defer validation (room acts check terminal state and authority first): those get
  * the error handed over together with just the slug.
  */
@@ -46,6 +48,7 @@ export function parseOperationInput(
   raw: Record<string, unknown>,
   fieldName?: (field: string) => string,
 ): { input: unknown; invalid: ProtocolError | undefined } {
+  refuseUnrepresentable(raw, fieldName);
   const parsed = (operation.input as z.ZodType).safeParse(raw);
   if (parsed.success) return { input: parsed.data, invalid: undefined };
   const invalid = zodToProtocolError(parsed.error, operation, fieldName);

@@ -25,7 +25,19 @@ export function idempotencyFor(ctx: RequestContext, slug: string | null) {
   if (ctx.idempotencyKey === undefined) return undefined;
   const credential = credentialHash(ctx.credentials) ?? `ip:${ctx.clientIp}`;
   const scope = `${slug ?? '-'}|${hashSecret(`${credential}\n${ctx.operationScope}\n${ctx.idempotencyKey}`)}`;
-  return { scope, fingerprint: canonicalJson(ctx.fingerprintSource ?? {}) };
+  return { scope, fingerprint: fingerprintOf(ctx.fingerprintSource ?? {}) };
+}
+
+/**
+ * The request fingerprint (01 §6): the JCS text of what the caller sent. Inputs are checked for JCS at
+ * the door; should anything slip past, a deterministic non-JCS form keeps the request answerable.
+ */
+function fingerprintOf(source: unknown): string {
+  try {
+    return canonicalJson(source);
+  } catch {
+    return `~${JSON.stringify(source, (_key, value) => (typeof value === 'number' && !Number.isFinite(value) ? String(value) : value))}`;
+  }
 }
 
 export function readerOf(state: RoomState, caller: Caller): Reader {
