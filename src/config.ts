@@ -10,6 +10,8 @@ const envSchema = z.object({
   STORE: z.enum(['sqlite', 'redis']).default('sqlite'),
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
   REDIS_KEY_PREFIX: z.string().default('conclave:'),
+  /** A Redis command unanswered this long fails as 503 instead of hanging the request. */
+  REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
   DATA_DIR: z.string().min(1).default('./data'),
   PUBLIC_BASE_URL: z.string().url().optional(),
   CONCLAVE_SIGNING_KEY_SEED: z
@@ -54,7 +56,7 @@ const envSchema = z.object({
 export interface ServiceConfig {
   port: number;
   host: string;
-  store: { kind: 'sqlite'; file: string } | { kind: 'redis'; url: string; keyPrefix: string };
+  store: { kind: 'sqlite'; file: string } | { kind: 'redis'; url: string; keyPrefix: string; commandTimeoutMs: number };
   dataDir: string;
   baseUrl: string;
   signingKeySeed: string | undefined;
@@ -84,7 +86,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     host: e.HOST,
     store:
       e.STORE === 'redis'
-        ? { kind: 'redis', url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX }
+        ? {
+            kind: 'redis',
+            url: e.REDIS_URL,
+            keyPrefix: e.REDIS_KEY_PREFIX,
+            commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS,
+          }
         : { kind: 'sqlite', file: path.join(dataDir, 'conclave.db') },
     dataDir,
     baseUrl: (e.PUBLIC_BASE_URL ?? `http://${hostForUrl}:${e.PORT}`).replace(/\/+$/, ''),

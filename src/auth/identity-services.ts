@@ -5,6 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import type { Keyring } from '../receipts/index.js';
+import { DEFAULT_COMMAND_TIMEOUT_MS } from '../store/redis-store.js';
 import { DeviceFlow } from './device-flow.js';
 import type { IdentityStore, Revocation } from './identity-store.js';
 import { RedisIdentityStore } from './identity-store-redis.js';
@@ -15,7 +16,9 @@ import { MemoryRateCounters, type MandateRateCounter, type RequestRateCounter } 
 import { RedisRateCounters } from './rate-limit-redis.js';
 
 export interface IdentityConfig {
-  store: { kind: 'sqlite'; file: string } | { kind: 'redis'; url: string; keyPrefix: string };
+  store:
+    | { kind: 'sqlite'; file: string }
+    | { kind: 'redis'; url: string; keyPrefix: string; commandTimeoutMs?: number };
   adminTokenHash: string | null;
   issuers: IssuerPolicy;
 }
@@ -39,7 +42,7 @@ export async function openIdentityServices(
   let counters: RequestRateCounter & MandateRateCounter;
   let redis: Redis | null = null;
   if (config.store.kind === 'redis') {
-    redis = await connectRedis(config.store.url);
+    redis = await connectRedis(config.store.url, config.store.commandTimeoutMs);
     store = new RedisIdentityStore(redis, config.store.keyPrefix);
     counters = new RedisRateCounters(redis, config.store.keyPrefix);
   } else {
@@ -74,15 +77,15 @@ export async function openIdentityServices(
   };
 }
 
-async function connectRedis(url: string): Promise<Redis> {
+async function connectRedis(url: string, commandTimeoutMs = DEFAULT_COMMAND_TIMEOUT_MS): Promise<Redis> {
   const redis = new Redis(url, {
     lazyConnect: true,
     // Same failure behaviour as the room store: fail fast while Redis is away, reconnect in the background.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     retryStrategy: (attempt) => Math.min(50 * attempt, 1000),
-    connectTimeout: 5000,
-    commandTimeout: 5000,
+    connectTimeout: commandTimeoutMs,
+    commandTimeout: commandTimeoutMs,
   });
   redis.on('error', () => {});
   try {

@@ -23,6 +23,7 @@ export function toProtocolError(error: unknown): ProtocolError {
       "The service's store is unavailable right now; retry shortly.",
       {
         hint: 'Retry with the same Idempotency-Key after a short pause.',
+        headers: { 'retry-after': '1' },
       },
     );
   }

@@ -90,10 +90,7 @@ export function registerMetaRoutes(
       .send(openapi);
   });
   app.get('/healthz', async (_request, reply) => {
-    const store = await services.store.ping().then(
-      () => 'ok' as const,
-      () => 'fail' as const,
-    );
+    const store = (await storeAnswers(services)) ? ('ok' as const) : ('fail' as const);
     const signingKey = services.keyring.current ? ('ok' as const) : ('fail' as const);
     const status = store === 'ok' && signingKey === 'ok' ? 'ok' : 'degraded';
     return reply
@@ -101,13 +98,25 @@ export function registerMetaRoutes(
       .send({ status, version: services.info.version, checks: { store, signing_key: signingKey } });
   });
   app.get('/readyz', async (_request, reply) => {
-    const ready = await services.store.ping().then(
-      () => true,
-      () => false,
-    );
+    const ready = await storeAnswers(services);
     return reply
       .code(ready ? 200 : 503)
       .header('cache-control', 'no-store')
       .send({ status: ready ? 'ready' : 'not_ready' });
   });
+}
+
+/** Probes answer within a second even when the store hangs (a paused Redis waits out its command timeout). */
+const PROBE_TIMEOUT_MS = 800;
+
+function storeAnswers(services: Services): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), PROBE_TIMEOUT_MS);
+  });
+  const pinged = services.store.ping().then(
+    () => true,
+    () => false,
+  );
+  return Promise.race([pinged, timedOut]).finally(() => clearTimeout(timer));
 }

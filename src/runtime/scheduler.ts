@@ -10,12 +10,23 @@ import type { Clock } from './clock.js';
 const MAX_SLEEP_MS = 30_000;
 const BATCH = 100;
 const RETRY_MS = 1000;
+/** A room whose deadline keeps failing is retried after 1 s, 2 s, 4 s … at most this long. */
+const MAX_BACKOFF_MS = 60_000;
+/** Failing rooms remembered at most; beyond it the oldest is forgotten (and simply retried sooner). */
+const MAX_FAILING = 10_000;
+
+interface Failure {
+  failures: number;
+  retryAt: number;
+}
 
 export class DeadlineScheduler {
   private timer: NodeJS.Timeout | null = null;
   private armedFor: number | null = null;
   private running = false;
   private stopped = false;
+  /** Rooms whose last tick failed: contained here, logged once, retried with a growing backoff. */
+  private readonly failing = new Map<string, Failure>();
 
   constructor(
     private readonly store: RoomStore,
@@ -42,26 +53,50 @@ export class DeadlineScheduler {
     if (this.armedFor === null || deadline < this.armedFor) this.arm(deadline);
   }
 
-  /** Runs every due room now (tests call this after moving a manual clock). */
+  /** How many rooms are backing off after a failed deadline (for health and metrics). */
+  get failingRooms(): number {
+    return this.failing.size;
+  }
+
+  /**
+   * Runs every due room now (tests call this after moving a manual clock). Never rejects: a store
+   * outage or one room's failure is reported through onError and retried later.
+   */
   async runDue(): Promise<void> {
     if (this.running) return;
     this.running = true;
     const visited = new Set<string>();
     try {
       for (;;) {
-        const due = (await this.store.dueRooms(this.clock.now(), BATCH)).filter((slug) => !visited.has(slug));
+        const now = this.clock.now();
+        const due = (await this.store.dueRooms(now, BATCH)).filter((slug) => !visited.has(slug));
         if (due.length === 0) break;
         for (const slug of due) {
           visited.add(slug);
-          try {
-            await this.tick(slug);
-          } catch (error) {
-            this.onError(error, slug);
-          }
+          if ((this.failing.get(slug)?.retryAt ?? 0) > now) continue;
+          await this.tickContained(slug);
         }
       }
+    } catch (error) {
+      this.onError(error, null);
     } finally {
       this.running = false;
+    }
+  }
+
+  private async tickContained(slug: string): Promise<void> {
+    try {
+      await this.tick(slug);
+      this.failing.delete(slug);
+    } catch (error) {
+      const failures = (this.failing.get(slug)?.failures ?? 0) + 1;
+      if (failures === 1) this.onError(error, slug);
+      this.failing.delete(slug);
+      this.failing.set(slug, {
+        failures,
+        retryAt: this.clock.now() + Math.min(RETRY_MS * 2 ** (failures - 1), MAX_BACKOFF_MS),
+      });
+      if (this.failing.size > MAX_FAILING) this.failing.delete(this.failing.keys().next().value!);
     }
   }
 
@@ -85,7 +120,7 @@ export class DeadlineScheduler {
     this.timer = setTimeout(() => {
       this.timer = null;
       this.armedFor = null;
-      void this.runDue().finally(() => this.rearm());
+      void this.runDue().then(() => this.rearm());
     }, delay);
     this.timer.unref();
   }

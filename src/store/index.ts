@@ -3,7 +3,10 @@ import type { RoomStore } from './port.js';
 import { openRedisStore } from './redis-store.js';
 import { openSqliteStore } from './sqlite-store.js';
 
-export type StoreConfig = ({ kind: 'sqlite'; file: string } | { kind: 'redis'; url: string; keyPrefix?: string }) & {
+export type StoreConfig = (
+  | { kind: 'sqlite'; file: string }
+  | { kind: 'redis'; url: string; keyPrefix?: string; commandTimeoutMs?: number }
+) & {
   /** Epoch ms for idempotency record age; defaults to Date.now. */
   clock?: () => number;
 };

@@ -46,10 +46,12 @@ export interface RedisStoreOptions {
   keyPrefix?: string;
   /** Epoch ms; governs idempotency record age. Defaults to Date.now. */
   clock?: () => number;
+  /** A command unanswered this long fails as unavailable. Defaults to 5 s. */
+  commandTimeoutMs?: number;
 }
 
 /** A request that gets no answer within this time fails as unavailable instead of hanging. */
-const COMMAND_TIMEOUT_MS = 5000;
+export const DEFAULT_COMMAND_TIMEOUT_MS = 5000;
 
 type Arg = string | number;
 
@@ -74,8 +76,8 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
     retryStrategy: (attempt) => Math.min(50 * attempt, 1000),
-    connectTimeout: COMMAND_TIMEOUT_MS,
-    commandTimeout: COMMAND_TIMEOUT_MS,
+    connectTimeout: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+    commandTimeout: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
   });
   // Connection errors surface on the requests they fail; without a listener ioredis logs them.
   redis.on('error', () => {});

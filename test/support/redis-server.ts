@@ -16,6 +16,10 @@ export interface TestRedisServer {
   stop(): Promise<void>;
   /** Starts a fresh, empty server on the same port. */
   restart(): Promise<void>;
+  /** Freezes the server (SIGSTOP): connections stay open and nothing answers, as in a stalled host. */
+  pause(): void;
+  /** Thaws a paused server (SIGCONT). */
+  resume(): void;
 }
 
 const STARTUP_TIMEOUT_MS = 10_000;
@@ -52,6 +56,12 @@ export async function startRedisServer(): Promise<TestRedisServer | null> {
     async restart() {
       if (running) await terminate(running);
       running = await launch(binary, port);
+    },
+    pause() {
+      running?.child.kill('SIGSTOP');
+    },
+    resume() {
+      running?.child.kill('SIGCONT');
     },
   };
 }
@@ -91,6 +101,7 @@ async function launch(binary: string, port: number): Promise<Running> {
 async function terminate({ child, dir }: Running): Promise<void> {
   if (child.exitCode === null && child.signalCode === null) {
     const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGCONT');
     child.kill('SIGTERM');
     await exited;
   }
