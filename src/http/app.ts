@@ -11,7 +11,9 @@ import type { Services } from '../operations/services.js';
 import type { AnyOperation } from '../operations/types.js';
 import { installBackPressure } from './back-pressure.js';
 import { BODY_LIMIT, installBodyParsing } from './body.js';
+import { clientErrorHandler, frameworkErrors, installEarlyBodyLimit, installHostCheck } from './edge-errors.js';
 import { installErrorHandling } from './errors.js';
+import { serializeRequest } from './log-redaction.js';
 import { EVENT_STREAM_PATH } from './event-stream-route.js';
 import { type Capabilities, registerMetaRoutes } from './meta.js';
 import { OAUTH_ROUTES } from './oauth-routes.js';
@@ -65,6 +67,7 @@ export async function buildHttpApp(
   const app = Fastify({
     logger: {
       level: options.logLevel,
+      serializers: { req: serializeRequest },
       redact: {
         paths: [
           'req.headers.authorization',
@@ -81,6 +84,10 @@ export async function buildHttpApp(
       return typeof given === 'string' && CORRELATION_ID.test(given) ? given : randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    frameworkErrors,
+    clientErrorHandler,
+    // Node's own refusal of a missing Host has an empty body; installHostCheck answers with the envelope.
+    http: { requireHostHeader: false },
     return503OnClosing: true,
     forceCloseConnections: true,
   });
@@ -88,6 +95,8 @@ export async function buildHttpApp(
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-correlation-id', request.id);
   });
+  installHostCheck(app);
+  installEarlyBodyLimit(app.server);
 
   await app.register(cors, {
     delegator: (request, callback) => {

@@ -15,6 +15,14 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, spec: Er
     .send(JSON.stringify(envelope(spec, request.id)));
 }
 
+/** 01 §10: bodies over 4 MiB are refused with 413 and the code input.invalid. */
+export function bodyTooLarge(): ProtocolError {
+  return protocolError('input.invalid', 'The request body is larger than the 4 MiB limit. Send a smaller body.', {
+    status: 413,
+    details: { reason: 'out_of_range', field: 'body' },
+  });
+}
+
 export function toProtocolError(error: unknown): ProtocolError {
   if (error instanceof ProtocolError) return error;
   if (error instanceof StoreUnavailableError) {
@@ -30,10 +38,7 @@ export function toProtocolError(error: unknown): ProtocolError {
   const fastifyError = error as FastifyError;
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return protocolError('input.invalid', 'The request body is larger than the 4 MiB limit. Send a smaller body.', {
-        status: 413,
-        details: { reason: 'out_of_range', field: 'body' },
-      });
+      return bodyTooLarge();
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return protocolError(
@@ -60,10 +65,29 @@ export function toProtocolError(error: unknown): ProtocolError {
   );
 }
 
+/** How long the rest of a refused upload is read and discarded, so the client can read its 413. */
+const DRAIN_MS = 5000;
+
+/**
+ * A client still uploading when its 413 is sent sees EPIPE instead of the answer if the socket closes
+ * at once, so the connection stays open while Node reads and discards the rest of the request; an
+ * upload still unfinished after DRAIN_MS has its connection closed.
+ */
+function closeAfterDraining(request: FastifyRequest, reply: FastifyReply): void {
+  // fastify marks a body-parser failure `Connection: close`, which closes the socket under the upload.
+  reply.removeHeader('connection');
+  reply.raw.once('finish', () => {
+    setTimeout(() => {
+      if (!request.raw.complete) request.raw.socket?.destroy();
+    }, DRAIN_MS).unref();
+  });
+}
+
 export function installErrorHandling(app: FastifyInstance, allowedMethods: (path: string) => string[]): void {
   app.setErrorHandler((error, request, reply) => {
     const protocol = toProtocolError(error);
     if (protocol.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (protocol.status === 413) closeAfterDraining(request, reply);
     return sendError(reply, request, protocol.toSpec(), protocol.status);
   });
 

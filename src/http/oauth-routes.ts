@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DEVICE_CODE_GRANT, type DeviceFlow, OAuthError, type OAuthParams, SCOPES } from '../auth/device-flow.js';
 import { invalidInput, ProtocolError, protocolError } from '../errors.js';
-import { BODY_PARSE_ERROR } from './body.js';
+import { BODY_PARSE_ERROR, unreadableBody } from './body.js';
 import { devicePageHeaders, renderDevicePage } from './device-page.js';
 import { sendError, toProtocolError } from './errors.js';
 import { bearerOf, refuseCredentialsInUrl } from './routes.js';
@@ -88,6 +88,8 @@ async function oauthPlugin(app: FastifyInstance, { deviceFlow, baseUrl }: OAuthR
         'wrong_type',
       );
     }
+    const unreadable = unreadableBody(request.body);
+    if (unreadable) throw unreadable;
     requireAdmin(request, deviceFlow);
     const body = request.body ?? {};
     if (typeof body !== 'object' || Array.isArray(body)) {

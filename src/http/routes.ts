@@ -9,7 +9,7 @@ import { IDEMPOTENCY_KEY, parseOperationInput } from '../operations/input.js';
 import type { Services } from '../operations/services.js';
 import type { AnyOperation, RequestContext } from '../operations/types.js';
 import { roomNotFound } from '../runtime/registry.js';
-import { BODY_PARSE_ERROR } from './body.js';
+import { unreadableBody } from './body.js';
 import { runOperation } from '../operations/run.js';
 
 const CREDENTIAL_QUERY_KEYS = ['token', 'access_token', 'mandate', 'password', 'invite'];
@@ -89,9 +89,9 @@ async function handle(services: Services, operation: AnyOperation, request: Fast
   if (params.slug !== undefined && !(await services.registry.exists(params.slug))) throw roomNotFound(params.slug);
 
   const body = request.body as unknown;
-  if (body === BODY_PARSE_ERROR)
-    throw invalidInput('body', 'The request body is not valid JSON. Send a JSON object.', 'wrong_type');
   const usesBody = operation.inputSource === 'body';
+  const unreadable = usesBody ? unreadableBody(body) : null;
+  if (unreadable) throw unreadable;
   if (usesBody && body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
     throw invalidInput('body', 'The request body must be a JSON object.', 'wrong_type');
   }

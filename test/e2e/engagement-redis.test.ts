@@ -3,27 +3,21 @@
  * node process (`src/main.ts`) runs another on the same Redis. They share nothing in memory, so every
  * wake below crosses the pub/sub fan-out, and every webhook attempt goes through the store's claim.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ChildService, spawnService } from '../support/child-service.js';
 import { eventually, seatedRoom } from '../support/engagement.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { call, type RunningService, startService } from '../support/service.js';
 import { openSse } from '../support/sse-client.js';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const redis = await startRedisServer();
 
 describe.skipIf(redis === null)('engagement across two processes on one Redis', () => {
   let a: RunningService;
-  let b: { base: string; child: ChildProcess; dataDir: string };
+  let b: ChildService;
   let receiver: WebhookReceiver;
   const env = {
     STORE: 'redis',
@@ -41,12 +35,7 @@ describe.skipIf(redis === null)('engagement across two processes on one Redis', 
 
   afterAll(async () => {
     await a?.stop();
-    if (b) {
-      const exited = new Promise((resolve) => b.child.once('exit', resolve));
-      b.child.kill('SIGTERM');
-      await exited;
-      await rm(b.dataDir, { recursive: true, force: true });
-    }
+    await b?.stop();
     await receiver?.close();
     await redis?.stop();
   });
@@ -123,37 +112,3 @@ describe.skipIf(redis === null)('engagement across two processes on one Redis', 
     expect(new Set(ids).size).toBe(20);
   });
 });
-
-async function spawnService(
-  env: Record<string, string>,
-): Promise<{ base: string; child: ChildProcess; dataDir: string }> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'conclave-peer-'));
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: repoRoot,
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  process.once('exit', () => child.kill('SIGKILL'));
-  const base = `http://127.0.0.1:${port}`;
-  await eventually(async () => {
-    if (child.exitCode !== null) throw new Error(`the second process exited with ${child.exitCode}`);
-    return fetch(`${base}/healthz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-  }, 30_000);
-  return { base, child, dataDir };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}

@@ -4,7 +4,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
+import { freePort } from './child-service.js';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -119,19 +120,6 @@ function answersPing(port: number): Promise<boolean> {
     socket.once('error', () => done(false));
     socket.once('connect', () => socket.write('PING\r\n'));
     socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
-  });
-}
-
-/** Binds port 0 to let the OS pick a free port, then hands it over. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
   });
 }
 

@@ -1,0 +1,79 @@
+/**
+ * The service as a separate node process started the way `npm start` runs it (src/main.ts through
+ * tsx here), on a free loopback port with its own data directory: what crosses processes, signals
+ * and log output is only observable this way.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { eventually } from './engagement.js';
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface ChildService {
+  base: string;
+  child: ChildProcess;
+  dataDir: string;
+  /** Everything the process wrote to stdout and stderr so far (when started with capture). */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export async function spawnService(
+  env: Record<string, string>,
+  options: { capture?: boolean } = {},
+): Promise<ChildService> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'conclave-peer-'));
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: repoRoot,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir },
+    stdio: ['ignore', options.capture ? 'pipe' : 'inherit', options.capture ? 'pipe' : 'inherit'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  process.once('exit', () => child.kill('SIGKILL'));
+  const base = `http://127.0.0.1:${port}`;
+  await eventually(async () => {
+    if (child.exitCode !== null) throw new Error(`the service process exited with ${child.exitCode}:\n${output}`);
+    return fetch(`${base}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+  }, 30_000);
+  return {
+    base,
+    child,
+    dataDir,
+    output: () => output,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await exited;
+      }
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Binds port 0 to let the OS pick a free port, then hands it over. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
