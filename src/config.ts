@@ -25,6 +25,8 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Lets webhooks target loopback and private addresses (tests, private networks). */
   WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false'),
+  /** Room actors kept in memory (least recently used evicted; about 14 KiB each); others reload from the store. */
+  ROOM_CACHE_SIZE: z.coerce.number().int().min(1).default(1000),
   /** Long-polls and SSE streams one process holds at once; past it, new ones get 503. */
   MAX_PARKED_CONNECTIONS: z.coerce.number().int().min(1).default(20_000),
   /** Requests per minute per client IP (01 §7); 0 disables the limiter. */
@@ -67,6 +69,7 @@ export interface ServiceConfig {
   logLevel: string;
   webhookAllowPrivate: boolean;
   maxParkedConnections: number;
+  roomCacheSize: number;
   rateLimits: RateLimitSettings;
   mandateIssuers: IssuerPolicy;
 }
@@ -103,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     logLevel: e.LOG_LEVEL,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE === 'true',
     maxParkedConnections: e.MAX_PARKED_CONNECTIONS,
+    roomCacheSize: e.ROOM_CACHE_SIZE,
     rateLimits: { ipPerMinute: e.RATE_LIMIT_IP_PER_MIN, credentialPerMinute: e.RATE_LIMIT_CREDENTIAL_PER_MIN },
     mandateIssuers: {
       allowlist: e.MANDATE_ISSUER_ALLOWLIST,

@@ -56,6 +56,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     clock,
     keyring,
     baseUrl: () => services.baseUrl,
+    maxCachedRooms: config.roomCacheSize,
     onCommit: (notice) => {
       scheduler?.note(notice.nextDeadline);
       engagement.onCommit(notice);

@@ -86,7 +86,8 @@ function closeAfterDraining(request: FastifyRequest, reply: FastifyReply): void 
 export function installErrorHandling(app: FastifyInstance, allowedMethods: (path: string) => string[]): void {
   app.setErrorHandler((error, request, reply) => {
     const protocol = toProtocolError(error);
-    if (protocol.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (error instanceof StoreUnavailableError) request.log.warn({ err: error }, 'store unavailable');
+    else if (protocol.status >= 500) request.log.error({ err: error }, 'request failed');
     if (protocol.status === 413) closeAfterDraining(request, reply);
     return sendError(reply, request, protocol.toSpec(), protocol.status);
   });

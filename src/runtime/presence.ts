@@ -7,13 +7,16 @@
 export class Presence {
   private readonly seen = new Map<string, Map<string, number>>();
 
+  /** Rooms remembered at most, least recently read forgotten first (their members show as unseen). */
+  constructor(private readonly maxRooms = 10_000) {}
+
   mark(slug: string, participantId: string, at: number): void {
     let room = this.seen.get(slug);
-    if (!room) {
-      room = new Map();
-      this.seen.set(slug, room);
-    }
+    if (room) this.seen.delete(slug);
+    else room = new Map();
+    this.seen.set(slug, room);
     room.set(participantId, at);
+    if (this.seen.size > this.maxRooms) this.seen.delete(this.seen.keys().next().value!);
   }
 
   lastSeen(slug: string, participantId: string): number | null {

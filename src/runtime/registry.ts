@@ -396,7 +396,7 @@ export class RoomRegistry {
   private remember(entry: Entry): void {
     this.cache.delete(entry.slug);
     this.cache.set(entry.slug, entry);
-    const max = this.deps.maxCachedRooms ?? 5000;
+    const max = this.deps.maxCachedRooms ?? 1000;
     while (this.cache.size > max) {
       const oldest = this.cache.keys().next().value as string;
       this.cache.get(oldest)?.actor.stop();

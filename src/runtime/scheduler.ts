@@ -27,6 +27,8 @@ export class DeadlineScheduler {
   private stopped = false;
   /** Rooms whose last tick failed: contained here, logged once, retried with a growing backoff. */
   private readonly failing = new Map<string, Failure>();
+  /** The store could not be read on the last attempt: reported once per outage, not once a second. */
+  private storeDown = false;
 
   constructor(
     private readonly store: RoomStore,
@@ -70,6 +72,7 @@ export class DeadlineScheduler {
       for (;;) {
         const now = this.clock.now();
         const due = (await this.store.dueRooms(now, BATCH)).filter((slug) => !visited.has(slug));
+        this.storeDown = false;
         if (due.length === 0) break;
         for (const slug of due) {
           visited.add(slug);
@@ -78,7 +81,7 @@ export class DeadlineScheduler {
         }
       }
     } catch (error) {
-      this.onError(error, null);
+      this.reportStoreFailure(error);
     } finally {
       this.running = false;
     }
@@ -104,13 +107,19 @@ export class DeadlineScheduler {
     if (this.stopped) return;
     try {
       const next = await this.store.nextDeadline();
+      this.storeDown = false;
       // A room still due after a run failed to advance; back off instead of spinning on it.
       const now = this.clock.now();
       this.arm(next === null ? now + MAX_SLEEP_MS : Math.max(next, now + (next <= now ? RETRY_MS : 0)));
     } catch (error) {
-      this.onError(error, null);
-      this.arm(this.clock.now() + 1000);
+      this.reportStoreFailure(error);
+      this.arm(this.clock.now() + RETRY_MS);
     }
+  }
+
+  private reportStoreFailure(error: unknown): void {
+    if (!this.storeDown) this.onError(error, null);
+    this.storeDown = true;
   }
 
   private arm(at: number): void {
