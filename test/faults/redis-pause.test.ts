@@ -43,7 +43,10 @@ describe.skipIf(redis === null)('three processes through a Redis freeze', () => 
   it(`survives ${ROUNDS} freezes of ${PAUSE_MS} ms, answering 503 quickly and recovering by itself`, {
     timeout: 30_000 + ROUNDS * (PAUSE_MS + 20_000),
   }, async () => {
+    const figures: string[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
+      const readyMs: number[] = [];
+      const writeMs: number[] = [];
       const rooms = await Promise.all(
         processes.map(async (p) => {
           const room = await seatedRoom(p.base, {
@@ -69,14 +72,17 @@ describe.skipIf(redis === null)('three processes through a Redis freeze', () => 
       for (const p of processes) {
         const started = performance.now();
         const ready = await call(p.base, 'GET', '/readyz');
-        expect(performance.now() - started, `round ${round}: /readyz time`).toBeLessThan(1000);
+        readyMs.push(Math.round(performance.now() - started));
+        expect(readyMs.at(-1), `round ${round}: /readyz time`).toBeLessThan(1000);
         expect(ready.status).toBe(503);
       }
       for (const [i, p] of processes.entries()) {
+        const writeStarted = performance.now();
         const write = await call(p.base, 'POST', `/api/rooms/${rooms[i]!.slug}/discuss`, {
           token: rooms[i]!.tokens[1],
           body: { body: 'anyone there?' },
         });
+        writeMs.push(Math.round(performance.now() - writeStarted));
         expect(write.status, `round ${round}: write during the freeze`).toBe(503);
         expect(write.body.error.code).toBe('vendor:conclave:unavailable');
         expect(write.headers.get('retry-after')).toBe('1');
@@ -84,11 +90,17 @@ describe.skipIf(redis === null)('three processes through a Redis freeze', () => 
       // The settle deadlines fall due while Redis is frozen; the schedulers must report, not exit.
       await sleep(Math.max(0, PAUSE_MS - (Date.now() - frozenAt)));
       redis!.resume();
+      const resumedAt = performance.now();
 
       for (const p of processes) expect(p.child.exitCode, `round ${round}: a process exited`).toBeNull();
       for (const [i, p] of processes.entries()) {
         const room = rooms[i]!;
         await eventually(async () => (await call(p.base, 'GET', '/readyz')).status === 200, 10_000);
+        if (i === processes.length - 1) {
+          figures.push(
+            `round ${round}: /readyz 503 in ${readyMs.join('/')} ms, write 503 in ${writeMs.join('/')} ms, all ready ${Math.round(performance.now() - resumedAt)} ms after resume`,
+          );
+        }
         const wrote = await call(p.base, 'POST', `/api/rooms/${room.slug}/discuss`, {
           token: room.tokens[1],
           body: { body: 'back' },
@@ -99,5 +111,6 @@ describe.skipIf(redis === null)('three processes through a Redis freeze', () => 
         expect(verifyRoomReceiptChain(outcome.body)).toEqual({ ok: true, errors: [] });
       }
     }
+    console.log(`Redis freezes of ${PAUSE_MS} ms, three processes:\n${figures.join('\n')}`);
   });
 });

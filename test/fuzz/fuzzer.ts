@@ -237,7 +237,7 @@ const HOSTILE_STRINGS = [
   '"; DROP TABLE rooms; --',
   '../../../../etc/passwd',
   '%00%ff',
-  '${jndi:ldap://x}',
+  '$' + '{jndi:ldap://x}', // split so it reads as the hostile literal, not a placeholder
   '\\u0000',
   '🙂'.repeat(50),
   'x'.repeat(70_000),
@@ -438,24 +438,32 @@ function restRequest(op: Operation, seeds: Seeds, base: string): fc.Arbitrary<Fu
     });
 }
 
-const MCP_TOOLS = [
-  'read_room',
-  'discuss',
-  'propose',
-  'choose',
-  'abstain',
-  'ask',
-  'close_room',
-  'outcome',
-  'list_decisions',
-  'list_events',
-  'wait',
-  'join_room',
-  'create_room',
-  'no_such_tool',
-];
+const MCP_PATHS = ['/mcp', '/mcp/host'];
+const MCP_HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2025-11-25',
+};
 
-function mcpRequest(seeds: Seeds, base: string): fc.Arbitrary<FuzzRequest> {
+/** Every tool of every catalog, as the server lists them (plus one that does not exist). */
+async function mcpTools(base: string): Promise<{ route: string; tool: string }[]> {
+  const tools: { route: string; tool: string }[] = [];
+  for (const route of MCP_PATHS) {
+    const text = await (
+      await fetch(`${base}${route}`, {
+        method: 'POST',
+        headers: MCP_HEADERS,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      })
+    ).text();
+    const json = text.includes('data: ') ? text.slice(text.indexOf('data: ') + 6).split('\n')[0]! : text;
+    const listed = (JSON.parse(json) as { result?: { tools?: { name: string }[] } }).result?.tools ?? [];
+    tools.push(...listed.map(({ name }) => ({ route, tool: name })), { route, tool: 'no_such_tool' });
+  }
+  return tools;
+}
+
+function mcpRequest(seeds: Seeds, base: string, tools: { route: string; tool: string }[]): fc.Arbitrary<FuzzRequest> {
   const args = fc.record(
     {
       slug: pathValue('slug', seeds),
@@ -471,42 +479,36 @@ function mcpRequest(seeds: Seeds, base: string): fc.Arbitrary<FuzzRequest> {
     },
     { requiredKeys: [] },
   );
+  const call = fc.tuple(fc.constantFrom(...tools), args).map(([{ route, tool }, a]) => ({
+    route,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: tool, arguments: { ...a, wait_seconds: 0 } },
+    }),
+  }));
+  const malformed = fc.tuple(
+    fc.constantFrom(...MCP_PATHS),
+    fc.constantFrom(
+      '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+      '{',
+      '[]',
+      '{"jsonrpc":"1.0"}',
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"discuss","arguments":{"body":"\\ud800"}}}',
+    ),
+  );
   const message = fc.oneof(
-    {
-      weight: 8,
-      arbitrary: fc
-        .tuple(fc.constantFrom(...MCP_TOOLS), args)
-        .map(([name, a]) =>
-          JSON.stringify({
-            jsonrpc: '2.0',
-            id: 1,
-            method: 'tools/call',
-            params: { name, arguments: { ...a, wait_seconds: 0 } },
-          }),
-        ),
-    },
-    {
-      weight: 1,
-      arbitrary: fc.constantFrom(
-        '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
-        '{',
-        '[]',
-        '{"jsonrpc":"1.0"}',
-        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"discuss","arguments":{"body":"\\ud800"}}}',
-      ),
-    },
+    { weight: 8, arbitrary: call },
+    { weight: 1, arbitrary: malformed.map(([route, body]) => ({ route, body })) },
   );
   return fc
-    .tuple(fc.constantFrom('/mcp', '/mcp/host'), message, fc.constantFrom('2025-11-25', '2025-06-18', '1999-01-01'))
-    .map(([route, body, version]) => ({
+    .tuple(message, fc.constantFrom('2025-11-25', '2025-06-18', '1999-01-01'))
+    .map(([{ route, body }, version]) => ({
       label: `POST ${route}`,
       method: 'POST',
       url: `${base}${route}`,
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': version,
-      },
+      headers: { ...MCP_HEADERS, 'mcp-protocol-version': version },
       body,
       kind: 'mcp' as const,
     }));
@@ -644,7 +646,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     const ops = await operations(service.base);
     const generators = fc.oneof(...ops.map((op) => ({ weight: 4, arbitrary: restRequest(op, seeds, service.base) })), {
       weight: 10,
-      arbitrary: mcpRequest(seeds, service.base),
+      arbitrary: mcpRequest(seeds, service.base, await mcpTools(service.base)),
     });
     const requests = fc.sample(generators, { numRuns: options.requests, seed: options.seed ?? 1 });
     const warmUpAt = Math.min(10_000, Math.floor(options.requests / 10));
