@@ -9,6 +9,7 @@ import { DEFAULT_ROOM_CONFIG } from '../domain/config.js';
 import { WIRED_MECHANISMS } from '../mechanisms/index.js';
 import type { Services } from '../operations/services.js';
 import type { AnyOperation } from '../operations/types.js';
+import { within } from '../runtime/within.js';
 import { buildOpenApi } from './openapi.js';
 
 export interface Capabilities {
@@ -107,16 +108,12 @@ export function registerMetaRoutes(
 }
 
 /** Probes answer within a second even when the store hangs (a paused Redis waits out its command timeout). */
-const PROBE_TIMEOUT_MS = 800;
+const PROBE_TIMEOUT_MS = 600;
 
 function storeAnswers(services: Services): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), PROBE_TIMEOUT_MS);
-  });
   const pinged = services.store.ping().then(
     () => true,
     () => false,
   );
-  return Promise.race([pinged, timedOut]).finally(() => clearTimeout(timer));
+  return within(pinged, PROBE_TIMEOUT_MS, () => false);
 }

@@ -6,14 +6,18 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import {
   credentialRateKey,
+  type RateDecision,
   type RateLimitSettings,
   type RequestRateCounter,
   rateLimitError,
 } from '../auth/rate-limit.js';
+import { within } from '../runtime/within.js';
 import { sendError } from './errors.js';
 import { bearerOf } from './routes.js';
 
 const WINDOW_MS = 60_000;
+/** A limiter that cannot answer this fast (its Redis is away) lets the request through unlimited. */
+const LIMITER_TIMEOUT_MS = 100;
 const MUTATING_METHODS = new Set(['POST', 'PATCH', 'DELETE']);
 /** The one state-changing GET (01 §11). */
 const MUTATING_GET_ROUTES = new Set(['/api/rooms/:slug/choose']);
@@ -30,7 +34,7 @@ export function rateLimitHook(
     const at = now();
     try {
       if (settings.ipPerMinute > 0) {
-        const decision = await counter.take(`ip:${request.ip}`, settings.ipPerMinute, WINDOW_MS, at);
+        const decision = await bounded(counter.take(`ip:${request.ip}`, settings.ipPerMinute, WINDOW_MS, at));
         if (!decision.allowed) return tooMany(request, reply, 'ip', settings.ipPerMinute, decision.retryAfterSeconds);
       }
       // MCP carries credentials inside the body (token argument, _meta.mandate): the tool call counts them.
@@ -41,7 +45,7 @@ export function rateLimitHook(
           mandate: Array.isArray(mandate) ? mandate[0] : mandate,
         });
         if (credential !== null) {
-          const decision = await counter.take(credential, settings.credentialPerMinute, WINDOW_MS, at);
+          const decision = await bounded(counter.take(credential, settings.credentialPerMinute, WINDOW_MS, at));
           if (!decision.allowed) {
             return tooMany(request, reply, 'credential', settings.credentialPerMinute, decision.retryAfterSeconds);
           }
@@ -52,6 +56,12 @@ export function rateLimitHook(
       request.log.warn({ err: error }, 'rate limiter unavailable; request not limited');
     }
   };
+}
+
+function bounded(decision: Promise<RateDecision>): Promise<RateDecision> {
+  return within(decision, LIMITER_TIMEOUT_MS, () => {
+    throw new Error(`rate limiter did not answer within ${LIMITER_TIMEOUT_MS} ms`);
+  });
 }
 
 function isMutating(method: string, route: string): boolean {
