@@ -2,7 +2,7 @@
  * Seeded tie-breaking (04 §3.6): the only randomness a mechanism has comes from hashing the
  * decision id together with a JCS payload that names the tie.
  */
-import { createHash } from 'node:crypto';
+import { sha256 } from '@noble/hashes/sha2.js';
 import canonicalize from 'canonicalize';
 import { protocolError } from '../errors.js';
 import type { TieBreak, Verdict } from './types.js';
@@ -23,8 +23,8 @@ export interface SeededDraw {
 
 /** idx = uint32_be(SHA-256(utf8(seed) ‖ utf8(canonical))[0..4]) mod size */
 export function seededDraw(seed: string, canonical: string, size: number): SeededDraw {
-  const digest = createHash('sha256').update(seed, 'utf8').update(canonical, 'utf8').digest();
-  const uint32 = digest.readUInt32BE(0);
+  const digest = sha256(new TextEncoder().encode(seed + canonical));
+  const uint32 = new DataView(digest.buffer, digest.byteOffset, 4).getUint32(0);
   return { uint32, index: uint32 % size };
 }
 

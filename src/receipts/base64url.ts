@@ -1,18 +1,37 @@
+/**
+ * Unpadded base64url (05 §1.2). Runs in Node and in browsers: the receipt code it serves is shared
+ * with the client library. Node's Buffer is used when present (the server signs with it); browsers
+ * use btoa/atob.
+ */
 const ALPHABET = /^[A-Za-z0-9_-]*$/;
+const encoder = new TextEncoder();
+const nodeBuffer = (globalThis as { Buffer?: typeof Buffer }).Buffer;
 
 export function base64urlEncode(data: string | Uint8Array): string {
-  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data);
-  return bytes.toString('base64url');
+  const bytes = typeof data === 'string' ? encoder.encode(data) : data;
+  if (nodeBuffer) return nodeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64url');
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
 /**
- * Decodes unpadded base64url, accepting only the canonical encoding: Node's decoder silently skips
- * foreign characters and ignores trailing bits, so a segment is accepted only when re-encoding the
- * decoded bytes reproduces it exactly (05 §1.2).
+ * Decodes unpadded base64url, accepting only the canonical encoding: decoders silently skip foreign
+ * characters and ignore trailing bits, so a segment is accepted only when re-encoding the decoded
+ * bytes reproduces it exactly (05 §1.2).
  */
 export function base64urlDecodeStrict(segment: string): Uint8Array {
-  if (!ALPHABET.test(segment)) throw new Error('not unpadded base64url');
-  const bytes = Buffer.from(segment, 'base64url');
-  if (bytes.toString('base64url') !== segment) throw new Error('non-canonical base64url');
-  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (!ALPHABET.test(segment) || segment.length % 4 === 1) throw new Error('not unpadded base64url');
+  let bytes: Uint8Array;
+  if (nodeBuffer) {
+    const decoded = nodeBuffer.from(segment, 'base64url');
+    bytes = new Uint8Array(decoded.buffer, decoded.byteOffset, decoded.byteLength);
+  } else {
+    const padded = segment.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (segment.length % 4)) % 4);
+    bytes = Uint8Array.from(atob(padded), (c) => c.charCodeAt(0));
+  }
+  if (base64urlEncode(bytes) !== segment) throw new Error('non-canonical base64url');
+  return bytes;
 }

@@ -4,5 +4,5 @@ export const RECEIPT_HASH_PATTERN = /^sha256:[0-9a-f]{64}$/;
 
 /** Hash of the exact JWS text as issued; never of a decoded and re-serialised form (05 §4). */
 export function receiptHash(jws: string): string {
-  return `sha256:${sha256Hex(Buffer.from(jws, 'utf8'))}`;
+  return `sha256:${sha256Hex(jws)}`;
 }

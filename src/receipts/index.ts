@@ -4,6 +4,7 @@ export { didKeyFromPublicKey, publicKeyFromDidKey } from './did-key.js';
 export { RECEIPT_HASH_PATTERN, receiptHash } from './hash.js';
 export { canonicalJson, sha256Hex } from './jcs.js';
 export {
+  checkJwsHeader,
   type DecodedJws,
   decodeCompact,
   type JoseHeader,
@@ -12,11 +13,8 @@ export {
   type JwsPayload,
   MANDATE_TYP,
   RECEIPT_TYP,
-  receiptHeader,
-  signCompact,
-  verifyCompactJws,
-  verifyCompactReceipt,
-} from './jws.js';
+} from './compact.js';
+export { receiptHeader, signCompact, verifyCompactJws, verifyCompactReceipt } from './jws.js';
 export { Keyring, type LoadKeyringOptions, loadKeyring } from './keyring.js';
 export {
   generateSigningKey,

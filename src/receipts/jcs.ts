@@ -1,4 +1,5 @@
-import { createHash } from 'node:crypto';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
 import canonicalize from 'canonicalize';
 
 /**
@@ -17,8 +18,9 @@ export function canonicalJson(value: unknown): string {
   return text;
 }
 
+/** SHA-256 in hex; pure JS so that receipt hashing runs unchanged in the browser client. */
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+  return bytesToHex(sha256(typeof data === 'string' ? new TextEncoder().encode(data) : data));
 }
 
 function assertJsonRepresentable(value: unknown, path: string, seen: Set<object>): void {

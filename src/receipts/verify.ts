@@ -1,102 +1,20 @@
+/** Receipt verification with Node's crypto (the server side); the key-free checks live in chain.ts. */
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { RECEIPT_HASH_PATTERN, receiptHash } from './hash.js';
-import { decodeCompact, verifyCompactReceipt } from './jws.js';
+import { type ChainCheck, ed25519JwkFor, outcomeReceipts, receiptKid } from './chain.js';
+import { verifyCompactReceipt } from './jws.js';
 
-export interface ChainCheck {
-  ok: boolean;
-  errors: string[];
-}
+export { type ChainCheck, receiptKid, verifyRoomReceiptChain } from './chain.js';
 
-/** The header `kid` of a receipt (05 §9). Parses with the §1.2 rules. */
-export function receiptKid(jws: string): string {
-  const { kid } = decodeCompact(jws).header;
-  if (typeof kid !== 'string' || kid === '') throw new Error('receipt header has no kid');
-  return kid;
-}
-
-/**
- * Finds the Ed25519 key with this `kid` in a JWKS or in any document with a `keys` array (the
- * discovery document works too, 05 §7).
- */
+/** The Ed25519 key with this `kid` in a JWKS (see ed25519JwkFor), as a Node KeyObject. */
 export function publicKeyFromJwks(doc: { keys: unknown[] }, kid: string): KeyObject {
-  const keys: unknown = doc?.keys;
-  if (!Array.isArray(keys)) throw new Error('key document has no keys array');
-  const jwk = keys.find((k): k is Record<string, unknown> => isRecord(k) && k.kid === kid);
-  if (!jwk) throw new Error(`no key with kid ${kid} in the key document`);
-  if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.x !== 'string') {
-    throw new Error(`key ${kid} is not an OKP Ed25519 key`);
-  }
-  if (jwk.alg !== undefined && jwk.alg !== 'EdDSA') throw new Error(`key ${kid} is not an EdDSA key`);
-  if (jwk.use !== undefined && jwk.use !== 'sig') throw new Error(`key ${kid} is not a signing key`);
-  return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x }, format: 'jwk' });
-}
-
-/**
- * Offline walk of an `/outcome` body (05 §9): sealed rows come first and link by `prev_hash` in
- * array order, a resolved or concluded room ends on a sealed row, the conclusion links to the last
- * sealed row, and every `receipt_jws` hashes to its `receipt_hash`. Signatures are not checked here;
- * see `verifyOutcomeSignatures`.
- */
-export function verifyRoomReceiptChain(outcomeBody: unknown): ChainCheck {
-  const errors: string[] = [];
-  const body = isRecord(outcomeBody) ? outcomeBody : {};
-  const rows = body.decisions;
-  if (!Array.isArray(rows)) return { ok: false, errors: ['outcome body has no decisions array'] };
-
-  let head: string | null = null;
-  let seenUnsealed = false;
-  rows.forEach((raw, i) => {
-    const row = isRecord(raw) ? raw : {};
-    const label = `decisions[${i}]${typeof row.id === 'string' ? ` (${row.id})` : ''}`;
-    if (row.receipt_hash === null || row.receipt_hash === undefined) {
-      seenUnsealed = true;
-      if (row.prev_hash != null || row.receipt_jws != null) {
-        errors.push(`${label}: unsealed row carries prev_hash or receipt_jws`);
-      }
-      return;
-    }
-    if (seenUnsealed) errors.push(`${label}: sealed row appears after an unsealed row`);
-    if (typeof row.receipt_hash !== 'string' || !RECEIPT_HASH_PATTERN.test(row.receipt_hash)) {
-      errors.push(`${label}: receipt_hash is not "sha256:<64 hex>"`);
-    }
-    if (row.prev_hash !== head) {
-      errors.push(`${label}: prev_hash ${show(row.prev_hash)} does not link to ${show(head)}`);
-    }
-    checkJwsHash(row, label, errors);
-    head = typeof row.receipt_hash === 'string' ? row.receipt_hash : head;
-  });
-
-  if (body.status === 'resolved' || body.status === 'concluded') {
-    const last: unknown = rows.at(-1);
-    const lastHash = isRecord(last) ? last.receipt_hash : undefined;
-    if (typeof lastHash !== 'string' || !lastHash.startsWith('sha256:')) {
-      errors.push(`room is ${body.status} but the last decision row carries no sha256: receipt_hash`);
-    }
-  }
-
-  if (body.conclusion !== null && body.conclusion !== undefined) {
-    const conclusion = isRecord(body.conclusion) ? body.conclusion : {};
-    if (conclusion.prev_hash !== head) {
-      errors.push(`conclusion: prev_hash ${show(conclusion.prev_hash)} does not link to ${show(head)}`);
-    }
-    checkJwsHash(conclusion, 'conclusion', errors);
-  }
-
-  return { ok: errors.length === 0, errors };
+  const jwk = ed25519JwkFor(doc, kid);
+  return createPublicKey({ key: { kty: jwk.kty, crv: jwk.crv, x: jwk.x }, format: 'jwk' });
 }
 
 /** Verifies the signature of every receipt in an `/outcome` body against a JWKS, by `kid`. */
 export function verifyOutcomeSignatures(outcomeBody: unknown, jwks: { keys: unknown[] }): ChainCheck {
   const errors: string[] = [];
-  const body = isRecord(outcomeBody) ? outcomeBody : {};
-  const rows = Array.isArray(body.decisions) ? body.decisions : [];
-  const receipts: Array<{ label: string; entry: Record<string, unknown> }> = [];
-  rows.forEach((row, i) => {
-    if (isRecord(row) && row.receipt_jws != null) receipts.push({ label: `decisions[${i}]`, entry: row });
-  });
-  if (isRecord(body.conclusion)) receipts.push({ label: 'conclusion', entry: body.conclusion });
-
-  for (const { label, entry } of receipts) {
+  for (const { label, entry } of outcomeReceipts(outcomeBody)) {
     try {
       if (typeof entry.receipt_jws !== 'string') throw new Error('receipt_jws is not a string');
       const key = publicKeyFromJwks(jwks, receiptKid(entry.receipt_jws));
@@ -107,20 +25,4 @@ export function verifyOutcomeSignatures(outcomeBody: unknown, jwks: { keys: unkn
     }
   }
   return { ok: errors.length === 0, errors };
-}
-
-function checkJwsHash(entry: Record<string, unknown>, label: string, errors: string[]): void {
-  if (typeof entry.receipt_jws !== 'string') {
-    errors.push(`${label}: sealed receipt has no receipt_jws`);
-  } else if (receiptHash(entry.receipt_jws) !== entry.receipt_hash) {
-    errors.push(`${label}: receipt_jws does not hash to receipt_hash ${show(entry.receipt_hash)}`);
-  }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-function show(value: unknown): string {
-  return value === undefined ? 'nothing' : JSON.stringify(value);
 }
