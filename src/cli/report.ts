@@ -1,0 +1,24 @@
+/** The readable verification report of `conclave verify`: one line per receipt, what was proven. */
+import type { ChainReport } from '../client/index.js';
+
+const mark = (value: boolean | null) => (value === null ? '–' : value ? '✓' : '✗');
+
+export function formatChainReport(report: ChainReport, source: string): string {
+  const lines = [`Receipts of ${source}:`];
+  for (const r of report.receipts) {
+    const what = r.decision_id ? `decision ${r.decision_id}` : 'conclusion';
+    lines.push(
+      `${r.ok ? '✓' : '✗'} #${r.sequence ?? '?'} ${r.label} (${what}): signature ${mark(r.signature)}  hash ${mark(r.hash)}  link ${mark(r.link)}  replay ${mark(r.replay)}`,
+    );
+    for (const error of r.errors) lines.push(`    ✗ ${error}`);
+  }
+  const general = report.errors.filter((e) => !report.receipts.some((r) => e.startsWith(`${r.label}:`)));
+  for (const error of general) lines.push(`✗ ${error}`);
+  lines.push(
+    report.ok
+      ? `✓ ${report.receipts.length} receipt(s) verified: every signature against the service's keys, every hash, every link of the chain, and every decision's outcome replayed from its signed ballots.`
+      : `✗ verification FAILED (${report.errors.length} problem(s)).`,
+  );
+  if (report.receipts.some((r) => r.signature === null)) lines.push('  (signatures not checked: no JWKS)');
+  return lines.join('\n');
+}
