@@ -27,6 +27,7 @@ import type { updateRoomSettings } from '../operations/settings.js';
 import type { startChoosing } from '../operations/start-choosing.js';
 import type { OperationDef } from '../operations/types.js';
 import type { listWebhooks, registerWebhook, unregisterWebhook } from '../operations/webhooks.js';
+import type { z } from 'zod';
 import { ConclaveError, ConclaveNetworkError } from './errors.js';
 import { ROUTES, type RouteSpec } from './routes.js';
 import { type RoomEvent, type StreamEventsInput, streamEvents } from './sse.js';
@@ -53,12 +54,18 @@ export interface ConclaveClientOptions {
 export type Body = Record<string, any>;
 
 type FieldsOf<O> = O extends OperationDef<infer I> ? { [K in keyof I]?: I[K] } : never;
+/**
+ * The response body of an operation, inferred from its zod output schema. Where the server documents
+ * an open object (a view whose fields depend on the caller, 06 §3), the body is read by field.
+ */
+export type ResponseOf<O> = O extends { output: infer S extends z.ZodType } ? OpenOr<z.infer<S>> : Body;
+type OpenOr<T> = string extends keyof T ? Body : T;
 /** The input of a room-scoped method: its fields, with `slug` required. */
 export type RoomInput<O> = Omit<FieldsOf<O>, 'slug'> & { slug: string } & CallOptions;
 
 type Method<O> = {
-  (input: RoomInput<O>): Promise<Body>;
-  (slug: string, fields?: Omit<RoomInput<O>, 'slug'>): Promise<Body>;
+  (input: RoomInput<O>): Promise<ResponseOf<O>>;
+  (slug: string, fields?: Omit<RoomInput<O>, 'slug'>): Promise<ResponseOf<O>>;
 };
 
 /** Long-polls never ask for more than this under the default timeout (01 §13). */
@@ -101,7 +108,7 @@ export class ConclaveClient {
 
   // --- rooms ----------------------------------------------------------------------------------
 
-  createRoom(input: FieldsOf<typeof createRoom> & CallOptions): Promise<Body> {
+  createRoom(input: FieldsOf<typeof createRoom> & CallOptions): Promise<ResponseOf<typeof createRoom>> {
     return this.transport.route(ROUTES.createRoom, input);
   }
 
@@ -114,7 +121,7 @@ export class ConclaveClient {
   }
 
   /** Deletes a room for good; confirms with X-Confirm-Delete (defaults to the slug). */
-  deleteRoom(input: RoomInput<typeof deleteRoom> & { confirm?: string }): Promise<Body> {
+  deleteRoom(input: RoomInput<typeof deleteRoom> & { confirm?: string }): Promise<ResponseOf<typeof deleteRoom>> {
     const { confirm, ...rest } = input;
     return this.transport.route(ROUTES.deleteRoom, rest, { 'x-confirm-delete': confirm ?? input.slug });
   }

@@ -2,7 +2,7 @@
  * `conclave/client`: the TypeScript client library. Runs unchanged in Node ≥ 20 and in browsers
  * (global fetch, WebCrypto); imports nothing server-only.
  */
-export { type Body, ConclaveClient, type ConclaveClientOptions, type RoomInput } from './client.js';
+export { type Body, ConclaveClient, type ConclaveClientOptions, type ResponseOf, type RoomInput } from './client.js';
 export { ConclaveError, ConclaveNetworkError } from './errors.js';
 export type { RoomEvent, StreamEventsInput } from './sse.js';
 export type { Auth, CallOptions } from './transport.js';

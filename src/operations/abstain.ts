@@ -7,7 +7,7 @@ const abstainInput = z
   .object({ slug: slugSchema, reason: z.string().min(1).max(500), decision: seqSelector.optional() })
   .meta({ id: 'AbstainRequest' });
 
-export const abstain: OperationDef<z.infer<typeof abstainInput>> = {
+export const abstain = {
   name: 'abstain',
   summary: 'Abstain with a reason',
   description:
@@ -62,4 +62,4 @@ export const abstain: OperationDef<z.infer<typeof abstainInput>> = {
       },
     });
   },
-};
+} satisfies OperationDef<z.infer<typeof abstainInput>>;

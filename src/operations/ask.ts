@@ -30,7 +30,7 @@ const askInput = z
 
 type AskOp = z.infer<typeof askInput>;
 
-export const ask: OperationDef<AskOp> = {
+export const ask = {
   name: 'ask',
   summary: 'Open a decision',
   description:
@@ -69,4 +69,4 @@ export const ask: OperationDef<AskOp> = {
       }),
     });
   },
-};
+} satisfies OperationDef<AskOp>;

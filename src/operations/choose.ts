@@ -118,7 +118,7 @@ async function ballotWeight(ctx: RequestContext, input: { slug: string; choice?:
 const description =
   'Submits or revises your ballot on the oldest open decision (or the one named by decision). Repeating is a revision, not a second ballot. A choice can complete a lock and seal the decision in the same request.';
 
-export const choose: OperationDef<ChooseInput> = {
+export const choose = {
   name: 'choose',
   summary: 'Submit or revise a choice',
   description,
@@ -136,7 +136,7 @@ export const choose: OperationDef<ChooseInput> = {
   deferValidation: true,
   mcp: { tool: 'choose', catalogs: ['participant'] },
   handle: (ctx, input, invalid) => runChoose(ctx, input, invalid, false),
-};
+} satisfies OperationDef<ChooseInput>;
 
 const chooseQuery = z.object({
   slug: slugSchema,
@@ -146,7 +146,7 @@ const chooseQuery = z.object({
   decision: seqSelector.optional(),
 });
 
-export const chooseByGet: OperationDef<z.infer<typeof chooseQuery>> = {
+export const chooseByGet = {
   name: 'chooseByGet',
   summary: 'Submit a single-choice ballot by query string',
   description: `For browser-bound agents that can only issue GETs. Credentials travel in headers only. Single-choice ballots only. ${description}`,
@@ -162,4 +162,4 @@ export const chooseByGet: OperationDef<z.infer<typeof chooseQuery>> = {
   mandateWeight: ballotWeight,
   deferValidation: true,
   handle: (ctx, input, invalid) => runChoose(ctx, input, invalid, true),
-};
+} satisfies OperationDef<z.infer<typeof chooseQuery>>;

@@ -8,7 +8,7 @@ const closeInput = z
   .object({ slug: slugSchema, statement: z.string().max(10_000).optional() })
   .meta({ id: 'CloseRequest' });
 
-export const closeRoom: OperationDef<z.infer<typeof closeInput>> = {
+export const closeRoom = {
   name: 'closeRoom',
   summary: 'Close (conclude) the room',
   description:
@@ -60,4 +60,4 @@ export const closeRoom: OperationDef<z.infer<typeof closeInput>> = {
       },
     });
   },
-};
+} satisfies OperationDef<z.infer<typeof closeInput>>;

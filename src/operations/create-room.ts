@@ -111,7 +111,7 @@ function checkCreateFields(
   }
 }
 
-export const createRoom: OperationDef<CreateInput> = {
+export const createRoom = {
   name: 'createRoom',
   summary: 'Create a room',
   description:
@@ -219,4 +219,4 @@ export const createRoom: OperationDef<CreateInput> = {
     if (!turn.replayed) await linkSeat(ctx, slug, creatorToken);
     return turn.result;
   },
-};
+} satisfies OperationDef<CreateInput>;

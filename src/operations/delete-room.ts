@@ -6,7 +6,7 @@ import { roomNotFound } from '../runtime/registry.js';
 import { slugInput } from './shared.js';
 import type { OperationDef } from './types.js';
 
-export const deleteRoom: OperationDef<z.infer<typeof slugInput>> = {
+export const deleteRoom = {
   name: 'deleteRoom',
   summary: 'Delete a room',
   description:
@@ -46,4 +46,4 @@ export const deleteRoom: OperationDef<z.infer<typeof slugInput>> = {
     services.presence.forget(input.slug);
     return { ok: true, deleted_room_slug: input.slug };
   },
-};
+} satisfies OperationDef<z.infer<typeof slugInput>>;

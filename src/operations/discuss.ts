@@ -13,7 +13,7 @@ const discussInput = z
   })
   .meta({ id: 'DiscussRequest' });
 
-export const discuss: OperationDef<z.infer<typeof discussInput>> = {
+export const discuss = {
   name: 'discuss',
   summary: 'Post to the discussion',
   description:
@@ -48,4 +48,4 @@ export const discuss: OperationDef<z.infer<typeof discussInput>> = {
       render: (info) => ({ ok: true, id: info.id as string }),
     });
   },
-};
+} satisfies OperationDef<z.infer<typeof discussInput>>;

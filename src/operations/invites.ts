@@ -38,7 +38,7 @@ const createInviteInput = z
   })
   .meta({ id: 'CreateInviteRequest' });
 
-export const createInvite: OperationDef<z.infer<typeof createInviteInput>> = {
+export const createInvite = {
   name: 'createInvite',
   summary: 'Create a durable named invite',
   description:
@@ -128,9 +128,9 @@ export const createInvite: OperationDef<z.infer<typeof createInviteInput>> = {
       },
     });
   },
-};
+} satisfies OperationDef<z.infer<typeof createInviteInput>>;
 
-export const listInvites: OperationDef<z.infer<typeof slugInput>> = {
+export const listInvites = {
   name: 'listInvites',
   summary: 'List invites',
   description:
@@ -156,11 +156,11 @@ export const listInvites: OperationDef<z.infer<typeof slugInput>> = {
     const now = ctx.services.clock.now();
     return { slug: state.slug, invites: state.room.invites.map((i) => inviteView(i, now)) };
   },
-};
+} satisfies OperationDef<z.infer<typeof slugInput>>;
 
 const revokeInput = z.object({ slug: slugSchema, code: z.string().min(1).max(64) });
 
-export const revokeInvite: OperationDef<z.infer<typeof revokeInput>> = {
+export const revokeInvite = {
   name: 'revokeInvite',
   summary: 'Revoke an invite',
   description:
@@ -184,4 +184,4 @@ export const revokeInvite: OperationDef<z.infer<typeof revokeInput>> = {
       }),
     });
   },
-};
+} satisfies OperationDef<z.infer<typeof revokeInput>>;

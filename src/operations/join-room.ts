@@ -37,7 +37,7 @@ const joinOutput = z
   })
   .meta({ id: 'JoinRoomResponse' });
 
-export const joinRoom: OperationDef<z.infer<typeof joinInput>> = {
+export const joinRoom = {
   name: 'joinRoom',
   summary: 'Join a room',
   description:
@@ -116,7 +116,7 @@ export const joinRoom: OperationDef<z.infer<typeof joinInput>> = {
     if (!turn.replayed) await linkSeat(ctx, input.slug, token);
     return turn.result;
   },
-};
+} satisfies OperationDef<z.infer<typeof joinInput>>;
 
 /**
  * A join's credentials (01 §5): a presented token must be valid; a mandate needs a room that

@@ -6,7 +6,7 @@ import type { OperationDef } from './types.js';
 
 export const decisionSummarySchema = z.record(z.string(), z.unknown()).meta({ id: 'DecisionSummary' });
 
-export const listDecisions: OperationDef<z.infer<typeof slugInput>> = {
+export const listDecisions = {
   name: 'listDecisions',
   summary: 'List decisions',
   description:
@@ -25,4 +25,4 @@ export const listDecisions: OperationDef<z.infer<typeof slugInput>> = {
     const now = ctx.services.clock.now();
     return { slug: state.slug, decisions: state.decisions.map((d) => decisionSummary(state, d, now)) };
   },
-};
+} satisfies OperationDef<z.infer<typeof slugInput>>;

@@ -30,7 +30,7 @@ export const roomEventSchema = z
   })
   .meta({ id: 'RoomEvent' });
 
-export const listEvents: OperationDef<z.infer<typeof listEventsInput>> = {
+export const listEvents = {
   name: 'listEvents',
   summary: 'Replay stored events',
   description:
@@ -56,4 +56,4 @@ export const listEvents: OperationDef<z.infer<typeof listEventsInput>> = {
       has_more: events.length > limit,
     };
   },
-};
+} satisfies OperationDef<z.infer<typeof listEventsInput>>;

@@ -25,7 +25,7 @@ export async function linkSeat(ctx: RequestContext, slug: string, token: string 
   if (ctx.credentials.verified) await ctx.services.store.linkRoom(`sub:${ctx.credentials.verified.sub}`, slug, now);
 }
 
-export const listRooms: OperationDef<z.infer<typeof listRoomsInput>> = {
+export const listRooms = {
   name: 'listRooms',
   summary: 'List your rooms',
   description:
@@ -65,4 +65,4 @@ export const listRooms: OperationDef<z.infer<typeof listRoomsInput>> = {
     rooms.sort((a, b) => String(b.created_at).localeCompare(String(a.created_at)));
     return { rooms: rooms.slice(0, input.limit ?? 50) };
   },
-};
+} satisfies OperationDef<z.infer<typeof listRoomsInput>>;

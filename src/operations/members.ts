@@ -7,7 +7,7 @@ const roleInput = z
   .object({ slug: slugSchema, participant: z.string().min(1).max(200), role: z.enum(['participant', 'observer']) })
   .meta({ id: 'UpdateMemberRoleRequest' });
 
-export const updateMemberRole: OperationDef<z.infer<typeof roleInput>> = {
+export const updateMemberRole = {
   name: 'updateMemberRole',
   summary: "Change a member's role",
   description:
@@ -46,4 +46,4 @@ export const updateMemberRole: OperationDef<z.infer<typeof roleInput>> = {
       }),
     });
   },
-};
+} satisfies OperationDef<z.infer<typeof roleInput>>;

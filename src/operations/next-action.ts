@@ -28,7 +28,7 @@ const nextActionInput = z.object({
     .describe('completion: decision-seq watermark (default 0); activity: event-seq cursor (default: the head)'),
 });
 
-export const nextAction: OperationDef<z.infer<typeof nextActionInput>> = {
+export const nextAction = {
   name: 'awaitNextAction',
   summary: 'Wait until the room needs you',
   description:
@@ -60,4 +60,4 @@ export const nextAction: OperationDef<z.infer<typeof nextActionInput>> = {
       signal: ctx.signal,
     });
   },
-};
+} satisfies OperationDef<z.infer<typeof nextActionInput>>;

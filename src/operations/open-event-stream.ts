@@ -17,7 +17,7 @@ const streamInput = z.object({
   last_event_id: z.string().min(1).max(100).optional(),
 });
 
-export const openEventStream: OperationDef<z.infer<typeof streamInput>> = {
+export const openEventStream = {
   name: 'streamEvents',
   summary: 'Stream events (SSE)',
   description:
@@ -37,4 +37,4 @@ export const openEventStream: OperationDef<z.infer<typeof streamInput>> = {
         : { eventId: input.since_event_id, sinceSeq: input.since_seq };
     return { after_seq: await cursorSeq(ctx.services.store, input.slug, cursor, state.head) };
   },
-};
+} satisfies OperationDef<z.infer<typeof streamInput>>;

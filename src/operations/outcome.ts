@@ -4,7 +4,7 @@ import { outcomeView } from '../domain/views/outcome.js';
 import { readRoom, slugInput } from './shared.js';
 import type { OperationDef } from './types.js';
 
-export const outcome: OperationDef<z.infer<typeof slugInput>> = {
+export const outcome = {
   name: 'getOutcome',
   summary: 'Read the outcome and receipts',
   description:
@@ -24,4 +24,4 @@ export const outcome: OperationDef<z.infer<typeof slugInput>> = {
     const receipts = await ctx.services.store.receipts(input.slug);
     return outcomeView(state, receipts, ctx.services.baseUrl, ctx.services.clock.now());
   },
-};
+} satisfies OperationDef<z.infer<typeof slugInput>>;

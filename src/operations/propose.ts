@@ -15,7 +15,7 @@ const proposeInput = z
   })
   .meta({ id: 'ProposeRequest' });
 
-export const propose: OperationDef<z.infer<typeof proposeInput>> = {
+export const propose = {
   name: 'propose',
   summary: 'Propose an option',
   description:
@@ -67,4 +67,4 @@ export const propose: OperationDef<z.infer<typeof proposeInput>> = {
       },
     });
   },
-};
+} satisfies OperationDef<z.infer<typeof proposeInput>>;

@@ -21,7 +21,7 @@ const anyView = z.record(z.string(), z.unknown()).meta({
   description: 'Agent view (default), RoomState (include=full) or RoomDelta (since=N)',
 });
 
-export const readRoomOperation: OperationDef<z.infer<typeof readInput>> = {
+export const readRoomOperation = {
   name: 'getRoom',
   summary: 'Read a room',
   description:
@@ -54,4 +54,4 @@ export const readRoomOperation: OperationDef<z.infer<typeof readInput>> = {
     }
     return agentView(state, reader, now);
   },
-};
+} satisfies OperationDef<z.infer<typeof readInput>>;

@@ -9,7 +9,7 @@ const settingsInput = z
   .object({ slug: slugSchema, settings: z.record(z.string(), z.unknown()) })
   .meta({ id: 'UpdateRoomSettingsRequest' });
 
-export const updateRoomSettings: OperationDef<z.infer<typeof settingsInput>> = {
+export const updateRoomSettings = {
   name: 'updateRoomSettings',
   summary: 'Update room settings',
   description:
@@ -50,4 +50,4 @@ export const updateRoomSettings: OperationDef<z.infer<typeof settingsInput>> = {
       render: (info, state) => ({ slug: state.slug, config: state.room.config, changed: info.changed as string[] }),
     });
   },
-};
+} satisfies OperationDef<z.infer<typeof settingsInput>>;

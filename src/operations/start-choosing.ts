@@ -8,7 +8,7 @@ const startInput = z
   .object({ slug: slugSchema, decision_id: z.string().min(1).max(100).optional(), decision: seqSelector.optional() })
   .meta({ id: 'StartChoosingRequest' });
 
-export const startChoosing: OperationDef<z.infer<typeof startInput>> = {
+export const startChoosing = {
   name: 'startChoosing',
   summary: 'Start choosing on a slate',
   description:
@@ -55,4 +55,4 @@ export const startChoosing: OperationDef<z.infer<typeof startInput>> = {
       },
     });
   },
-};
+} satisfies OperationDef<z.infer<typeof startInput>>;

@@ -105,7 +105,7 @@ function roomClosed(state: RoomState) {
   );
 }
 
-export const registerWebhook: OperationDef<z.infer<typeof registerInput>> = {
+export const registerWebhook = {
   name: 'registerWebhook',
   summary: 'Register a webhook',
   description:
@@ -156,11 +156,11 @@ export const registerWebhook: OperationDef<z.infer<typeof registerInput>> = {
     services.engagement.webhooks.noteCommit(input.slug);
     return registration(hook);
   },
-};
+} satisfies OperationDef<z.infer<typeof registerInput>>;
 
 const listInput = z.object({ slug: slugSchema });
 
-export const listWebhooks: OperationDef<z.infer<typeof listInput>> = {
+export const listWebhooks = {
   name: 'listWebhooks',
   summary: 'List webhooks',
   description:
@@ -191,11 +191,11 @@ export const listWebhooks: OperationDef<z.infer<typeof listInput>> = {
         })),
     };
   },
-};
+} satisfies OperationDef<z.infer<typeof listInput>>;
 
 const unregisterInput = z.object({ slug: slugSchema, id: z.string().min(1).max(100).describe('Webhook id') });
 
-export const unregisterWebhook: OperationDef<z.infer<typeof unregisterInput>> = {
+export const unregisterWebhook = {
   name: 'unregisterWebhook',
   summary: 'Unregister a webhook',
   description:
@@ -230,4 +230,4 @@ export const unregisterWebhook: OperationDef<z.infer<typeof unregisterInput>> = 
     await services.store.engagement.disableWebhook(input.slug, input.id, services.clock.now());
     return { ok: true };
   },
-};
+} satisfies OperationDef<z.infer<typeof unregisterInput>>;
