@@ -240,9 +240,11 @@ act('propose <slug> <option>', 'propose an option', ([option]) => ({ option }));
 act(
   'choose <slug> <choice>',
   'choose an option (a JSON ballot for ranked, score or approval decisions)',
-  ([choice]) => ({
+  ([choice], options) => ({
     choice: choice!.startsWith('{') || choice!.startsWith('[') ? parseJson(choice!, 'choice') : choice,
+    ...(options.reason ? { reason: options.reason } : {}),
   }),
+  (c) => c.option('--reason <text>', 'why (shown to the room)'),
 );
 act(
   'abstain <slug>',

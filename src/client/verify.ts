@@ -121,7 +121,11 @@ export async function verifyRoomReceiptChain(outcome: unknown, options: { jwks?:
   const body = isRecord(outcome) ? outcome : {};
   const errors: string[] = [];
   if (!Array.isArray(body.decisions)) {
-    return { ok: false, receipts: [], errors: ['the outcome body has no decisions array'] };
+    const envelope = isRecord(body.error) ? body.error : undefined;
+    const why = envelope
+      ? `this is an error envelope, not an outcome (${String(envelope.code)}: ${String(envelope.message)})`
+      : 'the outcome body has no decisions array';
+    return { ok: false, receipts: [], errors: [why] };
   }
   const receipts: ReceiptReport[] = [];
   let head: string | null = null;

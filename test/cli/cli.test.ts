@@ -104,12 +104,15 @@ describe('the conclave command line', () => {
     const waited = await cli('wait', slug, '--timeout', '10');
     expect(waited.code).toBe(0);
     expect(waited.stdout).toContain('✓ actionable: #1 Lunch?');
-    expect((await cli('room', 'choose', slug, 'pizza')).code).toBe(0);
+    expect((await cli('room', 'choose', slug, 'pizza', '--reason', 'it is quick')).code).toBe(0);
+    const read = await cli('--json', 'room', 'read', slug);
+    expect(JSON.parse(read.stdout).choices[0]).toMatchObject({ choice: 'pizza' });
     const events = await cli('events', slug);
     expect(events.code).toBe(0);
     expect(events.stdout.trim().split('\n').length).toBeGreaterThanOrEqual(3);
-    const read = await cli('--json', 'room', 'read', slug);
-    expect(JSON.parse(read.stdout)).toBeTypeOf('object');
+    const token = JSON.parse(await readFile(env.CONCLAVE_CONFIG!, 'utf8')).rooms[slug].token;
+    const full = await call(svc.base, 'GET', `/api/rooms/${slug}?include=full`, { token });
+    expect(JSON.stringify(full.body)).toContain('it is quick');
   });
 
   it('exits 3 with the error code when the service refuses, and 4 when it cannot be reached', async () => {
@@ -184,6 +187,11 @@ describe('the conclave command line', () => {
     }
     const json = await cli('--json', 'verify', '--file', outcomeFile, '--jwks', jwksFile);
     expect(JSON.parse(json.stdout).ok).toBe(false);
+    // A saved error envelope (e.g. a read without a seat) is named as such, not as a malformed outcome.
+    await writeFile(outcomeFile, JSON.stringify({ error: { code: 'room.join_required', message: 'join first' } }));
+    const envelope = await cli('verify', '--file', outcomeFile, '--jwks', jwksFile);
+    expect(envelope.code).toBe(1);
+    expect(envelope.stdout).toContain('error envelope, not an outcome (room.join_required');
   });
 
   it('joins, proposes, abstains, invites, follows events, closes and deletes', async () => {
