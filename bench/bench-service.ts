@@ -26,3 +26,14 @@ export async function startBenchService(env: Record<string, string> = {}) {
   service.services.baseUrl = base;
   return { service, base, dataDir };
 }
+
+/** A room with one open decision on a two-week window; its creator's token acts in it. */
+export async function createBenchRoom(base: string): Promise<{ slug: string; token: string }> {
+  const response = await fetch(`${base}/api/rooms`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ question: 'Benchmark?', options: ['alpha', 'beta'], config: { voting_window: 1_209_600 } }),
+  });
+  const body = (await response.json()) as { slug: string; creator_token: string };
+  return { slug: body.slug, token: body.creator_token };
+}

@@ -13,7 +13,13 @@ export type DecisionEvent =
 
 /** What a decision tells its room. */
 export type DecisionReport =
-  | { type: 'D.ACCEPT'; decisionId: string; info: Record<string, unknown> }
+  | {
+      type: 'D.ACCEPT';
+      decisionId: string;
+      info: Record<string, unknown>;
+      /** Set when a ballot was accepted: the room records when the seat last chose. */
+      voter?: { participantId: string; at: number };
+    }
   | { type: 'D.REJECT'; decisionId: string; error: ErrorSpec }
   | { type: 'D.EVENT'; draft: EventDraft }
   | { type: 'D.SEALED'; decisionId: string; at: number }

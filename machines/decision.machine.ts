@@ -35,10 +35,15 @@ const reject = (decisionId: string, error: ProtocolError): DecisionReport => ({
   decisionId,
   error: error.toSpec(),
 });
-const accept = (decisionId: string, info: Record<string, unknown>): DecisionReport => ({
+const accept = (
+  decisionId: string,
+  info: Record<string, unknown>,
+  voter?: { participantId: string; at: number },
+): DecisionReport => ({
   type: 'D.ACCEPT',
   decisionId,
   info,
+  ...(voter ? { voter } : {}),
 });
 const report = (draft: EventDraft): DecisionReport => ({ type: 'D.EVENT', draft });
 
@@ -147,7 +152,11 @@ export const decisionMachine = setup({
       enqueue.assign({ ballots: decision.ballots, abstentions: decision.abstentions });
       enqueue.sendParent(report(voteCastEvent(context, actor, parsed.ballot, revised, now)));
       enqueue.sendParent(
-        accept(context.id, { act: 'choose', cast_choice: parsed.ballot, revised, weight: parsed.weight }),
+        accept(
+          context.id,
+          { act: 'choose', cast_choice: parsed.ballot, revised, weight: parsed.weight },
+          actor.participantId === null ? undefined : { participantId: actor.participantId, at: now },
+        ),
       );
       enqueue.raise({ type: 'D.EVALUATE', now, facts });
     }),

@@ -86,6 +86,11 @@ export const roomMachine = setup({
       if (event.type !== 'D.EVENT') throw new Error('relayEvent needs D.EVENT');
       return { type: 'event', draft: event.draft } as RoomEmitted;
     }),
+    recordVote: assign(({ context, event }) => {
+      if (event.type !== 'D.ACCEPT' || event.voter === undefined) return {};
+      const { participantId, at } = event.voter;
+      return { members: context.members.map((m) => (m.id === participantId ? { ...m, votedAt: at } : m)) };
+    }),
     relayAccept: emit(({ event }) => {
       if (event.type !== 'D.ACCEPT') throw new Error('relayAccept needs D.ACCEPT');
       return ok({ decision_id: event.decisionId, ...event.info });
@@ -505,9 +510,7 @@ export const roomMachine = setup({
       }
       const facts = factsFor(context, entry, event.now);
       if (isChoose) {
-        enqueue.assign({
-          members: context.members.map((m) => (m.id === event.actor.participantId ? { ...m, votedAt: event.now } : m)),
-        });
+        // votedAt is recorded when the decision accepts the ballot (recordVote): a refused choice moves nothing.
         enqueue.sendTo(entry.id, {
           type: 'D.CHOOSE',
           now: event.now,
@@ -565,7 +568,7 @@ export const roomMachine = setup({
   initial: 'active',
   on: {
     'D.EVENT': { actions: 'relayEvent' },
-    'D.ACCEPT': { actions: 'relayAccept' },
+    'D.ACCEPT': { actions: ['recordVote', 'relayAccept'] },
     'D.REJECT': { actions: 'relayReject' },
     'D.SEALED': { actions: 'recordSeal' },
     'D.RESOLVED': {},

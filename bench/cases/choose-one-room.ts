@@ -1,5 +1,5 @@
 /** `choose` revisions on one open decision (one room turn with a durable commit each) and the agent view read. */
-import { startBenchService } from '../bench-service.js';
+import { createBenchRoom, startBenchService } from '../bench-service.js';
 import { type BenchCase, load, ratioTo } from '../table.js';
 import { rm } from 'node:fs/promises';
 
@@ -8,18 +8,8 @@ export const chooseOneRoom: BenchCase = {
   async run(context) {
     const { service, base, dataDir } = await startBenchService();
     try {
-      const created = (await (
-        await fetch(`${base}/api/rooms`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({
-            question: 'Benchmark?',
-            options: ['alpha', 'beta'],
-            config: { voting_window: 1_209_600 },
-          }),
-        })
-      ).json()) as { slug: string; creator_token: string };
-      const headers = { 'content-type': 'application/json', authorization: `Bearer ${created.creator_token}` };
+      const created = await createBenchRoom(base);
+      const headers = { 'content-type': 'application/json', authorization: `Bearer ${created.token}` };
       const choose = await load(
         'choose, one room',
         {

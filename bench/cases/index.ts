@@ -1,6 +1,8 @@
 /** Every bench case, in the order the table prints them. Add a case: one file here, one line below. */
 import type { BenchCase } from '../table.js';
+import { chooseManyRooms } from './choose-many-rooms.js';
 import { chooseOneRoom } from './choose-one-room.js';
+import { hotRoom } from './hot-room.js';
 import { startup } from './startup.js';
 
-export const cases: BenchCase[] = [chooseOneRoom, startup];
+export const cases: BenchCase[] = [chooseOneRoom, chooseManyRooms, hotRoom, startup];

@@ -75,7 +75,8 @@ export class WebhookWorker {
   /** A local commit added events to a room: enqueue them for its subscriptions and deliver. */
   noteCommit(slug: string): void {
     if (this.stopped) return;
-    void this.catchUp(slug).then(() => this.runDue());
+    // A room without subscriptions owes nothing new; retries already due run on the timer.
+    void this.catchUp(slug).then((subscribed) => (subscribed ? this.runDue() : undefined));
   }
 
   /** Turns every room's unenqueued events into deliveries. */
@@ -87,13 +88,16 @@ export class WebhookWorker {
     }
   }
 
-  catchUp(slug: string): Promise<void> {
+  /** Enqueues a room's new events for its subscriptions; true when it has any active one. */
+  catchUp(slug: string): Promise<boolean> {
     return this.catchUps.run(slug, async () => {
       try {
-        const hooks = await this.deps.store.engagement.webhooks(slug);
-        for (const hook of hooks) if (hook.disabled_at === null) await this.enqueue(hook);
+        const hooks = (await this.deps.store.engagement.webhooks(slug)).filter((hook) => hook.disabled_at === null);
+        for (const hook of hooks) await this.enqueue(hook);
+        return hooks.length > 0;
       } catch (error) {
         this.deps.onError(error, `webhook enqueue for ${slug}`);
+        return true;
       }
     });
   }

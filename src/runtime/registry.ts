@@ -1,15 +1,17 @@
 /**
  * The room registry: this process's cache of room actors and the only path by which a room changes.
  *
- * A turn (one command) runs in the room's mailbox, under the room's lock when the store is shared:
- * bring the cached actor to the stored version, seal what time has made due (committed on its own),
- * authenticate, check idempotency, send the command, sign receipts for what it sealed, and commit
- * snapshot + events + receipts + idempotency record atomically with a version check. Only after the
- * commit does the caller get its answer. A failed or rejected turn leaves the stored room untouched
- * and the cached actor is rebuilt from the stored snapshot.
+ * Turns (one command each) queue in the room's mailbox. Whatever has queued by the time the room is
+ * free is drained as one batch, under the room's lock when the store is shared: bring the cached
+ * actor to the stored version, seal what time has made due, then for each turn in arrival order
+ * authenticate, check idempotency, send the command and sign receipts for what it sealed; finally
+ * commit snapshot + events + receipts + idempotency records of the whole batch atomically with a
+ * version check. Only after that commit does any caller get its answer, each its own result or
+ * refusal. A refused command leaves the actor as it was; a failed batch leaves the stored room
+ * untouched and the cached actor is rebuilt from the stored snapshot.
  */
 import { randomUUID } from 'node:crypto';
-import { type Actor as XActor, createActor } from 'xstate';
+import { type AnyActorRef, type Actor as XActor, createActor } from 'xstate';
 import type { RoomEmitted } from '../../machines/room.events.js';
 import type { RoomCommand } from '../../machines/room.events.js';
 import { type RoomInput, roomMachine } from '../../machines/room.machine.js';
@@ -83,6 +85,25 @@ interface Collected {
   receipts: StoredReceipt[];
 }
 
+/** A turn waiting in a room's queue for the batch that will run it. */
+interface QueuedTurn {
+  spec: TurnSpec<unknown>;
+  resolve(result: TurnResult<unknown>): void;
+  reject(error: unknown): void;
+}
+
+type TurnOutcome = { ok: TurnResult<unknown> } | { error: unknown };
+
+/** A batch must start over without one of its turns (see runBatch). */
+class BatchRestart extends Error {
+  constructor(
+    readonly index: number,
+    readonly failure: unknown,
+  ) {
+    super('batch restart');
+  }
+}
+
 const LOCK_TTL_MS = 10_000;
 const LOCK_WAIT_MS = 5_000;
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
@@ -90,6 +111,8 @@ const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 export class RoomRegistry {
   private readonly cache = new Map<string, Entry>();
   private readonly mailbox = new Mailbox();
+  /** Turns queued per room that no batch has taken yet. */
+  private readonly queues = new Map<string, QueuedTurn[]>();
   private readonly pendingCreations = new Map<string, Promise<unknown>>();
 
   constructor(private readonly deps: RuntimeDeps) {}
@@ -140,7 +163,9 @@ export class RoomRegistry {
       collected.receipts.push(...result.receipts);
     }
     const result = render(infos, this.state(entry, collected.drafts.length));
-    await this.commit(entry, collected, idempotency, result);
+    const now = this.deps.clock.now();
+    const records = idempotency ? [recordOf(idempotency, result, now)] : [];
+    await this.commit(entry, collected, records);
     this.remember(entry);
     return { result, replayed: false };
   }
@@ -204,54 +229,141 @@ export class RoomRegistry {
     await this.mailbox.drain();
   }
 
-  private async turn<R>(slug: string, spec: TurnSpec<R>): Promise<TurnResult<R>> {
-    return this.mailbox.run(slug, async () => {
-      const lock = await this.lockFor(slug);
-      try {
-        const entry = await this.freshEntry(slug);
-        if (!entry) throw roomNotFound(slug);
-        try {
-          return await this.runTurn(entry, spec, lock);
-        } catch (error) {
-          this.rebuild(entry);
-          throw error;
-        }
-      } finally {
-        await lock?.release();
+  private turn<R>(slug: string, spec: TurnSpec<R>): Promise<TurnResult<R>> {
+    return new Promise((resolve, reject) => {
+      const queued = { spec, resolve, reject } as QueuedTurn;
+      const queue = this.queues.get(slug);
+      if (queue) {
+        queue.push(queued);
+        return;
       }
+      this.queues.set(slug, [queued]);
+      void this.mailbox.run(slug, () => this.drainQueue(slug));
     });
   }
 
-  private async runTurn<R>(entry: Entry, spec: TurnSpec<R>, lock: RoomLock | null): Promise<TurnResult<R>> {
-    const now = this.deps.clock.now();
-    const due = this.advance(entry, now);
-    if (due.drafts.length > 0 || due.receipts.length > 0) await this.commit(entry, due, undefined, undefined, lock);
+  /** Runs every turn queued for the room so far as one batch (one lock, one commit). */
+  private async drainQueue(slug: string): Promise<void> {
+    const batch = this.queues.get(slug) ?? [];
+    this.queues.delete(slug);
+    let outcomes: TurnOutcome[];
+    try {
+      outcomes = await this.underLock(slug, (entry, lock) => this.runBatch(entry, batch, lock));
+    } catch (error) {
+      outcomes = batch.map(() => ({ error }));
+    }
+    batch.forEach((turn, i) => {
+      const outcome = outcomes[i]!;
+      if ('ok' in outcome) turn.resolve(outcome.ok);
+      else turn.reject(outcome.error);
+    });
+  }
 
-    const state = this.state(entry);
+  private async underLock<T>(slug: string, work: (entry: Entry, lock: RoomLock | null) => Promise<T>): Promise<T> {
+    const lock = await this.lockFor(slug);
+    try {
+      const entry = await this.freshEntry(slug);
+      if (!entry) throw roomNotFound(slug);
+      try {
+        return await work(entry, lock);
+      } catch (error) {
+        this.rebuild(entry);
+        throw error;
+      }
+    } finally {
+      await lock?.release();
+    }
+  }
+
+  /**
+   * Applies a batch of turns to the actor in order and commits once. A turn that fails outside the
+   * protocol (the machine threw), or whose refusal unexpectedly moved the actor, restarts the batch
+   * from the committed snapshot without it, so it cannot disturb the others.
+   */
+  private async runBatch(entry: Entry, batch: QueuedTurn[], lock: RoomLock | null): Promise<TurnOutcome[]> {
+    const failed = new Map<number, unknown>();
+    for (;;) {
+      try {
+        return await this.applyBatch(entry, batch, failed, lock);
+      } catch (error) {
+        if (!(error instanceof BatchRestart)) throw error;
+        failed.set(error.index, error.failure);
+        this.rebuild(entry);
+      }
+    }
+  }
+
+  private async applyBatch(
+    entry: Entry,
+    batch: QueuedTurn[],
+    failed: Map<number, unknown>,
+    lock: RoomLock | null,
+  ): Promise<TurnOutcome[]> {
+    const now = this.deps.clock.now();
+    const collected = this.advance(entry, now);
+    const records: IdempotencyRecord[] = [];
+    const outcomes: TurnOutcome[] = [];
+    for (const [index, turn] of batch.entries()) {
+      if (failed.has(index)) {
+        outcomes.push({ error: failed.get(index) });
+        continue;
+      }
+      try {
+        outcomes.push({ ok: await this.applyTurn(entry, turn.spec, now, collected, records) });
+      } catch (error) {
+        if (error instanceof BatchRestart) throw new BatchRestart(index, error.failure);
+        outcomes.push({ error });
+      }
+    }
+    if (collected.drafts.length > 0 || collected.receipts.length > 0 || records.length > 0) {
+      await this.commit(entry, collected, records, lock);
+    }
+    return outcomes;
+  }
+
+  /** One turn of a batch: its events and receipts join `collected`, its idempotency record `records`. */
+  private async applyTurn(
+    entry: Entry,
+    spec: TurnSpec<unknown>,
+    now: number,
+    collected: Collected,
+    records: IdempotencyRecord[],
+  ): Promise<TurnResult<unknown>> {
+    const state = this.state(entry, collected.drafts.length);
     const { command, idempotency } = spec.prepare(state, now);
     if (idempotency) {
-      const stored = await this.replay(idempotency);
-      if (stored) return stored as TurnResult<R>;
+      const earlier = records.find((record) => record.scope === idempotency.scope);
+      const stored = earlier ? replayOf(earlier, idempotency) : await this.replay(idempotency);
+      if (stored) return stored;
     }
     if (command === null) return { result: spec.render({}, state), replayed: false };
 
-    const collected = this.send(entry, command);
-    const reply = collected.reply;
-    if (reply?.type !== 'reply') throw new Error(`room ${entry.slug}: no reply to ${command.type}`);
-    if (!reply.ok) {
-      this.rebuild(entry);
-      throw new ProtocolError(reply.error);
+    const before = actorMarks(entry.actor);
+    let step: Collected;
+    try {
+      step = this.send(entry, command);
+    } catch (error) {
+      throw new BatchRestart(-1, error);
     }
+    const reply = step.reply;
+    if (reply?.type !== 'reply')
+      throw new BatchRestart(-1, new Error(`room ${entry.slug}: no reply to ${command.type}`));
+    if (!reply.ok) {
+      const refusal = new ProtocolError(reply.error);
+      if (!sameMarks(before, actorMarks(entry.actor))) throw new BatchRestart(-1, refusal);
+      throw refusal;
+    }
+    collected.drafts.push(...step.drafts);
+    collected.receipts.push(...step.receipts);
     const result = spec.render(reply.info, this.state(entry, collected.drafts.length));
-    await this.commit(entry, collected, idempotency, result, lock);
+    if (idempotency) records.push(recordOf(idempotency, result, now));
     return { result, replayed: false };
   }
 
   private async replay(idempotency: IdempotencySpec): Promise<TurnResult<unknown> | null> {
     const record = await this.deps.store.idempotency(idempotency.scope);
     if (!record || this.deps.clock.now() - record.created_at > IDEMPOTENCY_TTL_MS) return null;
-    if (record.fingerprint !== idempotency.fingerprint) throw idempotencyConflict();
-    return { result: JSON.parse(record.body) as unknown, replayed: true };
+    return replayOf(record, idempotency);
   }
 
   /** Sends what time made due (ADVANCE, ROSTER_CHECK) in instant order, ties by seq, until nothing is due. */
@@ -314,11 +426,9 @@ export class RoomRegistry {
   private async commit(
     entry: Entry,
     collected: Collected,
-    idempotency: IdempotencySpec | undefined,
-    result: unknown,
+    records: IdempotencyRecord[],
     lock: RoomLock | null = null,
   ): Promise<void> {
-    const now = this.deps.clock.now();
     const events: StoredEvent[] = collected.drafts.map((draft, i) => ({
       id: randomUUID(),
       seq: entry.head + 1 + i,
@@ -331,20 +441,13 @@ export class RoomRegistry {
     const snapshotText = JSON.stringify(entry.actor.getPersistedSnapshot());
     const state = this.state(entry);
     const nextDeadline = roomDeadline(state);
-    const record: IdempotencyRecord | undefined = idempotency && {
-      scope: idempotency.scope,
-      fingerprint: idempotency.fingerprint,
-      status: 200,
-      body: JSON.stringify(result),
-      created_at: now,
-    };
     const stored: RoomRecord = await this.deps.store.commit({
       slug: entry.slug,
       expected_version: entry.version,
       snapshot: snapshotText,
       events,
       receipts: collected.receipts,
-      ...(record ? { idempotency: record } : {}),
+      ...(records.length > 0 ? { idempotency: records } : {}),
       next_deadline: nextDeadline,
       ...(lock ? { fence: lock.token } : {}),
     });
@@ -409,6 +512,40 @@ export class RoomRegistry {
     if (this.deps.store.kind === 'sqlite') return null;
     return this.deps.store.lock(slug, LOCK_TTL_MS, LOCK_WAIT_MS);
   }
+}
+
+function recordOf(idempotency: IdempotencySpec, result: unknown, now: number): IdempotencyRecord {
+  return {
+    scope: idempotency.scope,
+    fingerprint: idempotency.fingerprint,
+    status: 200,
+    body: JSON.stringify(result),
+    created_at: now,
+  };
+}
+
+function replayOf(record: IdempotencyRecord, idempotency: IdempotencySpec): TurnResult<unknown> {
+  if (record.fingerprint !== idempotency.fingerprint) throw idempotencyConflict();
+  return { result: JSON.parse(record.body) as unknown, replayed: true };
+}
+
+/**
+ * What changes when the actor moves: the room's and every decision's context object and state
+ * value. XState replaces a context only on assign, so equal marks mean a refusal moved nothing,
+ * checked without serialising the room.
+ */
+function actorMarks(actor: RoomActor): unknown[] {
+  const snapshot = actor.getSnapshot();
+  const marks: unknown[] = [snapshot.context, JSON.stringify(snapshot.value), snapshot.status];
+  for (const child of Object.values(snapshot.children as Record<string, AnyActorRef | undefined>)) {
+    const childSnapshot = child?.getSnapshot();
+    marks.push(childSnapshot?.context, JSON.stringify(childSnapshot?.value));
+  }
+  return marks;
+}
+
+function sameMarks(a: unknown[], b: unknown[]): boolean {
+  return a.length === b.length && a.every((mark, i) => mark === b[i]);
 }
 
 function restoreActor(snapshotText: string): RoomActor {

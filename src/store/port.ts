@@ -73,7 +73,8 @@ export interface CommitBatch {
   events: StoredEvent[];
   /** Must continue the chain: receipts[0].sequence === stored chain length + 1, consecutive. */
   receipts: StoredReceipt[];
-  idempotency?: IdempotencyRecord;
+  /** The records of the commands this commit applies (a drained mailbox batch holds several). */
+  idempotency?: IdempotencyRecord[];
   /** Epoch ms of the next deadline (window end, proposal end, settle end) or null for none. */
   next_deadline: number | null;
   /** When given, the commit also fails unless this lock token still holds the room's lock. */

@@ -9,14 +9,15 @@
 export const CONFLICT_REPLY = 'CONCLAVE_CONFLICT';
 
 /**
- * KEYS: room hash, events zset, event-ids hash, receipts list, lock, idempotency record.
+ * KEYS: room hash, events zset, event-ids hash, receipts list, lock, then one key per idempotency
+ * record.
  * ARGV: expected_version, fence ('' = none), snapshot, next_deadline ('' = none),
- *   idempotency JSON ('' = none), idempotency PX, event count n, then n × (seq, id, JSON),
- *   then receipt count m, then m × (sequence, JSON).
+ *   event count n, then n × (seq, id, JSON), then receipt count m, then m × (sequence, JSON),
+ *   then idempotency record count k, then k × (JSON, PX).
  * Returns { version, head }.
  */
 export const COMMIT_SCRIPT = `
-local room, events, eventIds, receipts, lock, idem = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local room, events, eventIds, receipts, lock = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local expected = tonumber(ARGV[1])
 local fence = ARGV[2]
 local conflict = function(why) return redis.error_reply('${CONFLICT_REPLY} ' .. why) end
@@ -35,15 +36,17 @@ if fence ~= '' and redis.call('GET', lock) ~= fence then
   return conflict('the lock token no longer holds the room')
 end
 
-local n = tonumber(ARGV[7])
-local receiptAt = 8 + n * 3
+local n = tonumber(ARGV[5])
+local receiptAt = 6 + n * 3
 local m = tonumber(ARGV[receiptAt])
+local idemAt = receiptAt + 1 + m * 2
+local k = tonumber(ARGV[idemAt])
 for i = 0, n - 1 do
-  if tonumber(ARGV[8 + i * 3]) ~= head + 1 + i then
+  if tonumber(ARGV[6 + i * 3]) ~= head + 1 + i then
     return conflict('events must start at seq ' .. (head + 1))
   end
-  if redis.call('HEXISTS', eventIds, ARGV[9 + i * 3]) == 1 then
-    return conflict('event id ' .. ARGV[9 + i * 3] .. ' already stored')
+  if redis.call('HEXISTS', eventIds, ARGV[7 + i * 3]) == 1 then
+    return conflict('event id ' .. ARGV[7 + i * 3] .. ' already stored')
   end
 end
 for j = 0, m - 1 do
@@ -53,9 +56,9 @@ for j = 0, m - 1 do
 end
 
 for i = 0, n - 1 do
-  local seq = ARGV[8 + i * 3]
-  redis.call('ZADD', events, seq, ARGV[10 + i * 3])
-  redis.call('HSET', eventIds, ARGV[9 + i * 3], seq)
+  local seq = ARGV[6 + i * 3]
+  redis.call('ZADD', events, seq, ARGV[8 + i * 3])
+  redis.call('HSET', eventIds, ARGV[7 + i * 3], seq)
 end
 for j = 0, m - 1 do
   redis.call('RPUSH', receipts, ARGV[receiptAt + 2 + j * 2])
@@ -67,8 +70,8 @@ if ARGV[4] == '' then
 else
   redis.call('HSET', room, 'next_deadline', ARGV[4])
 end
-if ARGV[5] ~= '' then
-  redis.call('SET', idem, ARGV[5], 'PX', ARGV[6])
+for i = 0, k - 1 do
+  redis.call('SET', KEYS[6 + i], ARGV[idemAt + 1 + i * 2], 'PX', ARGV[idemAt + 2 + i * 2])
 end
 return { version, head }
 `;

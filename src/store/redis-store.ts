@@ -81,7 +81,8 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
   });
   // Connection errors surface on the requests they fail; without a listener ioredis logs them.
   redis.on('error', () => {});
-  redis.defineCommand('conclaveCommit', { numberOfKeys: 6, lua: COMMIT_SCRIPT });
+  // The key count varies with the idempotency records: the caller passes it first.
+  redis.defineCommand('conclaveCommit', { lua: COMMIT_SCRIPT });
   redis.defineCommand('conclaveDeleteRoom', { numberOfKeys: 7, lua: DELETE_ROOM_SCRIPT });
   redis.defineCommand('conclaveReleaseLock', { numberOfKeys: 1, lua: RELEASE_LOCK_SCRIPT });
   redis.defineCommand('conclaveRepairDeadline', { numberOfKeys: 1, lua: REPAIR_DEADLINE_SCRIPT });
@@ -168,27 +169,31 @@ export class RedisStore implements RoomStore {
 
   async commit(batch: CommitBatch): Promise<RoomRecord> {
     assertBatchShape(batch);
-    const { slug, idempotency } = batch;
-    const idempotencyInScript = idempotency !== undefined && slugOfScope(idempotency.scope) === slug;
+    const { slug } = batch;
+    const records = batch.idempotency ?? [];
+    // Records of the room's own scopes live in its hash slot and commit inside the script.
+    const inScript = records.filter((record) => slugOfScope(record.scope) === slug);
+    const separate = records.filter((record) => slugOfScope(record.scope) !== slug);
     const [version, head] = await this.call(() =>
       this.redis.conclaveCommit(
+        5 + inScript.length,
         this.key.room(slug),
         this.key.events(slug),
         this.key.eventIds(slug),
         this.key.receipts(slug),
         this.key.lock(slug),
-        idempotencyInScript ? this.key.idempotency(idempotency.scope) : `${this.key.room(slug)}:idem:`,
+        ...inScript.map((record) => this.key.idempotency(record.scope)),
         batch.expected_version,
         batch.fence ?? '',
         batch.snapshot,
         batch.next_deadline ?? '',
-        idempotencyInScript ? JSON.stringify(idempotency) : '',
-        idempotencyInScript ? this.idempotencyTtl(idempotency) : 0,
         ...encodeEvents(batch.events),
         ...encodeReceipts(batch.receipts),
+        inScript.length,
+        ...inScript.flatMap((record) => [JSON.stringify(record), this.idempotencyTtl(record)]),
       ),
     );
-    await this.afterCommit(batch, version, idempotencyInScript ? undefined : idempotency);
+    await this.afterCommit(batch, version, separate);
     return { slug, version, head, snapshot: batch.snapshot, next_deadline: batch.next_deadline };
   }
 
@@ -319,7 +324,7 @@ export class RedisStore implements RoomStore {
    * slug was normally reserved before creation, and a lost room-less idempotency record only
    * means a retry executes afresh.
    */
-  private async afterCommit(batch: CommitBatch, version: number, separateRecord?: IdempotencyRecord): Promise<void> {
+  private async afterCommit(batch: CommitBatch, version: number, separateRecords: IdempotencyRecord[]): Promise<void> {
     const { slug } = batch;
     await Promise.all([
       this.bestEffort(() =>
@@ -328,16 +333,11 @@ export class RedisStore implements RoomStore {
           : this.redis.zadd(this.key.deadlines, batch.next_deadline, slug),
       ),
       version === 1 ? this.bestEffort(() => this.redis.sadd(this.key.slugs, slug)) : undefined,
-      separateRecord
-        ? this.bestEffort(() =>
-            this.redis.set(
-              this.key.idempotency(separateRecord.scope),
-              JSON.stringify(separateRecord),
-              'PX',
-              this.idempotencyTtl(separateRecord),
-            ),
-          )
-        : undefined,
+      ...separateRecords.map((record) =>
+        this.bestEffort(() =>
+          this.redis.set(this.key.idempotency(record.scope), JSON.stringify(record), 'PX', this.idempotencyTtl(record)),
+        ),
+      ),
     ]);
   }
 

@@ -37,6 +37,13 @@ const BUSY_TIMEOUT_MS = 5000;
 /** Expired idempotency rows are deleted at most this often, during a commit. */
 const PURGE_INTERVAL_MS = 60_000;
 
+/** A commit waiting for the group it will be written in. */
+interface PendingCommit {
+  batch: CommitBatch;
+  resolve(record: RoomRecord): void;
+  reject(error: unknown): void;
+}
+
 interface RoomRow {
   slug: string;
   version: number;
@@ -150,6 +157,10 @@ export class SqliteStore implements RoomStore {
   readonly engagement: SqliteEngagementStore;
   private readonly sql: ReturnType<typeof prepareStatements>;
   private readonly commitTransaction: Database.Transaction<(batch: CommitBatch) => RoomRecord>;
+  private readonly groupTransaction: Database.Transaction<(group: PendingCommit[]) => (RoomRecord | Error)[]>;
+  private pending: PendingCommit[] = [];
+  /** Commit groups written so far, and the batches they held (for tests and the bench). */
+  readonly commitStats = { groups: 0, batches: 0 };
   private readonly takeLockTransaction: Database.Transaction<(slug: string, token: string, ttlMs: number) => boolean>;
   private lastPurgeAt = Number.NEGATIVE_INFINITY;
 
@@ -161,6 +172,17 @@ export class SqliteStore implements RoomStore {
     this.sql = prepareStatements(db);
     this.engagement = new SqliteEngagementStore(db, (work) => this.run(work));
     this.commitTransaction = db.transaction((batch) => this.commitInTransaction(batch));
+    // Each batch runs in its own savepoint (better-sqlite3 nests transactions that way): a batch
+    // that conflicts rolls back alone, and the rest of its group still commits.
+    this.groupTransaction = db.transaction((group) =>
+      group.map(({ batch }) => {
+        try {
+          return this.commitTransaction(batch);
+        } catch (error) {
+          return toStoreError(error) as Error;
+        }
+      }),
+    );
     // Lock expiry is wall time, not the injected clock: it measures real process liveness, as
     // Redis's PX does, and must agree between processes sharing the file.
     this.takeLockTransaction = db.transaction((slug, token, ttlMs) => {
@@ -180,8 +202,39 @@ export class SqliteStore implements RoomStore {
     });
   }
 
+  /**
+   * Group commit: batches handed in during one turn of the event loop are written in one
+   * transaction, so they share one fsync (`synchronous = FULL`). Each promise settles only after
+   * the transaction holding its batch is durable, or with that batch's own conflict.
+   */
   commit(batch: CommitBatch): Promise<RoomRecord> {
-    return this.run(() => this.commitTransaction.immediate(batch));
+    if (!this.db.open) return Promise.reject(new StoreUnavailableError('the SQLite store is closed'));
+    return new Promise((resolve, reject) => {
+      this.pending.push({ batch, resolve, reject });
+      if (this.pending.length === 1) setImmediate(() => this.flushCommits());
+    });
+  }
+
+  private flushCommits(): void {
+    const group = this.pending;
+    this.pending = [];
+    if (group.length === 0) return;
+    let outcomes: (RoomRecord | Error)[];
+    try {
+      if (!this.db.open) throw new StoreUnavailableError('the SQLite store is closed');
+      outcomes = this.groupTransaction.immediate(group);
+    } catch (error) {
+      const mapped = toStoreError(error);
+      for (const item of group) item.reject(mapped);
+      return;
+    }
+    this.commitStats.groups += 1;
+    this.commitStats.batches += group.length;
+    group.forEach((item, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome instanceof Error) item.reject(outcome);
+      else item.resolve(outcome);
+    });
   }
 
   events(slug: string, afterSeq: number, limit: number): Promise<StoredEvent[]> {
@@ -254,6 +307,8 @@ export class SqliteStore implements RoomStore {
   }
 
   async close(): Promise<void> {
+    // Commits already handed in are written before the file closes.
+    this.flushCommits();
     if (this.db.open) this.db.close();
   }
 
@@ -295,8 +350,7 @@ export class SqliteStore implements RoomStore {
     for (const r of batch.receipts) {
       this.sql.insertReceipt.run(slug, r.sequence, r.decision_id, r.jws, r.receipt_hash);
     }
-    if (batch.idempotency) {
-      const i = batch.idempotency;
+    for (const i of batch.idempotency ?? []) {
       this.sql.upsertIdempotency.run(i.scope, i.fingerprint, i.status, i.body, i.created_at);
     }
     this.purgeExpiredIdempotency();

@@ -181,7 +181,7 @@ export function storeContract(target: StoreTarget): void {
         events: [event(3)],
         receipts: [receipt(2)],
         next_deadline: 50,
-        idempotency: { scope: 'r|stale', fingerprint: 'f', status: 200, body: '{}', created_at: clock.now() },
+        idempotency: [{ scope: 'r|stale', fingerprint: 'f', status: 200, body: '{}', created_at: clock.now() }],
       });
       await expect(store.commit(stale)).rejects.toThrow(StoreConflictError);
       await expect(store.commit({ ...stale, expected_version: 7 })).rejects.toThrow(StoreConflictError);
@@ -312,23 +312,36 @@ export function storeContract(target: StoreTarget): void {
 
     it('round-trips a record committed with the room', async () => {
       const own = record('idem|scope-hash-1');
-      await store.commit(batch('idem', 0, { idempotency: own }));
+      await store.commit(batch('idem', 0, { idempotency: [own] }));
       expect(await store.idempotency(own.scope)).toEqual(own);
       expect(await store.idempotency('idem|unknown')).toBeNull();
     });
 
+    it('commits the records of several commands with one batch, and none when the batch conflicts', async () => {
+      const first = record('many|hash-1');
+      const second = record('many|hash-2');
+      const elsewhere = record('-|hash-3');
+      await store.commit(batch('many', 0, { idempotency: [first, second, elsewhere] }));
+      expect(await store.idempotency(first.scope)).toEqual(first);
+      expect(await store.idempotency(second.scope)).toEqual(second);
+      expect(await store.idempotency(elsewhere.scope)).toEqual(elsewhere);
+      const lost = record('many|hash-4');
+      await expect(store.commit(batch('many', 0, { idempotency: [lost] }))).rejects.toBeInstanceOf(StoreConflictError);
+      expect(await store.idempotency(lost.scope)).toBeNull();
+    });
+
     it('finds records of room-less scopes and of unconventional scopes', async () => {
       const roomless = record('-|create-hash');
-      await store.commit(batch('made', 0, { idempotency: roomless }));
+      await store.commit(batch('made', 0, { idempotency: [roomless] }));
       const opaque = record('no-bar-opaque-hash');
-      await store.commit(batch('made', 1, { idempotency: opaque }));
+      await store.commit(batch('made', 1, { idempotency: [opaque] }));
       expect(await store.idempotency(roomless.scope)).toEqual(roomless);
       expect(await store.idempotency(opaque.scope)).toEqual(opaque);
     });
 
     it('forgets a record once it is 24 h old', async () => {
       const own = record('aging|hash');
-      await store.commit(batch('aging', 0, { idempotency: own }));
+      await store.commit(batch('aging', 0, { idempotency: [own] }));
       clock.advance(DAY_MS - 1);
       expect(await store.idempotency(own.scope)).toEqual(own);
       clock.advance(2);
@@ -336,7 +349,7 @@ export function storeContract(target: StoreTarget): void {
       // Old records may be purged by later commits; a fresh one under the same scope still works.
       await store.commit(batch('aging', 1));
       const renewed = record('aging|hash');
-      await store.commit(batch('aging', 2, { idempotency: renewed }));
+      await store.commit(batch('aging', 2, { idempotency: [renewed] }));
       expect(await store.idempotency(own.scope)).toEqual(renewed);
     });
   });
@@ -457,7 +470,7 @@ export function storeContract(target: StoreTarget): void {
       const own = { scope: 'kept|h', fingerprint: 'f', status: 200, body: '{"ok":true}', created_at: clock.now() };
       await store.reserveSlug('kept');
       const room = await store.commit(
-        batch('kept', 0, { events, receipts: [receipt(1), receipt(2)], next_deadline: 42, idempotency: own }),
+        batch('kept', 0, { events, receipts: [receipt(1), receipt(2)], next_deadline: 42, idempotency: [own] }),
       );
       await store.close();
 

@@ -48,7 +48,7 @@ describe.skipIf(server === null)('RedisStore', () => {
       snapshot: '{}',
       events: [event(1)],
       receipts: [receipt(1)],
-      idempotency: { scope: 'k7m3pq2dnx|h', fingerprint: 'f', status: 201, body: '{}', created_at: Date.now() },
+      idempotency: [{ scope: 'k7m3pq2dnx|h', fingerprint: 'f', status: 201, body: '{}', created_at: Date.now() }],
       next_deadline: 10,
       fence: lock.token,
     });

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../../src/store/index.js';
-import { StoreUnavailableError } from '../../../src/store/port.js';
+import { type CommitBatch, StoreConflictError, StoreUnavailableError } from '../../../src/store/port.js';
 import { openSqliteStore } from '../../../src/store/sqlite-store.js';
 import { event, storeContract } from './contract.js';
 import { engagementContract } from './engagement-contract.js';
@@ -27,6 +27,63 @@ describe('SqliteStore', () => {
   };
   storeContract(target);
   engagementContract(target);
+
+  describe('group commit', () => {
+    const creation = (slug: string): CommitBatch => ({
+      slug,
+      expected_version: 0,
+      snapshot: `{"room":"${slug}"}`,
+      events: [event(1)],
+      receipts: [],
+      next_deadline: null,
+    });
+
+    it('writes the commits handed in during one tick in one transaction, each answered after it', async () => {
+      const file = newFile();
+      const store = openSqliteStore({ file });
+      const before = { ...store.commitStats };
+      const records = await Promise.all(Array.from({ length: 40 }, (_, i) => store.commit(creation(`g${i}`))));
+      expect(records.map((r) => r.version)).toEqual(Array(40).fill(1));
+      expect(store.commitStats.groups - before.groups).toBe(1);
+      expect(store.commitStats.batches - before.batches).toBe(40);
+      // A commit in a later tick is a later group.
+      await store.commit({ ...creation('g0'), expected_version: 1, events: [event(2)] });
+      expect(store.commitStats.groups - before.groups).toBe(2);
+      await store.close();
+      const reopened = openSqliteStore({ file });
+      for (let i = 0; i < 40; i++) expect((await reopened.load(`g${i}`))?.head).toBe(i === 0 ? 2 : 1);
+      await reopened.close();
+    });
+
+    it('fails a conflicting batch alone; the rest of its group commits', async () => {
+      const store = openSqliteStore({ file: newFile() });
+      await store.commit(creation('taken'));
+      const outcomes = await Promise.allSettled([
+        store.commit(creation('a')),
+        store.commit(creation('taken')),
+        store.commit({ ...creation('b'), events: [event(2)] }),
+        store.commit(creation('c')),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+      expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(StoreConflictError);
+      expect(await store.load('b')).toBeNull();
+      expect((await store.events('a', 0, 10)).map((e) => e.seq)).toEqual([1]);
+      expect((await store.events('taken', 0, 10)).map((e) => e.seq)).toEqual([1]);
+      await store.close();
+    });
+
+    it('writes commits already handed in when the store closes, and refuses new ones after', async () => {
+      const file = newFile();
+      const store = openSqliteStore({ file });
+      const pending = store.commit(creation('late'));
+      await store.close();
+      expect((await pending).version).toBe(1);
+      await expect(store.commit(creation('later'))).rejects.toBeInstanceOf(StoreUnavailableError);
+      const reopened = openSqliteStore({ file });
+      expect(await reopened.load('late')).not.toBeNull();
+      await reopened.close();
+    });
+  });
 
   it('runs in memory', async () => {
     const store = openSqliteStore({ file: ':memory:' });
