@@ -24,18 +24,30 @@ export interface Count {
 }
 
 /** Ballots of eligible members in engine order: cast_at ascending, ties by voter id. */
-export function countedBallots(decision: DecisionData, electorate: string[]): BallotRecord[] {
-  const eligible = new Set(electorate);
-  return decision.ballots
-    .filter((b) => eligible.has(b.participantId))
-    .sort((a, b) => a.castAt - b.castAt || (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
+export function countedBallots(decision: DecisionData, electorate: string[] | ReadonlySet<string>): BallotRecord[] {
+  return inOrder(eligibleOnly(decision.ballots, electorate), (b) => b.castAt);
 }
 
-export function countedAbstentions(decision: DecisionData, electorate: string[]): AbstentionRecord[] {
-  const eligible = new Set(electorate);
-  return decision.abstentions
-    .filter((a) => eligible.has(a.participantId))
-    .sort((a, b) => a.declaredAt - b.declaredAt || (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
+export function countedAbstentions(
+  decision: DecisionData,
+  electorate: string[] | ReadonlySet<string>,
+): AbstentionRecord[] {
+  return inOrder(eligibleOnly(decision.abstentions, electorate), (a) => a.declaredAt);
+}
+
+function eligibleOnly<T extends { participantId: string }>(
+  items: readonly T[],
+  electorate: string[] | ReadonlySet<string>,
+): T[] {
+  const eligible = electorate instanceof Set ? electorate : new Set(electorate);
+  return items.filter((item) => eligible.has(item.participantId));
+}
+
+/** Sorted by time, ties by agent id. Ballots are usually stored in that order already: then no sort. */
+function inOrder<T extends { agentId: string }>(items: T[], at: (item: T) => number): T[] {
+  const before = (a: T, b: T) => at(a) - at(b) || (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0);
+  for (let i = 1; i < items.length; i++) if (before(items[i - 1]!, items[i]!) > 0) return items.sort(before);
+  return items;
 }
 
 export function eligibleVoters(facts: DecisionFacts): number {
@@ -45,8 +57,9 @@ export function eligibleVoters(facts: DecisionFacts): number {
 /** Runs the mechanism on the current ballots; null when the slate is empty (the engine is never called then). */
 export function count(decision: DecisionData, facts: DecisionFacts): Count | null {
   if (decision.options.length === 0) return null;
-  const votes = countedBallots(decision, facts.electorate);
-  const abstentions = countedAbstentions(decision, facts.electorate);
+  const electorate = new Set(facts.electorate);
+  const votes = countedBallots(decision, electorate);
+  const abstentions = countedAbstentions(decision, electorate);
   const voters = eligibleVoters(facts);
   const quorumFraction = facts.quorum === null || voters === 0 ? 0 : facts.quorum / voters;
   const input: EngineInput = {
@@ -69,8 +82,23 @@ export interface Determination {
   winner: string | null;
 }
 
+/**
+ * The last determination per decision context. The machine's guards ask several times while
+ * handling one event (same context object, same facts object); contexts are immutable, so the
+ * answer is reused instead of recounting every ballot each time.
+ */
+const determinations = new WeakMap<DecisionData, { facts: DecisionFacts; result: Determination }>();
+
 /** 03 §9.1: at least one response, the roster gate, and the mechanism's lock proof. */
 export function determine(decision: DecisionData, facts: DecisionFacts): Determination {
+  const cached = determinations.get(decision);
+  if (cached?.facts === facts) return cached.result;
+  const result = determineAfresh(decision, facts);
+  determinations.set(decision, { facts, result });
+  return result;
+}
+
+function determineAfresh(decision: DecisionData, facts: DecisionFacts): Determination {
   if (!facts.earlyClose) return { determined: false, winner: null };
   const counted = count(decision, facts);
   if (counted === null || counted.responses < 1) return { determined: false, winner: null };
