@@ -28,11 +28,18 @@ export async function startBenchService(env: Record<string, string> = {}) {
 }
 
 /** A room with one open decision on a two-week window; its creator's token acts in it. */
-export async function createBenchRoom(base: string): Promise<{ slug: string; token: string }> {
+export async function createBenchRoom(
+  base: string,
+  config: Record<string, unknown> = {},
+): Promise<{ slug: string; token: string }> {
   const response = await fetch(`${base}/api/rooms`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ question: 'Benchmark?', options: ['alpha', 'beta'], config: { voting_window: 1_209_600 } }),
+    body: JSON.stringify({
+      question: 'Benchmark?',
+      options: ['alpha', 'beta'],
+      config: { voting_window: 1_209_600, ...config },
+    }),
   });
   const body = (await response.json()) as { slug: string; creator_token: string };
   return { slug: body.slug, token: body.creator_token };

@@ -2,7 +2,8 @@
 import type { BenchCase } from '../table.js';
 import { chooseManyRooms } from './choose-many-rooms.js';
 import { chooseOneRoom } from './choose-one-room.js';
+import { history } from './history.js';
 import { hotRoom } from './hot-room.js';
 import { startup } from './startup.js';
 
-export const cases: BenchCase[] = [chooseOneRoom, chooseManyRooms, hotRoom, startup];
+export const cases: BenchCase[] = [chooseOneRoom, chooseManyRooms, hotRoom, history, startup];
