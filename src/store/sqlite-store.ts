@@ -37,12 +37,14 @@ const BUSY_TIMEOUT_MS = 5000;
 /** Expired idempotency rows are deleted at most this often, during a commit. */
 const PURGE_INTERVAL_MS = 60_000;
 
-/** A commit waiting for the group it will be written in. */
-interface PendingCommit {
-  batch: CommitBatch;
-  resolve(record: RoomRecord): void;
+/** A write waiting for the group it will be written in. */
+interface PendingWrite {
+  work: () => unknown;
+  resolve(result: unknown): void;
   reject(error: unknown): void;
 }
+
+type WriteOutcome = { ok: unknown } | { error: unknown };
 
 interface RoomRow {
   slug: string;
@@ -156,10 +158,9 @@ export class SqliteStore implements RoomStore {
   readonly kind = 'sqlite' as const;
   readonly engagement: SqliteEngagementStore;
   private readonly sql: ReturnType<typeof prepareStatements>;
-  private readonly commitTransaction: Database.Transaction<(batch: CommitBatch) => RoomRecord>;
-  private readonly groupTransaction: Database.Transaction<(group: PendingCommit[]) => (RoomRecord | Error)[]>;
-  private pending: PendingCommit[] = [];
-  /** Commit groups written so far, and the batches they held (for tests and the bench). */
+  private readonly groupTransaction: Database.Transaction<(group: PendingWrite[]) => WriteOutcome[]>;
+  private pending: PendingWrite[] = [];
+  /** Write groups (transactions) so far, and the writes they held (for tests and the bench). */
   readonly commitStats = { groups: 0, batches: 0 };
   private readonly takeLockTransaction: Database.Transaction<(slug: string, token: string, ttlMs: number) => boolean>;
   private lastPurgeAt = Number.NEGATIVE_INFINITY;
@@ -171,15 +172,15 @@ export class SqliteStore implements RoomStore {
   ) {
     this.sql = prepareStatements(db);
     this.engagement = new SqliteEngagementStore(db, (work) => this.run(work));
-    this.commitTransaction = db.transaction((batch) => this.commitInTransaction(batch));
-    // Each batch runs in its own savepoint (better-sqlite3 nests transactions that way): a batch
-    // that conflicts rolls back alone, and the rest of its group still commits.
+    // Each write runs in its own savepoint (better-sqlite3 nests transactions that way): a write
+    // that fails, such as a commit that conflicts, rolls back alone and the rest of its group commits.
+    const inSavepoint = db.transaction((work: () => unknown) => work());
     this.groupTransaction = db.transaction((group) =>
-      group.map(({ batch }) => {
+      group.map(({ work }): WriteOutcome => {
         try {
-          return this.commitTransaction(batch);
+          return { ok: inSavepoint(work) };
         } catch (error) {
-          return toStoreError(error) as Error;
+          return { error: toStoreError(error) };
         }
       }),
     );
@@ -192,7 +193,7 @@ export class SqliteStore implements RoomStore {
   }
 
   reserveSlug(slug: string): Promise<boolean> {
-    return this.run(() => this.sql.reserveSlug.run(slug, this.clock()).changes === 1);
+    return this.grouped(() => this.sql.reserveSlug.run(slug, this.clock()).changes === 1);
   }
 
   load(slug: string): Promise<RoomRecord | null> {
@@ -202,24 +203,29 @@ export class SqliteStore implements RoomStore {
     });
   }
 
-  /**
-   * Group commit: batches handed in during one turn of the event loop are written in one
-   * transaction, so they share one fsync (`synchronous = FULL`). Each promise settles only after
-   * the transaction holding its batch is durable, or with that batch's own conflict.
-   */
   commit(batch: CommitBatch): Promise<RoomRecord> {
+    return this.grouped(() => this.commitInTransaction(batch));
+  }
+
+  /**
+   * Group commit: writes handed in during one turn of the event loop (room commits of different
+   * rooms, slug reservations, seat links) are written in one transaction, so they share one fsync
+   * (`synchronous = FULL`). Each promise settles only after the transaction holding its write is
+   * durable, or with that write's own failure.
+   */
+  private grouped<T>(work: () => T): Promise<T> {
     if (!this.db.open) return Promise.reject(new StoreUnavailableError('the SQLite store is closed'));
     return new Promise((resolve, reject) => {
-      this.pending.push({ batch, resolve, reject });
-      if (this.pending.length === 1) setImmediate(() => this.flushCommits());
+      this.pending.push({ work, resolve: resolve as (result: unknown) => void, reject });
+      if (this.pending.length === 1) setImmediate(() => this.flushWrites());
     });
   }
 
-  private flushCommits(): void {
+  private flushWrites(): void {
     const group = this.pending;
     this.pending = [];
     if (group.length === 0) return;
-    let outcomes: (RoomRecord | Error)[];
+    let outcomes: WriteOutcome[];
     try {
       if (!this.db.open) throw new StoreUnavailableError('the SQLite store is closed');
       outcomes = this.groupTransaction.immediate(group);
@@ -232,8 +238,8 @@ export class SqliteStore implements RoomStore {
     this.commitStats.batches += group.length;
     group.forEach((item, i) => {
       const outcome = outcomes[i]!;
-      if (outcome instanceof Error) item.reject(outcome);
-      else item.resolve(outcome);
+      if ('ok' in outcome) item.resolve(outcome.ok);
+      else item.reject(outcome.error);
     });
   }
 
@@ -283,7 +289,7 @@ export class SqliteStore implements RoomStore {
   }
 
   linkRoom(key: string, slug: string, at: number): Promise<void> {
-    return this.run(() => {
+    return this.grouped(() => {
       this.sql.linkRoom.run(key, slug, at);
     });
   }
@@ -308,7 +314,7 @@ export class SqliteStore implements RoomStore {
 
   async close(): Promise<void> {
     // Commits already handed in are written before the file closes.
-    this.flushCommits();
+    this.flushWrites();
     if (this.db.open) this.db.close();
   }
 
