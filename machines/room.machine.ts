@@ -12,6 +12,9 @@ import {
   alreadyOpenError,
   type DecisionIndexEntry,
   discussionCapError,
+  emptySpeech,
+  withMessage,
+  withoutDecision,
   factsFor,
   newMessage,
   openDecisionList,
@@ -32,7 +35,7 @@ export type RoomInput = Omit<
   RoomData,
   | 'members'
   | 'invites'
-  | 'discussion'
+  | 'speech'
   | 'decisionIds'
   | 'openDecisionIds'
   | 'sealOrder'
@@ -111,6 +114,7 @@ export const roomMachine = setup({
       if (event.type !== 'RECEIPT_SIGNED') return;
       enqueue.assign({ chain: { head: event.link.hash, length: event.link.sequence } });
       if (event.decisionId !== null) {
+        enqueue.assign({ speech: withoutDecision(context.speech, event.decisionId) });
         enqueue.sendTo(event.decisionId, { type: 'D.RECEIPT', link: event.link } satisfies DecisionEvent);
         return;
       }
@@ -435,7 +439,7 @@ export const roomMachine = setup({
       }
       const message = newMessage(event.messageId, event.actor, event.body, event.stance, entry, event.now);
       enqueue.assign({
-        discussion: [...context.discussion, message],
+        speech: withMessage(context.speech, message, event.now),
         members: context.members.map((m) =>
           m.id === event.actor.participantId ? { ...m, deliberatedAt: event.now } : m,
         ),
@@ -556,7 +560,7 @@ export const roomMachine = setup({
     ...input,
     members: [],
     invites: [],
-    discussion: [],
+    speech: emptySpeech(),
     decisions: [],
     decisionIds: [],
     openDecisionIds: [],

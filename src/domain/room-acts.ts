@@ -4,7 +4,7 @@
  */
 import { invalidInput, protocolError, type ProtocolError } from '../errors.js';
 import { decisionElectorate, memberById, rosterGateOpen, roomElectorate } from './roster.js';
-import type { Actor, DecisionData, DecisionFacts, Message, RoomData, Stance } from './types.js';
+import type { Actor, DecisionData, DecisionFacts, Message, RoomData, Speech, Stance } from './types.js';
 
 export interface DecisionIndexEntry {
   id: string;
@@ -180,22 +180,73 @@ export function validateAsk(room: RoomContext, input: AskInput): string[] | null
   return resolved;
 }
 
+const DAY_MS = 24 * 3600 * 1000;
+/** How many of the newest messages the room keeps in its live state (the agent view shows 20). */
+export const RECENT_MESSAGES = 20;
+
+export const emptySpeech = (): Speech => ({ total: 0, recent: [], byDecision: {}, roomScoped: [] });
+
+/** Messages that count against a cap: posted for this decision, or room-scoped in the last 24 hours. */
+function speechCounts(room: RoomContext, participantId: string | null, decisionId: string | null, now: number) {
+  if (decisionId === null) {
+    const recent = room.speech.roomScoped.filter((m) => m.postedAt > now - DAY_MS);
+    return { scoped: recent.length, mine: recent.filter((m) => m.participantId === participantId).length };
+  }
+  const count = room.speech.byDecision[decisionId];
+  return { scoped: count?.total ?? 0, mine: count?.byParticipant[participantId ?? ''] ?? 0 };
+}
+
+/** The speech after `message` was posted at `now`. */
+export function withMessage(speech: Speech, message: Message, now: number): Speech {
+  const next: Speech = {
+    total: speech.total + 1,
+    recent: [...speech.recent.slice(1 - RECENT_MESSAGES), message],
+    byDecision: speech.byDecision,
+    roomScoped: speech.roomScoped,
+  };
+  if (message.decisionId === null) {
+    next.roomScoped = [
+      ...speech.roomScoped.filter((m) => m.postedAt > now - DAY_MS),
+      { participantId: message.participantId, postedAt: message.postedAt },
+    ];
+  } else {
+    const count = speech.byDecision[message.decisionId] ?? { total: 0, byParticipant: {} };
+    const who = message.participantId ?? '';
+    next.byDecision = {
+      ...speech.byDecision,
+      [message.decisionId]: {
+        total: count.total + 1,
+        byParticipant: { ...count.byParticipant, [who]: (count.byParticipant[who] ?? 0) + 1 },
+      },
+    };
+  }
+  return next;
+}
+
+/** Forgets a decision's counts once its receipt (which carries the count) is signed. */
+export function withoutDecision(speech: Speech, decisionId: string): Speech {
+  if (!(decisionId in speech.byDecision)) return speech;
+  const { [decisionId]: _sealed, ...open } = speech.byDecision;
+  return { ...speech, byDecision: open };
+}
+
+/** Messages posted for a decision so far (its receipt's deliberation_message_count). */
+export function messagesFor(speech: Speech, decisionId: string): number {
+  return speech.byDecision[decisionId]?.total ?? 0;
+}
+
 export function discussionCapError(
   room: RoomContext,
   actor: Actor,
   decisionId: string | null,
   now: number,
 ): ProtocolError | null {
-  const dayAgo = now - 24 * 3600 * 1000;
-  const scoped = room.discussion.filter((m) =>
-    decisionId === null ? m.decisionId === null && m.postedAt > dayAgo : m.decisionId === decisionId,
-  );
-  const mine = scoped.filter((m) => m.participantId === actor.participantId);
+  const counts = speechCounts(room, actor.participantId, decisionId, now);
   const perParticipant = room.config.max_deliberation_messages_per_participant;
   const total = room.config.max_total_deliberation_messages;
   const scope = decisionId === null ? 'room-scoped speech in the last 24 hours' : 'this decision';
   const frees = decisionId === null ? ' Room-scoped caps free up as messages age past 24 hours.' : '';
-  if (mine.length >= perParticipant) {
+  if (counts.mine >= perParticipant) {
     return invalidInput(
       'body',
       `You have reached the cap of ${perParticipant} messages for ${scope}.${frees} (the discuss action / POST /api/rooms/${room.slug}/discuss)`,
@@ -203,7 +254,7 @@ export function discussionCapError(
       { cap: perParticipant },
     );
   }
-  if (scoped.length >= total) {
+  if (counts.scoped >= total) {
     return invalidInput(
       'body',
       `The room has reached its cap of ${total} messages for ${scope}.${frees} (the discuss action / POST /api/rooms/${room.slug}/discuss)`,

@@ -191,6 +191,28 @@ export interface InviteRecord {
   revokedAt: number | null;
 }
 
+/** Messages posted for one decision while it is open: all of them, and per participant. */
+export interface SpeechCount {
+  total: number;
+  byParticipant: Record<string, number>;
+}
+
+/**
+ * The discussion as live state: counters for the caps and receipts, the newest messages for the
+ * agent view. Bounded whatever the room's history; every message is in the event log
+ * (`discussion.posted`), where full reads find it.
+ */
+export interface Speech {
+  /** Messages ever posted in the room (the conclusion receipt's count). */
+  total: number;
+  /** The newest messages, oldest first (at most RECENT_MESSAGES). */
+  recent: Message[];
+  /** Per open decision, until its receipt is signed. */
+  byDecision: Record<string, SpeechCount>;
+  /** Room-scoped messages of the last 24 hours (their caps), oldest first. */
+  roomScoped: { participantId: string | null; postedAt: number }[];
+}
+
 export interface RoomData {
   slug: string;
   createdAt: number;
@@ -200,7 +222,8 @@ export interface RoomData {
   ownerPrincipalId: string | null;
   members: Member[];
   invites: InviteRecord[];
-  discussion: Message[];
+  /** What the machines and the agent view need of the discussion; the messages live in the event log. */
+  speech: Speech;
   /** Decision ids in seq order. */
   decisionIds: string[];
   /** Ids of open (proposing/voting) decisions, oldest first. */

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { agentView } from '../domain/views/agent-view.js';
 import { delta } from '../domain/views/delta.js';
 import { fullState } from '../domain/views/full-state.js';
+import { discussionOf } from '../runtime/history.js';
 import { readRoom, slugSchema } from './shared.js';
 import type { OperationDef } from './types.js';
 
@@ -40,7 +41,8 @@ export const readRoomOperation = {
     const { state, reader } = await readRoom(ctx, input.slug);
     const now = ctx.services.clock.now();
     if (input.include === 'full') {
-      return fullState(state, reader, now, (id) => ctx.services.presence.lastSeen(input.slug, id));
+      const discussion = await discussionOf(ctx.services.store, input.slug, state.head);
+      return fullState(state, reader, now, discussion, (id) => ctx.services.presence.lastSeen(input.slug, id));
     }
     if (input.since !== undefined) {
       const events = await ctx.services.store.events(input.slug, Math.min(input.since, state.head), 201);

@@ -11,7 +11,7 @@
  * untouched and the cached actor is rebuilt from the stored snapshot.
  */
 import { randomUUID } from 'node:crypto';
-import { type AnyActorRef, type Actor as XActor, createActor } from 'xstate';
+import { type AnyActorRef, type Snapshot, type Actor as XActor, createActor } from 'xstate';
 import type { RoomEmitted } from '../../machines/room.events.js';
 import type { RoomCommand } from '../../machines/room.events.js';
 import { type RoomInput, roomMachine } from '../../machines/room.machine.js';
@@ -32,6 +32,7 @@ import type { Clock } from './clock.js';
 import { decisionById, dueWork, type RoomState, roomDeadline, roomStateOf } from './room-state.js';
 import { signConclusionReceipt, signDecisionReceipt } from './sealing.js';
 import { Mailbox } from './mailbox.js';
+import { readSnapshot } from './snapshot-format.js';
 
 type RoomActor = XActor<typeof roomMachine>;
 
@@ -551,7 +552,7 @@ function sameMarks(a: unknown[], b: unknown[]): boolean {
 function restoreActor(snapshotText: string): RoomActor {
   // Restoring from a snapshot never reads input; the option is typed as required only for fresh actors.
   const actor = createActor(roomMachine, {
-    snapshot: JSON.parse(snapshotText),
+    snapshot: readSnapshot(snapshotText) as unknown as Snapshot<unknown>,
     input: undefined as unknown as RoomInput,
   });
   actor.start();

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { ballotText } from '../domain/ballots.js';
 import { iso } from '../domain/format.js';
+import { messagesFor } from '../domain/room-acts.js';
 import {
   buildConclusionReceiptPayload,
   buildDecisionReceiptPayload,
@@ -36,7 +37,7 @@ export function signDecisionReceipt(
     jti: `urn:uuid:${randomUUID()}`,
     sequence: room.chain.length + 1,
     prevHash: room.chain.head,
-    deliberationMessageCount: room.discussion.filter((m) => m.decisionId === d.id).length,
+    deliberationMessageCount: messagesFor(room.speech, d.id),
     sealInstantMs: seal.at,
     decisionId: d.id,
     decisionKind: room.config.type === 'persistent' ? 'standing' : 'ephemeral',
@@ -82,7 +83,7 @@ export function signConclusionReceipt(state: RoomState, keyring: Keyring, baseUr
     jti: `urn:uuid:${randomUUID()}`,
     sequence: room.chain.length + 1,
     prevHash: room.chain.head,
-    deliberationMessageCount: room.discussion.length,
+    deliberationMessageCount: room.speech.total,
     closedAtMs: conclusion.at,
     closingStatement: conclusion.statement,
     concludedBy: conclusion.concludedBy,

@@ -46,15 +46,15 @@ export function agentView(state: RoomState, reader: Reader, now: number): Record
     decision: oldest ? decisionObject(state, oldest, reader, now) : null,
   };
   if (open.length > 1) view.decisions_open = open.map((d) => openRow(state, d, reader, now));
-  const discussion = state.room.discussion;
-  view.discussion = discussion.slice(-20).map((m) => ({
+  const { speech } = state.room;
+  view.discussion = speech.recent.slice(-20).map((m) => ({
     who: m.displayName,
     said: clip(m.body, 2000),
     ...(m.stance !== null ? { stance: m.stance } : {}),
     at: iso(m.postedAt),
     ...(m.decisionSeq !== null ? { decision: m.decisionSeq } : {}),
   }));
-  if (discussion.length > 20) view.discussion_earlier = discussion.length - 20;
+  if (speech.total > 20) view.discussion_earlier = speech.total - 20;
   view.roster = roster(state, oldest, now);
   const sealed = sealedInSealOrder(state);
   view.decided = sealed.slice(-5).map((d) => ({

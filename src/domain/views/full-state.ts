@@ -1,6 +1,7 @@
 /** `?include=full` (02-rooms.md §6.2): the complete picture of a room. */
 import { satisfiesAuthority } from '../roster.js';
 import type { DecisionState, RoomState } from '../state.js';
+import type { Message } from '../types.js';
 import { inviteView } from './invites.js';
 import {
   choicesVisible,
@@ -19,11 +20,15 @@ function activeDecision(state: RoomState): DecisionState | null {
   return openDecisions(state)[0] ?? sealedInSealOrder(state).at(-1) ?? null;
 }
 
-/** `lastSeen` gives a member's last read (kept outside the room state); shown only with read_receipts. */
+/**
+ * `discussion` is every message, read from the event log (the live state keeps only the newest);
+ * `lastSeen` gives a member's last read (kept outside the room state), shown only with read_receipts.
+ */
 export function fullState(
   state: RoomState,
   reader: Reader,
   now: number,
+  discussion: Message[],
   lastSeen: (participantId: string) => number | null = () => null,
 ): Record<string, unknown> {
   const { room } = state;
@@ -63,7 +68,7 @@ export function fullState(
       mandate_id: m.mandateId,
     })),
     invites: mayListInvites ? room.invites.map((i) => inviteView(i, now)) : [],
-    discussion: room.discussion.map((m) => ({
+    discussion: discussion.map((m) => ({
       id: m.id,
       participant_id: m.participantId,
       body: m.body,

@@ -85,7 +85,7 @@ describe('a room mailbox drained as one batch', () => {
     expect(stats.batches - before.batches).toBe(1);
 
     const state = await registry.read(slug);
-    expect(state!.room.discussion.map((m) => m.body)).toEqual(['one', 'two', 'three']);
+    expect(state!.room.speech.recent.map((m) => m.body)).toEqual(['one', 'two', 'three']);
     expect(state!.head).toBe(heads[2]);
   });
 
@@ -106,7 +106,7 @@ describe('a room mailbox drained as one batch', () => {
     expect(again.value).toEqual({ result: first.value.result, replayed: true });
     expect(other.reason.code).toBe('idempotency.conflict');
     const state = await registry.read(slug);
-    expect(state!.room.discussion.filter((m) => m.body === 'once')).toHaveLength(1);
+    expect(state!.room.speech.recent.filter((m) => m.body === 'once')).toHaveLength(1);
     // After the commit the record is in the store: a later turn replays it too.
     const later = await registry.execute(slug, discuss('once', { idempotency: key }));
     expect(later).toEqual({ result: first.value.result, replayed: true });
