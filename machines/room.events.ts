@@ -82,7 +82,9 @@ export type RoomInternal =
   | { type: 'ADVANCE'; decisionId: string; now: number }
   /** An expected invite expired at `now`: open decisions re-evaluate the roster gate. */
   | { type: 'ROSTER_CHECK'; now: number }
-  | { type: 'RECEIPT_SIGNED'; decisionId: string | null; link: ReceiptLink };
+  | { type: 'RECEIPT_SIGNED'; decisionId: string | null; link: ReceiptLink }
+  /** A resolved decision, now stored append-only by the runtime, leaves the room's live actors. */
+  | { type: 'ARCHIVE'; decisionId: string };
 
 export type RoomEvent = RoomCommand | RoomInternal | DecisionReport;
 

@@ -7,7 +7,7 @@
  * Every outcome of a command is emitted as a `reply`; events for the timeline as `event`;
  * seals and the conclusion as `seal` / `conclude`, which the runtime answers with RECEIPT_SIGNED.
  */
-import { assign, emit, enqueueActions, setup } from 'xstate';
+import { assign, emit, enqueueActions, setup, stopChild } from 'xstate';
 import {
   alreadyOpenError,
   type DecisionIndexEntry,
@@ -93,6 +93,10 @@ export const roomMachine = setup({
       if (event.type !== 'D.ACCEPT' || event.voter === undefined) return {};
       const { participantId, at } = event.voter;
       return { members: context.members.map((m) => (m.id === participantId ? { ...m, votedAt: at } : m)) };
+    }),
+    archive: stopChild(({ event }) => {
+      if (event.type !== 'ARCHIVE') throw new Error('archive needs ARCHIVE');
+      return event.decisionId;
     }),
     relayAccept: emit(({ event }) => {
       if (event.type !== 'D.ACCEPT') throw new Error('relayAccept needs D.ACCEPT');
@@ -576,6 +580,7 @@ export const roomMachine = setup({
     'D.REJECT': { actions: 'relayReject' },
     'D.SEALED': { actions: 'recordSeal' },
     'D.RESOLVED': {},
+    ARCHIVE: { actions: 'archive' },
     ADVANCE: { actions: 'advance' },
     ROSTER_CHECK: { actions: 'rosterCheck' },
   },

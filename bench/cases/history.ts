@@ -1,13 +1,14 @@
 /**
- * Cost per write against a room's history: one persistent room, 10 agents, history built across
- * many decisions (500 messages each); then, at each size, `discuss` and the agent-view read from one
- * sequential client, and the stored snapshot's size. Sizes: BENCH_HISTORY (default 100,10000).
+ * Cost per write against a room's history: one persistent room of 50 members, history built across
+ * many decisions (500 messages each, every one decided); then, at each size, `discuss`, `choose`
+ * and the agent-view read from one sequential client, and the stored snapshot's size.
+ * Sizes: BENCH_HISTORY (default 100,10000,100000).
  */
 import { rm } from 'node:fs/promises';
 import { createBenchRoom, startBenchService } from '../bench-service.js';
 import type { BenchCase, BenchRow } from '../table.js';
 
-const AGENTS = 10;
+const AGENTS = 50;
 const PER_DECISION = 500;
 const PROBES = 200;
 
@@ -63,7 +64,7 @@ async function probe(name: string, run: () => Promise<unknown>): Promise<BenchRo
 export const history: BenchCase = {
   id: 'history',
   async run() {
-    const sizes = (process.env.BENCH_HISTORY ?? '100,10000').split(',').map(Number);
+    const sizes = (process.env.BENCH_HISTORY ?? '100,10000,100000').split(',').map(Number);
     const { service, base, dataDir } = await startBenchService();
     const api = apiFor(base);
     const rows: BenchRow[] = [];
@@ -95,6 +96,13 @@ export const history: BenchCase = {
         const discuss = await probe(`discuss, ${size} messages of history`, () =>
           api('POST', `/api/rooms/${room.slug}/discuss`, tokens[n++ % AGENTS], { body: 'probe', decision: seq }),
         );
+        let m = 0;
+        const choose = await probe(`choose, ${size} messages of history`, () =>
+          api('POST', `/api/rooms/${room.slug}/choose`, tokens[0], {
+            choice: m++ % 2 ? 'keep' : 'change',
+            decision: seq,
+          }),
+        );
         const read = await probe(`agent view read, ${size} messages`, () =>
           api('GET', `/api/rooms/${room.slug}`, tokens[0]),
         );
@@ -105,11 +113,12 @@ export const history: BenchCase = {
         const snapshotKiB = Buffer.byteLength(stored?.snapshot ?? '') / 1024;
         const ratioToFirst = (row: BenchRow, i: number) =>
           first ? { ...row, ratio: (row.p50 ?? 0) / (first[i]!.p50 ?? 1) } : row;
-        const measured = [discuss, read];
+        const measured = [discuss, choose, read];
         first ??= measured;
         rows.push(
           { ...ratioToFirst(discuss, 0), note: `snapshot ${snapshotKiB.toFixed(0)} KiB; ratio = p50 vs ${sizes[0]}` },
-          { ...ratioToFirst(read, 1), note: `ratio = p50 vs ${sizes[0]}` },
+          { ...ratioToFirst(choose, 1), note: `ratio = p50 vs ${sizes[0]}` },
+          { ...ratioToFirst(read, 2), note: `ratio = p50 vs ${sizes[0]}` },
         );
       }
       return rows;

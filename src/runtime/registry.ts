@@ -14,11 +14,13 @@ import { randomUUID } from 'node:crypto';
 import { type AnyActorRef, type Snapshot, type Actor as XActor, createActor } from 'xstate';
 import type { RoomEmitted } from '../../machines/room.events.js';
 import type { RoomCommand } from '../../machines/room.events.js';
+import { decisionPhase } from '../../machines/decision.machine.js';
 import { type RoomInput, roomMachine } from '../../machines/room.machine.js';
-import type { EventDraft } from '../domain/types.js';
+import type { DecisionData, EventDraft } from '../domain/types.js';
 import { type ErrorSpec, ProtocolError, protocolError } from '../errors.js';
 import type { Keyring } from '../receipts/index.js';
 import {
+  type ArchivedDecision,
   type IdempotencyRecord,
   type RoomLock,
   type RoomRecord,
@@ -43,6 +45,8 @@ interface Entry {
   head: number;
   /** The snapshot text last committed; the actor is rebuilt from it after a rejected command. */
   snapshotText: string;
+  /** Resolved decisions that left the actor for append-only storage, by id. */
+  archived: Map<string, DecisionData>;
 }
 
 export interface IdempotencySpec {
@@ -84,7 +88,10 @@ interface Collected {
   reply: RoomEmitted | null;
   drafts: EventDraft[];
   receipts: StoredReceipt[];
+  archived: ArchivedDecision[];
 }
+
+const nothingCollected = (): Collected => ({ reply: null, drafts: [], receipts: [], archived: [] });
 
 /** A turn waiting in a room's queue for the batch that will run it. */
 interface QueuedTurn {
@@ -150,10 +157,10 @@ export class RoomRegistry {
     idempotency?: IdempotencySpec,
   ): Promise<TurnResult<R>> {
     const actor = createActor(roomMachine, { input });
-    const entry: Entry = { slug: input.slug, actor, version: 0, head: 0, snapshotText: '' };
+    const entry: Entry = { slug: input.slug, actor, version: 0, head: 0, snapshotText: '', archived: new Map() };
     actor.start();
     const infos: Record<string, unknown>[] = [];
-    const collected: Collected = { reply: null, drafts: [], receipts: [] };
+    const collected: Collected = nothingCollected();
     for (const command of commands) {
       const result = this.send(entry, command);
       const reply = result.reply;
@@ -316,10 +323,32 @@ export class RoomRegistry {
         outcomes.push({ error });
       }
     }
-    if (collected.drafts.length > 0 || collected.receipts.length > 0 || records.length > 0) {
+    this.archiveResolved(entry, collected);
+    if (
+      collected.drafts.length > 0 ||
+      collected.receipts.length > 0 ||
+      records.length > 0 ||
+      collected.archived.length > 0
+    ) {
       await this.commit(entry, collected, records, lock);
     }
     return outcomes;
+  }
+
+  /**
+   * Moves resolved decisions (receipt signed) out of the actor: their data joins the commit as
+   * archived decisions and stays beside the actor for reads. Snapshots written before archiving
+   * existed carry resolved decisions as children; the first batch on them archives those too.
+   */
+  private archiveResolved(entry: Entry, collected: Collected): void {
+    const children = entry.actor.getSnapshot().children as Record<string, AnyActorRef | undefined>;
+    for (const [id, child] of Object.entries(children)) {
+      const snapshot = child?.getSnapshot() as { value: unknown; context: DecisionData } | undefined;
+      if (!snapshot || decisionPhase(snapshot.value) !== 'resolved') continue;
+      collected.archived.push({ decision_id: id, seq: snapshot.context.seq, data: JSON.stringify(snapshot.context) });
+      entry.archived.set(id, snapshot.context);
+      entry.actor.send({ type: 'ARCHIVE', decisionId: id });
+    }
   }
 
   /** One turn of a batch: its events and receipts join `collected`, its idempotency record `records`. */
@@ -369,7 +398,7 @@ export class RoomRegistry {
 
   /** Sends what time made due (ADVANCE, ROSTER_CHECK) in instant order, ties by seq, until nothing is due. */
   private advance(entry: Entry, now: number): Collected {
-    const total: Collected = { reply: null, drafts: [], receipts: [] };
+    const total: Collected = nothingCollected();
     for (let guard = 0; guard < 1000; guard++) {
       const due = dueWork(this.state(entry), now);
       if (!due) break;
@@ -391,7 +420,7 @@ export class RoomRegistry {
 
   /** Sends one event and everything it causes: receipts are signed in seal order and fed back. */
   private send(entry: Entry, event: Parameters<RoomActor['send']>[0]): Collected {
-    const collected: Collected = { reply: null, drafts: [], receipts: [] };
+    const collected: Collected = nothingCollected();
     const queue: RoomEmitted[] = [];
     const subscription = entry.actor.on('*', (emitted) => {
       const e = emitted as RoomEmitted;
@@ -448,6 +477,7 @@ export class RoomRegistry {
       snapshot: snapshotText,
       events,
       receipts: collected.receipts,
+      ...(collected.archived.length > 0 ? { archived: collected.archived } : {}),
       ...(records.length > 0 ? { idempotency: records } : {}),
       next_deadline: nextDeadline,
       ...(lock ? { fence: lock.token } : {}),
@@ -460,7 +490,7 @@ export class RoomRegistry {
 
   /** `pendingEvents`: events about to be committed, so a rendered response reports the head it will have. */
   private state(entry: Entry, pendingEvents = 0): RoomState {
-    return roomStateOf(entry.actor.getSnapshot(), entry.version, entry.head + pendingEvents);
+    return roomStateOf(entry.actor.getSnapshot(), entry.version, entry.head + pendingEvents, entry.archived);
   }
 
   /** The cached entry, brought to the stored version (restored from the snapshot when behind). */
@@ -474,12 +504,14 @@ export class RoomRegistry {
     }
     if (cached && cached.version === record.version) return cached;
     cached?.actor.stop();
+    const archived = await this.deps.store.archivedDecisions(slug);
     const entry: Entry = {
       slug,
       actor: restoreActor(record.snapshot),
       version: record.version,
       head: record.head,
       snapshotText: record.snapshot,
+      archived: new Map(archived.map((a) => [a.decision_id, JSON.parse(a.data) as DecisionData])),
     };
     this.remember(entry);
     return entry;

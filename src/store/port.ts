@@ -33,6 +33,16 @@ export interface StoredReceipt {
   receipt_hash: string;
 }
 
+/**
+ * A resolved decision moved out of its room's live state: the decision actor's data as JSON text,
+ * stored once, append-only, and read back by the runtime for views.
+ */
+export interface ArchivedDecision {
+  decision_id: string;
+  seq: number;
+  data: string;
+}
+
 export interface IdempotencyRecord {
   /**
    * Scope key: `<slug>|<hash of (credential hash, operation, key)>`, with `-` in place of the slug
@@ -77,6 +87,8 @@ export interface CommitBatch {
   idempotency?: IdempotencyRecord[];
   /** Epoch ms of the next deadline (window end, proposal end, settle end) or null for none. */
   next_deadline: number | null;
+  /** Resolved decisions leaving the snapshot with this commit. */
+  archived?: ArchivedDecision[];
   /** When given, the commit also fails unless this lock token still holds the room's lock. */
   fence?: string;
 }
@@ -126,6 +138,9 @@ export interface RoomStore {
 
   /** The room's receipts in chain order. */
   receipts(slug: string): Promise<StoredReceipt[]>;
+
+  /** The room's archived decisions in seq order. */
+  archivedDecisions(slug: string): Promise<ArchivedDecision[]>;
 
   /** The record stored under this scope, or null (also null once older than 24 h). */
   idempotency(scope: string): Promise<IdempotencyRecord | null>;

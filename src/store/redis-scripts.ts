@@ -9,15 +9,15 @@
 export const CONFLICT_REPLY = 'CONCLAVE_CONFLICT';
 
 /**
- * KEYS: room hash, events zset, event-ids hash, receipts list, lock, then one key per idempotency
- * record.
+ * KEYS: room hash, events zset, event-ids hash, receipts list, lock, archived-decisions hash, then
+ * one key per idempotency record.
  * ARGV: expected_version, fence ('' = none), snapshot, next_deadline ('' = none),
  *   event count n, then n × (seq, id, JSON), then receipt count m, then m × (sequence, JSON),
- *   then idempotency record count k, then k × (JSON, PX).
+ *   then idempotency record count k, then k × (JSON, PX), then archived count a, then a × (seq, JSON).
  * Returns { version, head }.
  */
 export const COMMIT_SCRIPT = `
-local room, events, eventIds, receipts, lock = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local room, events, eventIds, receipts, lock, archived = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local expected = tonumber(ARGV[1])
 local fence = ARGV[2]
 local conflict = function(why) return redis.error_reply('${CONFLICT_REPLY} ' .. why) end
@@ -41,6 +41,8 @@ local receiptAt = 6 + n * 3
 local m = tonumber(ARGV[receiptAt])
 local idemAt = receiptAt + 1 + m * 2
 local k = tonumber(ARGV[idemAt])
+local archivedAt = idemAt + 1 + k * 2
+local a = tonumber(ARGV[archivedAt])
 for i = 0, n - 1 do
   if tonumber(ARGV[6 + i * 3]) ~= head + 1 + i then
     return conflict('events must start at seq ' .. (head + 1))
@@ -71,13 +73,16 @@ else
   redis.call('HSET', room, 'next_deadline', ARGV[4])
 end
 for i = 0, k - 1 do
-  redis.call('SET', KEYS[6 + i], ARGV[idemAt + 1 + i * 2], 'PX', ARGV[idemAt + 2 + i * 2])
+  redis.call('SET', KEYS[7 + i], ARGV[idemAt + 1 + i * 2], 'PX', ARGV[idemAt + 2 + i * 2])
+end
+for i = 0, a - 1 do
+  redis.call('HSET', archived, ARGV[archivedAt + 1 + i * 2], ARGV[archivedAt + 2 + i * 2])
 end
 return { version, head }
 `;
 
 /**
- * KEYS: room hash, events zset, event-ids hash, receipts list, then the room's engagement keys
+ * KEYS: room hash, events zset, event-ids hash, receipts list, archived decisions, then the room's engagement keys
  * (webhooks, deliveries, opener wakes). Returns 1 when a room was removed.
  */
 export const DELETE_ROOM_SCRIPT = `

@@ -15,6 +15,7 @@ import {
   slugOfScope,
 } from './common.js';
 import {
+  type ArchivedDecision,
   type CommitBatch,
   type IdempotencyRecord,
   type RoomLock,
@@ -83,7 +84,7 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
   redis.on('error', () => {});
   // The key count varies with the idempotency records: the caller passes it first.
   redis.defineCommand('conclaveCommit', { lua: COMMIT_SCRIPT });
-  redis.defineCommand('conclaveDeleteRoom', { numberOfKeys: 7, lua: DELETE_ROOM_SCRIPT });
+  redis.defineCommand('conclaveDeleteRoom', { numberOfKeys: 8, lua: DELETE_ROOM_SCRIPT });
   redis.defineCommand('conclaveReleaseLock', { numberOfKeys: 1, lua: RELEASE_LOCK_SCRIPT });
   redis.defineCommand('conclaveRepairDeadline', { numberOfKeys: 1, lua: REPAIR_DEADLINE_SCRIPT });
   defineEngagementCommands(redis);
@@ -105,6 +106,7 @@ function keysOf(prefix: string) {
     events: (slug: string) => `${room(slug)}:events`,
     eventIds: (slug: string) => `${room(slug)}:eventids`,
     receipts: (slug: string) => `${room(slug)}:receipts`,
+    archived: (slug: string) => `${room(slug)}:archived`,
     lock: (slug: string) => `${room(slug)}:lock`,
     links: (key: string) => `${prefix}links:${key}`,
     /** Under the room's hash tag when the scope names a room, so the commit script can write it. */
@@ -176,12 +178,13 @@ export class RedisStore implements RoomStore {
     const separate = records.filter((record) => slugOfScope(record.scope) !== slug);
     const [version, head] = await this.call(() =>
       this.redis.conclaveCommit(
-        5 + inScript.length,
+        6 + inScript.length,
         this.key.room(slug),
         this.key.events(slug),
         this.key.eventIds(slug),
         this.key.receipts(slug),
         this.key.lock(slug),
+        this.key.archived(slug),
         ...inScript.map((record) => this.key.idempotency(record.scope)),
         batch.expected_version,
         batch.fence ?? '',
@@ -191,6 +194,7 @@ export class RedisStore implements RoomStore {
         ...encodeReceipts(batch.receipts),
         inScript.length,
         ...inScript.flatMap((record) => [JSON.stringify(record), this.idempotencyTtl(record)]),
+        ...encodeArchived(batch.archived ?? []),
       ),
     );
     await this.afterCommit(batch, version, separate);
@@ -221,6 +225,15 @@ export class RedisStore implements RoomStore {
     });
   }
 
+  archivedDecisions(slug: string): Promise<ArchivedDecision[]> {
+    return this.call(async () => {
+      const fields = await this.redis.hgetall(this.key.archived(slug));
+      return Object.values(fields)
+        .map((text) => JSON.parse(text) as ArchivedDecision)
+        .sort((x, y) => x.seq - y.seq);
+    });
+  }
+
   idempotency(scope: string): Promise<IdempotencyRecord | null> {
     return this.call(async () => {
       const text = await this.redis.get(this.key.idempotency(scope));
@@ -239,6 +252,7 @@ export class RedisStore implements RoomStore {
         this.key.events(slug),
         this.key.eventIds(slug),
         this.key.receipts(slug),
+        this.key.archived(slug),
         engagement.webhooks,
         engagement.deliveries,
         engagement.openerWakes,
@@ -375,6 +389,15 @@ function encodeEvents(events: StoredEvent[]): Arg[] {
       actor: e.actor,
     };
     args.push(e.seq, e.id, JSON.stringify(stored));
+  }
+  return args;
+}
+
+function encodeArchived(archived: ArchivedDecision[]): Arg[] {
+  const args: Arg[] = [archived.length];
+  for (const a of archived) {
+    const stored: ArchivedDecision = { decision_id: a.decision_id, seq: a.seq, data: a.data };
+    args.push(a.seq, JSON.stringify(stored));
   }
   return args;
 }

@@ -100,6 +100,16 @@ const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX room_links_recent ON room_links (key, linked_at DESC);
   `,
+  // 4: resolved decisions leave the room snapshot for append-only storage.
+  `
+  CREATE TABLE archived_decisions (
+    slug        TEXT NOT NULL REFERENCES rooms (slug) ON DELETE CASCADE,
+    seq         INTEGER NOT NULL,
+    decision_id TEXT NOT NULL,
+    data        TEXT NOT NULL,
+    PRIMARY KEY (slug, seq)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 /**

@@ -12,6 +12,7 @@ import {
   newLockToken,
 } from './common.js';
 import {
+  type ArchivedDecision,
   type CommitBatch,
   type IdempotencyRecord,
   type RoomLock,
@@ -114,6 +115,12 @@ function prepareStatements(db: Database.Database) {
     ),
     insertReceipt: db.prepare<[string, number, string | null, string, string]>(
       'INSERT INTO receipts (slug, sequence, decision_id, jws, receipt_hash) VALUES (?, ?, ?, ?, ?)',
+    ),
+    insertArchived: db.prepare<[string, number, string, string]>(
+      'INSERT INTO archived_decisions (slug, seq, decision_id, data) VALUES (?, ?, ?, ?)',
+    ),
+    archived: db.prepare<[string], ArchivedDecision>(
+      'SELECT decision_id, seq, data FROM archived_decisions WHERE slug = ? ORDER BY seq',
     ),
     receipts: db.prepare<[string], StoredReceipt>(
       'SELECT sequence, decision_id, jws, receipt_hash FROM receipts WHERE slug = ? ORDER BY sequence',
@@ -258,6 +265,10 @@ export class SqliteStore implements RoomStore {
     return this.run(() => this.sql.receipts.all(slug));
   }
 
+  archivedDecisions(slug: string): Promise<ArchivedDecision[]> {
+    return this.run(() => this.sql.archived.all(slug));
+  }
+
   idempotency(scope: string): Promise<IdempotencyRecord | null> {
     return this.run(() => {
       const record = this.sql.idempotency.get(scope);
@@ -356,6 +367,7 @@ export class SqliteStore implements RoomStore {
     for (const r of batch.receipts) {
       this.sql.insertReceipt.run(slug, r.sequence, r.decision_id, r.jws, r.receipt_hash);
     }
+    for (const a of batch.archived ?? []) this.sql.insertArchived.run(slug, a.seq, a.decision_id, a.data);
     for (const i of batch.idempotency ?? []) {
       this.sql.upsertIdempotency.run(i.scope, i.fingerprint, i.status, i.body, i.created_at);
     }

@@ -1,5 +1,5 @@
 /**
- * Data written before room snapshots stopped carrying the discussion (test/fixtures/pre-speech,
+ * Data written before room snapshots stopped carrying the discussion and the resolved decisions (test/fixtures/pre-speech,
  * written by commit c4dd5d6) keeps working: the room reads as before, its next commits store the
  * new shape, receipts count the same messages, and the chain verifies. On SQLite from the fixture's
  * own file, and on Redis from the same room written into a private redis-server as it was stored.
@@ -103,7 +103,11 @@ describe('snapshots written before the discussion left them', () => {
     }
     const db = new Database(path.join(dataDir, 'conclave.db'), { readonly: true });
     const stored = JSON.parse((db.prepare('SELECT snapshot FROM rooms WHERE slug = ?').get(SLUG) as any).snapshot);
+    // Resolved decisions left the snapshot for the archive (the fixture's decision 1 among them).
+    const archived = db.prepare('SELECT seq FROM archived_decisions WHERE slug = ? ORDER BY seq').all(SLUG);
     db.close();
+    expect(Object.keys(stored.children)).toEqual([]);
+    expect(archived).toEqual([{ seq: 1 }, { seq: 2 }]);
     expect(stored.context.discussion).toBeUndefined();
     expect(stored.context.speech.total).toBe(10);
     expect(stored.context.speech.byDecision).toEqual({});
@@ -112,6 +116,11 @@ describe('snapshots written before the discussion left them', () => {
     try {
       const full = await call(again.base, 'GET', `/api/rooms/${SLUG}?include=full`, { token: ALICE });
       expect(full.body.discussion.map((m: any) => m.body)).toEqual([...BODIES, 'late']);
+      const outcome = await call(again.base, 'GET', `/api/rooms/${SLUG}/outcome`, { token: BOB });
+      expect(outcome.body.decisions.map((d: any) => [d.seq, d.resolved_winner])).toEqual([
+        [1, 'a'],
+        [2, 'c'],
+      ]);
     } finally {
       await again.stop({ keepData: true });
     }

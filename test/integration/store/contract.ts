@@ -354,6 +354,32 @@ export function storeContract(target: StoreTarget): void {
     });
   });
 
+  describe('archived decisions', () => {
+    const archived = (seq: number) => ({
+      decision_id: `d-${seq}`,
+      seq,
+      data: `{"id":"d-${seq}","q":"é \\"${seq}\\""}`,
+    });
+
+    it('stores them with the commit that archives them, and reads them back in seq order', async () => {
+      await store.commit(batch('arch', 0, { archived: [archived(2)] }));
+      await store.commit(batch('arch', 1, { archived: [archived(1), archived(3)] }));
+      expect(await store.archivedDecisions('arch')).toEqual([archived(1), archived(2), archived(3)]);
+      expect(await store.archivedDecisions('nowhere')).toEqual([]);
+    });
+
+    it('stores none when the commit conflicts, and none survive the room', async () => {
+      await store.commit(batch('arch2', 0));
+      await expect(store.commit(batch('arch2', 0, { archived: [archived(1)] }))).rejects.toBeInstanceOf(
+        StoreConflictError,
+      );
+      expect(await store.archivedDecisions('arch2')).toEqual([]);
+      await store.commit(batch('arch2', 1, { archived: [archived(1)] }));
+      expect(await store.deleteRoom('arch2')).toBe(true);
+      expect(await store.archivedDecisions('arch2')).toEqual([]);
+    });
+  });
+
   describe('deleteRoom', () => {
     it('removes the room, its events, receipts and deadline, and allows a fresh start', async () => {
       const events = [event(1), event(2)];
