@@ -4,6 +4,7 @@ import { chooseManyRooms } from './choose-many-rooms.js';
 import { chooseOneRoom } from './choose-one-room.js';
 import { history } from './history.js';
 import { hotRoom } from './hot-room.js';
+import { redisFootprint } from './redis-footprint.js';
 import { startup } from './startup.js';
 
-export const cases: BenchCase[] = [chooseOneRoom, chooseManyRooms, hotRoom, history, startup];
+export const cases: BenchCase[] = [chooseOneRoom, chooseManyRooms, hotRoom, history, redisFootprint, startup];

@@ -5,6 +5,7 @@
  * hash slot and also works on Redis Cluster. The few global keys (the slug registry, the deadline
  * index, idempotency records of room-less scopes) are only ever touched by single-key commands.
  */
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { Redis } from 'ioredis';
 import {
   acquireWithin,
@@ -54,7 +55,7 @@ export interface RedisStoreOptions {
 /** A request that gets no answer within this time fails as unavailable instead of hanging. */
 export const DEFAULT_COMMAND_TIMEOUT_MS = 5000;
 
-type Arg = string | number;
+type Arg = string | number | Buffer;
 
 interface ScriptCommands {
   conclaveCommit(...args: Arg[]): Promise<[number, number]>;
@@ -227,9 +228,9 @@ export class RedisStore implements RoomStore {
 
   archivedDecisions(slug: string): Promise<ArchivedDecision[]> {
     return this.call(async () => {
-      const fields = await this.redis.hgetall(this.key.archived(slug));
+      const fields = await this.redis.hgetallBuffer(this.key.archived(slug));
       return Object.values(fields)
-        .map((text) => JSON.parse(text) as ArchivedDecision)
+        .map(decodeArchived)
         .sort((x, y) => x.seq - y.seq);
     });
   }
@@ -393,13 +394,27 @@ function encodeEvents(events: StoredEvent[]): Arg[] {
   return args;
 }
 
+/**
+ * Archived decisions are written once and read whole, so they are stored deflated: a decision's
+ * data repeats its ballots in its seal, and the room's footprint should stay near the history it
+ * serves.
+ */
 function encodeArchived(archived: ArchivedDecision[]): Arg[] {
   const args: Arg[] = [archived.length];
   for (const a of archived) {
     const stored: ArchivedDecision = { decision_id: a.decision_id, seq: a.seq, data: a.data };
-    args.push(a.seq, JSON.stringify(stored));
+    args.push(a.seq, Buffer.concat([DEFLATED, deflateRawSync(JSON.stringify(stored))]));
   }
   return args;
+}
+
+/** Marks a deflated archive entry; entries of the first archive format were plain JSON (`{`). */
+const DEFLATED = Buffer.from([1]);
+
+function decodeArchived(stored: Buffer): ArchivedDecision {
+  const text =
+    stored[0] === DEFLATED[0] ? inflateRawSync(stored.subarray(1)).toString('utf8') : stored.toString('utf8');
+  return JSON.parse(text) as ArchivedDecision;
 }
 
 function encodeReceipts(receipts: StoredReceipt[]): Arg[] {

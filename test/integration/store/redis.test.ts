@@ -50,6 +50,7 @@ describe.skipIf(server === null)('RedisStore', () => {
       receipts: [receipt(1)],
       idempotency: [{ scope: 'k7m3pq2dnx|h', fingerprint: 'f', status: 201, body: '{}', created_at: Date.now() }],
       next_deadline: 10,
+      archived: [{ decision_id: 'd', seq: 1, data: '{}' }],
       fence: lock.token,
     });
     const raw = new Redis(url);
@@ -59,10 +60,37 @@ describe.skipIf(server === null)('RedisStore', () => {
     await store.close();
     const global = [`${keyPrefix}deadlines`, `${keyPrefix}slugs`];
     expect(keys.filter((key) => !global.includes(key))).toEqual(
-      ['', ':eventids', ':events', ':idem:k7m3pq2dnx|h', ':lock', ':receipts'].map(
+      ['', ':archived', ':eventids', ':events', ':idem:k7m3pq2dnx|h', ':lock', ':receipts'].map(
         (suffix) => `${keyPrefix}room:{k7m3pq2dnx}${suffix}`,
       ),
     );
+  });
+
+  it('stores archived decisions deflated, and still reads entries of the first, plain JSON format', async () => {
+    const keyPrefix = newPrefix();
+    const store = await openRedisStore({ url, keyPrefix });
+    const data = JSON.stringify({
+      ballots: Array.from({ length: 50 }, (_, i) => ({ participantId: `p${i}`, ballot: 'alpha' })),
+    });
+    await store.commit({
+      slug: 'arch',
+      expected_version: 0,
+      snapshot: '{}',
+      events: [],
+      receipts: [],
+      next_deadline: null,
+      archived: [{ decision_id: 'd2', seq: 2, data }],
+    });
+    const raw = new Redis(url);
+    const key = `${keyPrefix}room:{arch}:archived`;
+    expect((await raw.hgetBuffer(key, '2'))!.length).toBeLessThan(data.length / 2);
+    await raw.hset(key, '1', JSON.stringify({ decision_id: 'd1', seq: 1, data: '{"old":true}' }));
+    await raw.quit();
+    expect(await store.archivedDecisions('arch')).toEqual([
+      { decision_id: 'd1', seq: 1, data: '{"old":true}' },
+      { decision_id: 'd2', seq: 2, data },
+    ]);
+    await store.close();
   });
 
   it('repairs deadline index entries that disagree with their rooms', async () => {
