@@ -6,11 +6,13 @@
 import {
   type EngineInput,
   type EngineOutput,
+  engineFamily,
   engineParameters,
   engineVote,
   isLocked,
   receiptStatus,
   runMechanism,
+  takesSingleChoice,
 } from '../mechanisms/index.js';
 import type { AbstentionRecord, BallotRecord, DecisionData, DecisionFacts, SealRecord } from './types.js';
 
@@ -99,7 +101,7 @@ export function determine(decision: DecisionData, facts: DecisionFacts): Determi
 }
 
 function determineAfresh(decision: DecisionData, facts: DecisionFacts): Determination {
-  if (!facts.earlyClose) return { determined: false, winner: null };
+  if (!facts.earlyClose || lockImpossible(decision, facts)) return { determined: false, winner: null };
   const counted = count(decision, facts);
   if (counted === null || counted.responses < 1) return { determined: false, winner: null };
   if (facts.rosterGate && decision.eligibleIds === null) return { determined: false, winner: null };
@@ -154,6 +156,22 @@ export function sealRecord(
     votes: counted.votes,
     abstentions: counted.abstentions,
   };
+}
+
+/**
+ * A lock proof's necessary condition, checked before counting every ballot (a hot room asks on
+ * each choice). Ranked mechanisms and agreement decisions lock only once every eligible voter has
+ * answered; a single-choice count, where a ballot adds 1 to one option, locks only when the leader
+ * has more votes than ballots still outstanding. The raw ballot and abstention lists bound the
+ * counted ones from above and the electorate bounds the eligible voters from below, so when this
+ * says impossible the full count (lock.ts) would not have locked either.
+ */
+function lockImpossible(decision: DecisionData, facts: DecisionFacts): boolean {
+  const outstanding = facts.electorate.length - decision.ballots.length - decision.abstentions.length;
+  if (outstanding <= 0) return false;
+  const family = engineFamily(facts.mechanism);
+  if (decision.agreement || family === 'instant_runoff' || family === 'schulze') return true;
+  return family === 'generic' && takesSingleChoice(facts.mechanism) && decision.ballots.length <= outstanding;
 }
 
 /** Next instant at which time alone changes this decision, or null. */

@@ -2,7 +2,7 @@
  * A hot room: N agents seated in one room, then all of them choosing at once. Shared by the bench
  * case and the end-to-end test (which asserts the outcome, not the timings).
  */
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { verifyRoomReceiptChain } from '../../src/client/verify.js';
 
 export interface HotRoomRun {
@@ -16,8 +16,9 @@ export interface HotRoomRun {
   winner: unknown;
 }
 
-/** One POST on its own connection: every agent is a separate client. */
+/** One POST on the agent's own connection: every agent is a separate client. */
 function post(
+  agent: Agent,
   url: string,
   token: string | null,
   body: unknown,
@@ -28,7 +29,7 @@ function post(
       url,
       {
         method: 'POST',
-        agent: false,
+        agent,
         headers: {
           'content-type': 'application/json',
           'content-length': Buffer.byteLength(payload),
@@ -49,9 +50,14 @@ function post(
   });
 }
 
+/**
+ * Seats `agents` agents, each holding its own keep-alive connection (its seat is taken over it),
+ * then has all of them choose at once and verifies the receipt chain.
+ */
 export async function runHotRoom(base: string, agents: number): Promise<HotRoomRun> {
-  {
-    const created = await post(`${base}/api/rooms`, null, {
+  const connections = Array.from({ length: agents }, () => new Agent({ keepAlive: true, maxSockets: 1 }));
+  try {
+    const created = await post(connections[0]!, `${base}/api/rooms`, null, {
       question: 'Which one, all together?',
       options: ['alpha', 'beta', 'gamma'],
       config: { early_close: true, settle_window: 0, max_participants: agents + 1 },
@@ -61,7 +67,7 @@ export async function runHotRoom(base: string, agents: number): Promise<HotRoomR
     for (let i = 1; i < agents; i += 100) {
       const joined = await Promise.all(
         Array.from({ length: Math.min(100, agents - i) }, (_, j) =>
-          post(`${base}/api/rooms/${slug}/join`, null, { display_name: `agent ${i + j}` }),
+          post(connections[i + j]!, `${base}/api/rooms/${slug}/join`, null, { display_name: `agent ${i + j}` }),
         ),
       );
       tokens.push(...joined.map((j) => j.body.participant_token as string));
@@ -71,7 +77,7 @@ export async function runHotRoom(base: string, agents: number): Promise<HotRoomR
     await Promise.all(
       tokens.map(async (token, i) => {
         const started = performance.now();
-        const answer = await post(`${base}/api/rooms/${slug}/choose`, token, {
+        const answer = await post(connections[i]!, `${base}/api/rooms/${slug}/choose`, token, {
           choice: ['alpha', 'beta', 'gamma'][i % 3],
         });
         latenciesMs.push(performance.now() - started);
@@ -94,6 +100,8 @@ export async function runHotRoom(base: string, agents: number): Promise<HotRoomR
       chainErrors: report.errors,
       winner: outcome.resolved_winner,
     };
+  } finally {
+    for (const connection of connections) connection.destroy();
   }
 }
 

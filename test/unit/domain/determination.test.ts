@@ -1,0 +1,92 @@
+/**
+ * determine() answers without counting when a lock is impossible (see lockImpossible); this checks
+ * that shortcut against the full count and lock proof on generated decisions, for every mechanism
+ * family it covers and for agreement decisions.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { count, determine } from '../../../src/domain/determination.js';
+import type { DecisionData, DecisionFacts } from '../../../src/domain/types.js';
+import { isLocked, type MechanismName } from '../../../src/mechanisms/index.js';
+
+const OPTIONS = ['alpha', 'beta', 'gamma'];
+const MECHANISMS: MechanismName[] = [
+  'simple_majority',
+  'supermajority',
+  'plurality',
+  'ranked_choice',
+  'ranked_pairwise',
+];
+
+function ballotFor(mechanism: MechanismName, agreement: boolean, pick: number[]): unknown {
+  if (!agreement && (mechanism === 'ranked_choice' || mechanism === 'ranked_pairwise')) {
+    return [...new Set(pick.map((i) => OPTIONS[i % OPTIONS.length]!))];
+  }
+  return OPTIONS[pick[0]! % (agreement ? 2 : OPTIONS.length)];
+}
+
+const scenario = fc.record({
+  mechanism: fc.constantFrom(...MECHANISMS),
+  agreement: fc.boolean(),
+  electorate: fc.integer({ min: 1, max: 12 }),
+  voters: fc.array(
+    fc.record({
+      who: fc.integer({ min: 0, max: 13 }),
+      pick: fc.array(fc.nat(5), { minLength: 1, maxLength: 3 }),
+      abstain: fc.boolean(),
+    }),
+    { maxLength: 14 },
+  ),
+  quorum: fc.option(fc.integer({ min: 1, max: 14 }), { nil: null }),
+});
+
+describe('determine', () => {
+  it('agrees with the full count and lock proof whenever it skips counting', () => {
+    fc.assert(
+      fc.property(scenario, ({ mechanism, agreement: wantsAgreement, electorate, voters, quorum }) => {
+        const agreement = wantsAgreement && (mechanism === 'simple_majority' || mechanism === 'supermajority');
+        const ids = Array.from({ length: 14 }, (_, i) => `p${i}`);
+        const seen = new Set<number>();
+        const ballots = [];
+        const abstentions = [];
+        for (const [i, v] of voters.entries()) {
+          const who = v.who % (electorate + 1);
+          if (seen.has(who)) continue;
+          seen.add(who);
+          const participantId = ids[who]!;
+          if (v.abstain && !agreement) {
+            abstentions.push({ participantId, agentId: `participant:${participantId}`, reason: 'r', declaredAt: i });
+          } else {
+            ballots.push({
+              participantId,
+              agentId: `participant:${participantId}`,
+              mandateRef: null,
+              ballot: ballotFor(mechanism, agreement, v.pick),
+              castAt: i,
+              rationale: null,
+            });
+          }
+        }
+        const decision = {
+          id: 'd',
+          options: agreement ? OPTIONS.slice(0, 2) : OPTIONS,
+          agreement,
+          ballots,
+          abstentions,
+          eligibleIds: null,
+        } as unknown as DecisionData;
+        const facts = {
+          earlyClose: true,
+          mechanism,
+          electorate: ids.slice(0, electorate),
+          quorum,
+          rosterGate: false,
+        } as unknown as DecisionFacts;
+        const counted = count(decision, facts)!;
+        const expected = counted.responses >= 1 && isLocked(mechanism, agreement, counted.input, counted.output);
+        expect(determine(decision, facts).determined).toBe(expected);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
