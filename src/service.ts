@@ -21,6 +21,7 @@ import { loadKeyring } from './receipts/index.js';
 import { type Clock, systemClock } from './runtime/clock.js';
 import { Presence } from './runtime/presence.js';
 import { RoomRegistry } from './runtime/registry.js';
+import { type UpgradeReport, upgradeStoredRooms } from './runtime/upgrade.js';
 import { DeadlineScheduler } from './runtime/scheduler.js';
 import { openStore } from './store/index.js';
 import type { RoomStore } from './store/port.js';
@@ -38,6 +39,8 @@ export interface Service {
   engagement: Engagement;
   /** Device flow, hosted keys, mandate verification deps (identity.mandates) and rate counters. */
   identity: IdentityServices;
+  /** The start-up upgrade of rooms stored in an older shape (null when it failed). */
+  upgraded: Promise<UpgradeReport | null>;
   close(): Promise<void>;
 }
 
@@ -122,6 +125,20 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
   );
   await scheduler.start();
   await engagement.start(app.log);
+  // Rooms stored in an older shape are upgraded in the background; reads and writes never wait.
+  const upgraded = upgradeStoredRooms(store, (slug) => registry.tick(slug)).then(
+    (report) => {
+      if (!report.alreadyCurrent) app.log.info(report, 'stored rooms upgraded to the current snapshot format');
+      return report;
+    },
+    (error: unknown) => {
+      app.log.error(
+        { err: error },
+        'upgrading stored rooms failed; rooms upgrade when touched, and the pass runs again at the next start',
+      );
+      return null;
+    },
+  );
 
   return {
     app,
@@ -130,7 +147,9 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     store,
     engagement,
     identity,
+    upgraded,
     async close() {
+      await upgraded;
       scheduler?.stop();
       await engagement.stop();
       await app.close();

@@ -47,6 +47,8 @@ interface Entry {
   snapshotText: string;
   /** Resolved decisions that left the actor for append-only storage, by id. */
   archived: Map<string, DecisionData>;
+  /** The stored snapshot is in an older shape: the next batch commits even if it changes nothing. */
+  stale: boolean;
 }
 
 export interface IdempotencySpec {
@@ -157,7 +159,15 @@ export class RoomRegistry {
     idempotency?: IdempotencySpec,
   ): Promise<TurnResult<R>> {
     const actor = createActor(roomMachine, { input });
-    const entry: Entry = { slug: input.slug, actor, version: 0, head: 0, snapshotText: '', archived: new Map() };
+    const entry: Entry = {
+      slug: input.slug,
+      actor,
+      version: 0,
+      head: 0,
+      snapshotText: '',
+      archived: new Map(),
+      stale: false,
+    };
     actor.start();
     const infos: Record<string, unknown>[] = [];
     const collected: Collected = nothingCollected();
@@ -328,7 +338,8 @@ export class RoomRegistry {
       collected.drafts.length > 0 ||
       collected.receipts.length > 0 ||
       records.length > 0 ||
-      collected.archived.length > 0
+      collected.archived.length > 0 ||
+      entry.stale
     ) {
       await this.commit(entry, collected, records, lock);
     }
@@ -485,6 +496,7 @@ export class RoomRegistry {
     entry.version = stored.version;
     entry.head = stored.head;
     entry.snapshotText = snapshotText;
+    entry.stale = false;
     this.deps.onCommit?.({ slug: entry.slug, head: stored.head, events, nextDeadline });
   }
 
@@ -505,9 +517,11 @@ export class RoomRegistry {
     if (cached && cached.version === record.version) return cached;
     cached?.actor.stop();
     const archived = await this.deps.store.archivedDecisions(slug);
+    const { actor, stale } = restoreActor(record.snapshot);
     const entry: Entry = {
       slug,
-      actor: restoreActor(record.snapshot),
+      actor,
+      stale,
       version: record.version,
       head: record.head,
       snapshotText: record.snapshot,
@@ -526,7 +540,7 @@ export class RoomRegistry {
       this.cache.delete(entry.slug);
       return;
     }
-    entry.actor = restoreActor(entry.snapshotText);
+    entry.actor = restoreActor(entry.snapshotText).actor;
   }
 
   private remember(entry: Entry): void {
@@ -581,14 +595,16 @@ function sameMarks(a: unknown[], b: unknown[]): boolean {
   return a.length === b.length && a.every((mark, i) => mark === b[i]);
 }
 
-function restoreActor(snapshotText: string): RoomActor {
+/** The actor of a stored snapshot; `stale` when the text is in an older shape (see snapshot-format.ts). */
+function restoreActor(snapshotText: string): { actor: RoomActor; stale: boolean } {
+  const { snapshot, upgraded } = readSnapshot(snapshotText);
   // Restoring from a snapshot never reads input; the option is typed as required only for fresh actors.
   const actor = createActor(roomMachine, {
-    snapshot: readSnapshot(snapshotText) as unknown as Snapshot<unknown>,
+    snapshot: snapshot as unknown as Snapshot<unknown>,
     input: undefined as unknown as RoomInput,
   });
   actor.start();
-  return actor;
+  return { actor, stale: upgraded };
 }
 
 function linkOf(receipt: StoredReceipt, state: RoomState) {

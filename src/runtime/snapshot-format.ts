@@ -1,9 +1,9 @@
 /**
  * Room snapshots written by earlier versions, brought to the current shape when they are loaded.
  * Each step recognises its input by shape, so it is idempotent: loading twice, or crashing between
- * a load and the next commit, is harmless, and the room's next commit stores the current shape.
- * Every step ships with a test on data written by the code before it
- * (test/integration/runtime/snapshot-format.test.ts).
+ * a load and the next commit, is harmless. A room loaded in an older shape commits the current one
+ * on its next turn, and at start-up `upgrade.ts` gives every such room that turn. Every step ships
+ * with a test on data written by the code before it (test/integration/runtime/snapshot-format.test.ts).
  */
 import { emptySpeech, withMessage } from '../domain/room-acts.js';
 import type { Message, Speech } from '../domain/types.js';
@@ -13,9 +13,23 @@ interface PersistedRoom {
   [key: string]: unknown;
 }
 
-/** Parses a stored snapshot and upgrades it to the current shape. */
-export function readSnapshot(text: string): PersistedRoom {
-  return discussionToSpeech(JSON.parse(text) as PersistedRoom);
+/**
+ * Parses a stored snapshot and upgrades it to the current shape; `upgraded` says the stored text is
+ * in an older shape (or holds resolved decisions, which the next turn archives).
+ */
+export function readSnapshot(text: string): { snapshot: PersistedRoom; upgraded: boolean } {
+  const stored = JSON.parse(text) as PersistedRoom;
+  const snapshot = discussionToSpeech(stored);
+  return { snapshot, upgraded: snapshot !== stored || holdsResolvedDecisions(stored) };
+}
+
+/**
+ * Until resolved decisions were archived (stored append-only), their actors stayed children of the
+ * room. The registry archives them on the room's next turn; here they only mark the room as stale.
+ */
+function holdsResolvedDecisions(snapshot: PersistedRoom): boolean {
+  const children = (snapshot.children ?? {}) as Record<string, { snapshot?: { value?: unknown } }>;
+  return Object.values(children).some((child) => child.snapshot?.value === 'resolved');
 }
 
 /**

@@ -170,6 +170,16 @@ export interface RoomStore {
   /** Slugs linked to a credential key, most recently linked first, at most `limit`. */
   linkedRooms(key: string, limit: number): Promise<string[]>;
 
+  /**
+   * A page of every room's slug (and, on Redis, of slugs reserved for rooms since deleted: `load`
+   * tells). Start with cursor '' and continue while the returned cursor is not null.
+   */
+  roomSlugs(cursor: string, limit: number): Promise<{ slugs: string[]; cursor: string | null }>;
+
+  /** Service-wide settings the runtime records in the store (the snapshot format reached, say). */
+  meta(key: string): Promise<string | null>;
+  setMeta(key: string, value: string): Promise<void>;
+
   /** Throws StoreUnavailableError when the store cannot serve requests. */
   ping(): Promise<void>;
 

@@ -102,6 +102,7 @@ function keysOf(prefix: string) {
   const room = (slug: string) => `${prefix}room:{${slug}}`;
   return {
     slugs: `${prefix}slugs`,
+    meta: `${prefix}meta`,
     deadlines: `${prefix}deadlines`,
     room,
     events: (slug: string) => `${room(slug)}:events`,
@@ -232,6 +233,23 @@ export class RedisStore implements RoomStore {
       return Object.values(fields)
         .map(decodeArchived)
         .sort((x, y) => x.seq - y.seq);
+    });
+  }
+
+  roomSlugs(cursor: string, limit: number): Promise<{ slugs: string[]; cursor: string | null }> {
+    return this.call(async () => {
+      const [next, slugs] = await this.redis.sscan(this.key.slugs, cursor === '' ? '0' : cursor, 'COUNT', limit);
+      return { slugs, cursor: next === '0' ? null : next };
+    });
+  }
+
+  meta(key: string): Promise<string | null> {
+    return this.call(() => this.redis.hget(this.key.meta, key));
+  }
+
+  setMeta(key: string, value: string): Promise<void> {
+    return this.call(async () => {
+      await this.redis.hset(this.key.meta, key, value);
     });
   }
 

@@ -110,6 +110,13 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (slug, seq)
   ) WITHOUT ROWID;
   `,
+  // 5: service-wide settings recorded by the runtime.
+  `
+  CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];
 
 /**

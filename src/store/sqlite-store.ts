@@ -151,6 +151,13 @@ function prepareStatements(db: Database.Database) {
       'SELECT next_deadline FROM rooms WHERE next_deadline IS NOT NULL ORDER BY next_deadline LIMIT 1',
     ),
     ping: db.prepare('SELECT 1'),
+    roomSlugs: db.prepare<[string, number], { slug: string }>(
+      'SELECT slug FROM rooms WHERE slug > ? ORDER BY slug LIMIT ?',
+    ),
+    meta: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
+    setMeta: db.prepare<[string, string]>(
+      'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    ),
     linkRoom: db.prepare<[string, string, number]>(
       `INSERT INTO room_links (key, slug, linked_at) VALUES (?, ?, ?)
        ON CONFLICT (key, slug) DO UPDATE SET linked_at = excluded.linked_at`,
@@ -315,6 +322,23 @@ export class SqliteStore implements RoomStore {
 
   nextDeadline(): Promise<number | null> {
     return this.run(() => this.sql.nextDeadline.get()?.next_deadline ?? null);
+  }
+
+  roomSlugs(cursor: string, limit: number): Promise<{ slugs: string[]; cursor: string | null }> {
+    return this.run(() => {
+      const slugs = this.sql.roomSlugs.all(cursor, limit).map((row) => row.slug);
+      return { slugs, cursor: slugs.length < limit ? null : slugs.at(-1)! };
+    });
+  }
+
+  meta(key: string): Promise<string | null> {
+    return this.run(() => this.sql.meta.get(key)?.value ?? null);
+  }
+
+  setMeta(key: string, value: string): Promise<void> {
+    return this.grouped(() => {
+      this.sql.setMeta.run(key, value);
+    });
   }
 
   ping(): Promise<void> {

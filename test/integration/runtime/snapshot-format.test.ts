@@ -36,6 +36,17 @@ const BODIES = [
   'thinking',
 ];
 
+function storedRoom(dataDir: string): { snapshot: any; archived: unknown[] } {
+  const db = new Database(path.join(dataDir, 'conclave.db'), { readonly: true });
+  try {
+    const row = db.prepare('SELECT snapshot FROM rooms WHERE slug = ?').get(SLUG) as { snapshot: string };
+    const archived = db.prepare('SELECT seq FROM archived_decisions WHERE slug = ? ORDER BY seq').all(SLUG);
+    return { snapshot: JSON.parse(row.snapshot), archived };
+  } finally {
+    db.close();
+  }
+}
+
 function receiptCount(jws: string): number {
   return (decodeCompact(jws).payload as any).svc.deliberation_message_count;
 }
@@ -97,15 +108,19 @@ describe('snapshots written before the discussion left them', () => {
     await cp(FIXTURE, dataDir, { recursive: true });
     const svc = await startService({ clock: new ManualClock(LATER), dataDir });
     try {
+      // At start-up the stale room gets one empty turn: stored in the new shape before anyone writes.
+      expect(await svc.service.upgraded).toEqual({ checked: 1, upgraded: 1, alreadyCurrent: false });
+      const upgraded = storedRoom(dataDir);
+      expect(upgraded.snapshot.context.discussion).toBeUndefined();
+      expect(upgraded.snapshot.context.speech.total).toBe(9);
+      expect(Object.keys(upgraded.snapshot.children)).toHaveLength(1); // decision 2, still open
+      expect(upgraded.archived).toEqual([{ seq: 1 }]);
       await exercise(svc);
     } finally {
       await svc.stop({ keepData: true });
     }
-    const db = new Database(path.join(dataDir, 'conclave.db'), { readonly: true });
-    const stored = JSON.parse((db.prepare('SELECT snapshot FROM rooms WHERE slug = ?').get(SLUG) as any).snapshot);
+    const { snapshot: stored, archived } = storedRoom(dataDir);
     // Resolved decisions left the snapshot for the archive (the fixture's decision 1 among them).
-    const archived = db.prepare('SELECT seq FROM archived_decisions WHERE slug = ? ORDER BY seq').all(SLUG);
-    db.close();
     expect(Object.keys(stored.children)).toEqual([]);
     expect(archived).toEqual([{ seq: 1 }, { seq: 2 }]);
     expect(stored.context.discussion).toBeUndefined();
@@ -114,6 +129,7 @@ describe('snapshots written before the discussion left them', () => {
     // Loading the new shape again is a no-op: the room still reads the same.
     const again = await startService({ clock: new ManualClock(LATER + 60_000), dataDir });
     try {
+      expect(await again.service.upgraded).toEqual({ checked: 0, upgraded: 0, alreadyCurrent: true });
       const full = await call(again.base, 'GET', `/api/rooms/${SLUG}?include=full`, { token: ALICE });
       expect(full.body.discussion.map((m: any) => m.body)).toEqual([...BODIES, 'late']);
       const outcome = await call(again.base, 'GET', `/api/rooms/${SLUG}/outcome`, { token: BOB });
@@ -158,6 +174,7 @@ describe('snapshots written before the discussion left them', () => {
       env: { STORE: 'redis', REDIS_URL: redis.url },
     });
     try {
+      expect(await svc.service.upgraded).toEqual({ checked: 1, upgraded: 1, alreadyCurrent: false });
       await exercise(svc);
     } finally {
       await svc.stop({ keepData: true });

@@ -354,6 +354,29 @@ export function storeContract(target: StoreTarget): void {
     });
   });
 
+  describe('room slugs and meta', () => {
+    it('pages through every room, each once', async () => {
+      const slugs = Array.from({ length: 25 }, (_, i) => `page${String(i).padStart(2, '0')}`);
+      for (const slug of slugs) await store.commit(batch(slug, 0));
+      const seen: string[] = [];
+      let cursor: string | null = '';
+      for (let pages = 0; cursor !== null && pages < 100; pages++) {
+        const page: { slugs: string[]; cursor: string | null } = await store.roomSlugs(cursor, 10);
+        seen.push(...page.slugs);
+        cursor = page.cursor;
+      }
+      expect(cursor).toBeNull();
+      expect([...new Set(seen)].sort()).toEqual(slugs);
+    });
+
+    it('keeps service-wide settings', async () => {
+      expect(await store.meta('snapshot_format')).toBeNull();
+      await store.setMeta('snapshot_format', '2');
+      await store.setMeta('snapshot_format', '3');
+      expect(await store.meta('snapshot_format')).toBe('3');
+    });
+  });
+
   describe('archived decisions', () => {
     const archived = (seq: number) => ({
       decision_id: `d-${seq}`,

@@ -116,6 +116,7 @@ describe('SqliteStore', () => {
       { version: 2 },
       { version: 3 },
       { version: 4 },
+      { version: 5 },
     ]);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     db.close();
