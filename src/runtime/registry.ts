@@ -516,7 +516,12 @@ export class RoomRegistry {
     }
     if (cached && cached.version === record.version) return cached;
     cached?.actor.stop();
-    const archived = await this.deps.store.archivedDecisions(slug);
+    // The archive is append-only: a cached room reads only what was archived since.
+    const archived = new Map(cached?.archived);
+    const lastSeq = Math.max(0, ...[...archived.values()].map((d) => d.seq));
+    for (const a of await this.deps.store.archivedDecisions(slug, lastSeq)) {
+      archived.set(a.decision_id, JSON.parse(a.data) as DecisionData);
+    }
     const { actor, stale } = restoreActor(record.snapshot);
     const entry: Entry = {
       slug,
@@ -525,7 +530,7 @@ export class RoomRegistry {
       version: record.version,
       head: record.head,
       snapshotText: record.snapshot,
-      archived: new Map(archived.map((a) => [a.decision_id, JSON.parse(a.data) as DecisionData])),
+      archived,
     };
     this.remember(entry);
     return entry;

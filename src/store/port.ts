@@ -139,8 +139,8 @@ export interface RoomStore {
   /** The room's receipts in chain order. */
   receipts(slug: string): Promise<StoredReceipt[]>;
 
-  /** The room's archived decisions in seq order. */
-  archivedDecisions(slug: string): Promise<ArchivedDecision[]>;
+  /** The room's archived decisions with seq > afterSeq, in seq order (append-only: read what is new). */
+  archivedDecisions(slug: string, afterSeq?: number): Promise<ArchivedDecision[]>;
 
   /** The record stored under this scope, or null (also null once older than 24 h). */
   idempotency(scope: string): Promise<IdempotencyRecord | null>;

@@ -9,7 +9,7 @@
 export const CONFLICT_REPLY = 'CONCLAVE_CONFLICT';
 
 /**
- * KEYS: room hash, events zset, event-ids hash, receipts list, lock, archived-decisions hash, then
+ * KEYS: room hash, events zset, event-ids hash, receipts list, lock, archived-decisions zset, then
  * one key per idempotency record.
  * ARGV: expected_version, fence ('' = none), snapshot, next_deadline ('' = none),
  *   event count n, then n × (seq, id, JSON), then receipt count m, then m × (sequence, JSON),
@@ -76,7 +76,7 @@ for i = 0, k - 1 do
   redis.call('SET', KEYS[7 + i], ARGV[idemAt + 1 + i * 2], 'PX', ARGV[idemAt + 2 + i * 2])
 end
 for i = 0, a - 1 do
-  redis.call('HSET', archived, ARGV[archivedAt + 1 + i * 2], ARGV[archivedAt + 2 + i * 2])
+  redis.call('ZADD', archived, ARGV[archivedAt + 1 + i * 2], ARGV[archivedAt + 2 + i * 2])
 end
 return { version, head }
 `;

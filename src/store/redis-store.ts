@@ -227,12 +227,10 @@ export class RedisStore implements RoomStore {
     });
   }
 
-  archivedDecisions(slug: string): Promise<ArchivedDecision[]> {
+  archivedDecisions(slug: string, afterSeq = 0): Promise<ArchivedDecision[]> {
     return this.call(async () => {
-      const fields = await this.redis.hgetallBuffer(this.key.archived(slug));
-      return Object.values(fields)
-        .map(decodeArchived)
-        .sort((x, y) => x.seq - y.seq);
+      const members = await this.redis.zrangebyscoreBuffer(this.key.archived(slug), `(${afterSeq}`, '+inf');
+      return members.map(decodeArchived);
     });
   }
 
@@ -426,7 +424,7 @@ function encodeArchived(archived: ArchivedDecision[]): Arg[] {
   return args;
 }
 
-/** Marks a deflated archive entry; entries of the first archive format were plain JSON (`{`). */
+/** Marks a deflated archive entry (a plain JSON entry, `{`, is read as it is). */
 const DEFLATED = Buffer.from([1]);
 
 function decodeArchived(stored: Buffer): ArchivedDecision {

@@ -119,8 +119,8 @@ function prepareStatements(db: Database.Database) {
     insertArchived: db.prepare<[string, number, string, string]>(
       'INSERT INTO archived_decisions (slug, seq, decision_id, data) VALUES (?, ?, ?, ?)',
     ),
-    archived: db.prepare<[string], ArchivedDecision>(
-      'SELECT decision_id, seq, data FROM archived_decisions WHERE slug = ? ORDER BY seq',
+    archived: db.prepare<[string, number], ArchivedDecision>(
+      'SELECT decision_id, seq, data FROM archived_decisions WHERE slug = ? AND seq > ? ORDER BY seq',
     ),
     receipts: db.prepare<[string], StoredReceipt>(
       'SELECT sequence, decision_id, jws, receipt_hash FROM receipts WHERE slug = ? ORDER BY sequence',
@@ -272,8 +272,8 @@ export class SqliteStore implements RoomStore {
     return this.run(() => this.sql.receipts.all(slug));
   }
 
-  archivedDecisions(slug: string): Promise<ArchivedDecision[]> {
-    return this.run(() => this.sql.archived.all(slug));
+  archivedDecisions(slug: string, afterSeq = 0): Promise<ArchivedDecision[]> {
+    return this.run(() => this.sql.archived.all(slug, afterSeq));
   }
 
   idempotency(scope: string): Promise<IdempotencyRecord | null> {

@@ -388,6 +388,7 @@ export function storeContract(target: StoreTarget): void {
       await store.commit(batch('arch', 0, { archived: [archived(2)] }));
       await store.commit(batch('arch', 1, { archived: [archived(1), archived(3)] }));
       expect(await store.archivedDecisions('arch')).toEqual([archived(1), archived(2), archived(3)]);
+      expect(await store.archivedDecisions('arch', 1)).toEqual([archived(2), archived(3)]);
       expect(await store.archivedDecisions('nowhere')).toEqual([]);
     });
 
