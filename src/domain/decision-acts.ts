@@ -6,7 +6,7 @@ import { invalidInput, protocolError, type ProtocolError } from '../errors.js';
 import type { CanonicalBallot } from '../mechanisms/index.js';
 import { clip, iso } from './format.js';
 import { ballotText, resolveOptionRef, singleChoiceNumber } from './ballots.js';
-import type { Actor, DecisionData, DecisionFacts, EventDraft } from './types.js';
+import type { Actor, BallotRecord, DecisionData, DecisionFacts, EventDraft } from './types.js';
 
 export function notEligible(decision: DecisionData, facts: DecisionFacts, actor: Actor): ProtocolError | null {
   if (actor.participantId !== null && facts.electorate.includes(actor.participantId)) return null;
@@ -28,14 +28,19 @@ export function withChoice(
   const revised =
     decision.ballots.some((b) => b.participantId === pid) || decision.abstentions.some((a) => a.participantId === pid);
   const ballots = decision.ballots.filter((b) => b.participantId !== pid);
-  ballots.push({
+  const cast: BallotRecord = {
     participantId: pid,
     agentId: actor.agentId,
     mandateRef: actor.mandateRef,
     ballot,
     castAt: now,
     rationale,
-  });
+  };
+  // Kept in engine order (cast_at, then voter id; determination.ts): ballots cast in the same
+  // instant, as a drained batch casts them, then need no sorting each time they are counted.
+  let at = ballots.length;
+  while (at > 0 && ballots[at - 1]!.castAt === now && ballots[at - 1]!.agentId > cast.agentId) at--;
+  ballots.splice(at, 0, cast);
   return {
     decision: { ...decision, ballots, abstentions: decision.abstentions.filter((a) => a.participantId !== pid) },
     revised,
