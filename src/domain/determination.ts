@@ -162,7 +162,8 @@ export function sealRecord(
  * A lock proof's necessary condition, checked before counting every ballot (a hot room asks on
  * each choice). Ranked mechanisms and agreement decisions lock only once every eligible voter has
  * answered; a single-choice count, where a ballot adds 1 to one option, locks only when the leader
- * has more votes than ballots still outstanding. The raw ballot and abstention lists bound the
+ * has more votes than ballots still outstanding (so neither all ballots together nor the most
+ * ballots naming one option may be outnumbered by those outstanding). The raw ballot and abstention lists bound the
  * counted ones from above and the electorate bounds the eligible voters from below, so when this
  * says impossible the full count (lock.ts) would not have locked either.
  */
@@ -171,7 +172,20 @@ function lockImpossible(decision: DecisionData, facts: DecisionFacts): boolean {
   if (outstanding <= 0) return false;
   const family = engineFamily(facts.mechanism);
   if (decision.agreement || family === 'instant_runoff' || family === 'schulze') return true;
-  return family === 'generic' && takesSingleChoice(facts.mechanism) && decision.ballots.length <= outstanding;
+  if (family !== 'generic' || !takesSingleChoice(facts.mechanism)) return false;
+  return decision.ballots.length <= outstanding || mostVotesForOneOption(decision) <= outstanding;
+}
+
+/** The most raw single-choice ballots naming one option: an upper bound of any option's counted votes. */
+function mostVotesForOneOption(decision: DecisionData): number {
+  const votes = new Map<unknown, number>();
+  let most = 0;
+  for (const { ballot } of decision.ballots) {
+    const n = (votes.get(ballot) ?? 0) + 1;
+    votes.set(ballot, n);
+    if (n > most) most = n;
+  }
+  return most;
 }
 
 /** Next instant at which time alone changes this decision, or null. */
