@@ -38,7 +38,11 @@ async function growTo(api: Api, slug: string, tokens: string[], have: number, ta
     await Promise.all(
       tokens.map(async (token, agent) => {
         for (let i = agent; i < count; i += tokens.length) {
-          await api('POST', `/api/rooms/${slug}/discuss`, token, { body: `message ${messages + i}`, decision: seq });
+          const said = await api('POST', `/api/rooms/${slug}/discuss`, token, {
+            body: `message ${messages + i}`,
+            decision: seq,
+          });
+          if (said.error) throw new Error(`growing the history failed: ${JSON.stringify(said.error)}`);
         }
       }),
     );
@@ -48,17 +52,20 @@ async function growTo(api: Api, slug: string, tokens: string[], have: number, ta
   return messages;
 }
 
-async function probe(name: string, run: () => Promise<unknown>): Promise<BenchRow> {
+/** Sequential calls; an answer carrying an error envelope counts in the row's errors. */
+async function probe(name: string, run: () => Promise<Record<string, any>>): Promise<BenchRow> {
   const latencies: number[] = [];
+  let errors = 0;
   const started = performance.now();
   for (let i = 0; i < PROBES; i++) {
     const t = performance.now();
-    await run();
+    if ((await run()).error !== undefined) errors++;
     latencies.push(performance.now() - t);
   }
   latencies.sort((a, b) => a - b);
   const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)]!;
-  return { case: name, rps: Math.round(PROBES / ((performance.now() - started) / 1000)), p50: at(50), p99: at(99) };
+  const rps = Math.round(PROBES / ((performance.now() - started) / 1000));
+  return { case: name, rps, p50: at(50), p99: at(99), errors };
 }
 
 export const history: BenchCase = {
