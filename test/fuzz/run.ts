@@ -2,7 +2,8 @@
  * `npm run fuzz`: the fuzzer at full length against a fresh service process (FUZZ_REQUESTS, default
  * 100,000; FUZZ_SEED; FUZZ_STORE=redis with REDIS_URL to fuzz the Redis store). Prints the figures
  * and exits non-zero on any 5xx, non-envelope answer, crash, credential in the log, or RSS after the
- * run above 1.3× RSS after warm-up.
+ * run above 1.3× RSS after warm-up. The service runs with a bounded old space (128 MiB), so a leak
+ * shows as growth or an out-of-memory crash rather than hiding in a heap V8 sized to the load.
  */
 import { runFuzz, summarize } from './fuzzer.js';
 
