@@ -22,6 +22,7 @@ import { type Clock, systemClock } from './runtime/clock.js';
 import { Presence } from './runtime/presence.js';
 import { RoomRegistry } from './runtime/registry.js';
 import { type UpgradeReport, upgradeStoredRooms } from './runtime/upgrade.js';
+import { ServiceMetrics } from './observability/metrics.js';
 import { DeadlineScheduler } from './runtime/scheduler.js';
 import { openStore } from './store/index.js';
 import type { RoomStore } from './store/port.js';
@@ -54,6 +55,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
   });
 
   let scheduler: DeadlineScheduler | null = null;
+  let metrics: ServiceMetrics | null = null;
   const registry = new RoomRegistry({
     store,
     clock,
@@ -64,6 +66,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
       scheduler?.note(notice.nextDeadline);
       engagement.onCommit(notice);
     },
+    onBatch: (turns, commitSeconds) => metrics?.batch(turns, commitSeconds),
   });
   const engagement = new Engagement(
     { store, states: registry, clock },
@@ -74,6 +77,11 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
       userAgent: `Conclave-Webhooks/${SERVICE_VERSION}`,
     },
   );
+  metrics = new ServiceMetrics({
+    cachedRooms: () => registry.cachedRooms,
+    parkedWaiters: () => engagement.waiters.parked,
+    openStreams: () => engagement.streams.size,
+  });
   const adminTokenHash = config.adminToken ? hashSecret(config.adminToken) : null;
   // The registry and identity read services.baseUrl lazily: tests set it once the port is known.
   const services: Services = {
@@ -116,6 +124,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     ],
     onRequest: [rateLimitHook(identity.requestRates, config.rateLimits, () => clock.now())],
     revocations: () => identity.revocations(),
+    metrics,
   });
   scheduler = new DeadlineScheduler(
     store,

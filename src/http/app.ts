@@ -19,6 +19,8 @@ import { type Capabilities, registerMetaRoutes } from './meta.js';
 import { OAUTH_ROUTES } from './oauth-routes.js';
 import { registerRoomPage } from './room-page.js';
 import { registerOperationRoutes } from './routes.js';
+import { installMetrics } from './metrics-route.js';
+import type { ServiceMetrics } from '../observability/metrics.js';
 
 export interface HttpOptions {
   logLevel: string;
@@ -29,6 +31,8 @@ export interface HttpOptions {
   onRequest?: onRequestAsyncHookHandler[];
   /** The service's own mandate revocations, listed by discovery. */
   revocations?: () => Promise<Revocation[]>;
+  /** Prometheus metrics: every response is counted, and `GET /metrics` serves them. */
+  metrics?: ServiceMetrics;
 }
 
 const CORRELATION_ID = /^[\x21-\x7e]{1,128}$/;
@@ -115,6 +119,7 @@ export async function buildHttpApp(
   });
 
   for (const hook of options.onRequest ?? []) app.addHook('onRequest', hook);
+  if (options.metrics) installMetrics(app, options.metrics);
   installBodyParsing(app);
   installErrorHandling(app, routeMatcher(operations));
   await installBackPressure(app);

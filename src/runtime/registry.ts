@@ -83,6 +83,8 @@ export interface RuntimeDeps {
   baseUrl: () => string;
   /** Called after every commit: wake waiters, push streams, enqueue webhooks, arm timers. */
   onCommit?: (notice: CommitNotice) => void;
+  /** Called after every batch: its turns, and how long its commit took (null when nothing was written). */
+  onBatch?: (turns: number, commitSeconds: number | null) => void;
   maxCachedRooms?: number;
 }
 
@@ -247,6 +249,11 @@ export class RoomRegistry {
     await this.mailbox.drain();
   }
 
+  /** Room actors held in this process. */
+  get cachedRooms(): number {
+    return this.cache.size;
+  }
+
   private turn<R>(slug: string, spec: TurnSpec<R>): Promise<TurnResult<R>> {
     return new Promise((resolve, reject) => {
       const queued = { spec, resolve, reject } as QueuedTurn;
@@ -341,7 +348,11 @@ export class RoomRegistry {
       collected.archived.length > 0 ||
       entry.stale
     ) {
+      const started = performance.now();
       await this.commit(entry, collected, records, lock);
+      this.deps.onBatch?.(batch.length, (performance.now() - started) / 1000);
+    } else {
+      this.deps.onBatch?.(batch.length, null);
     }
     return outcomes;
   }

@@ -1,0 +1,16 @@
+/** `GET /metrics` (Prometheus text format) and the response hook that feeds the request metrics. */
+import type { FastifyInstance } from 'fastify';
+import type { ServiceMetrics } from '../observability/metrics.js';
+
+export function installMetrics(app: FastifyInstance, metrics: ServiceMetrics): void {
+  app.addHook('onResponse', async (request, reply) => {
+    // Route templates, not URLs, so slugs and tokens never become label values.
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.request(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+  });
+  app.get('/metrics', async (_request, reply) => {
+    const { contentType, body } = await metrics.text();
+    reply.header('content-type', contentType).header('cache-control', 'no-store');
+    return body;
+  });
+}
