@@ -23,6 +23,7 @@ import type { nextAction } from '../operations/next-action.js';
 import type { outcome } from '../operations/outcome.js';
 import type { propose } from '../operations/propose.js';
 import type { readRoomOperation } from '../operations/read-room.js';
+import type { getRoomMachine } from '../operations/room-machine.js';
 import type { updateRoomSettings } from '../operations/settings.js';
 import type { startChoosing } from '../operations/start-choosing.js';
 import type { OperationDef } from '../operations/types.js';
@@ -114,6 +115,8 @@ export class ConclaveClient {
 
   joinRoom = this.method<typeof joinRoom>(ROUTES.joinRoom);
   getRoom = this.method<typeof readRoomOperation>(ROUTES.getRoom);
+  /** The room's actors for the state-chart visualizer: current states and the timeline of steps. */
+  getRoomMachine = this.method<typeof getRoomMachine>(ROUTES.getRoomMachine);
 
   /** What changed since `since` (`current_through` of your last read). */
   readDelta(input: { slug: string; since: number } & CallOptions): Promise<Body> {

@@ -31,6 +31,7 @@ const read = (path: string, operation: string): RouteSpec => ({
 export const ROUTES = {
   createRoom: body('/api/rooms', 'createRoom'),
   getRoom: read('/api/rooms/{slug}', 'getRoom'),
+  getRoomMachine: read('/api/rooms/{slug}/machine', 'getRoomMachine'),
   deleteRoom: { method: 'DELETE', path: '/api/rooms/{slug}', source: 'none', mutating: true, operation: 'deleteRoom' },
   joinRoom: body('/api/rooms/{slug}/join', 'joinRoom'),
   ask: body('/api/rooms/{slug}/ask', 'ask'),

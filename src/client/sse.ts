@@ -84,7 +84,10 @@ interface Frame {
 
 /** Parses an SSE byte stream into frames (WHATWG "event stream interpretation", the parts used here). */
 async function* frames(body: ReadableStream<Uint8Array>): AsyncGenerator<Frame> {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  // Node's and the DOM's typings of TextDecoderStream differ in their writable side; both decode bytes.
+  const reader = body
+    .pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>)
+    .getReader();
   let buffer = '';
   try {
     for (;;) {

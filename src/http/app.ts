@@ -17,7 +17,9 @@ import { serializeRequest } from './log-redaction.js';
 import { EVENT_STREAM_PATH } from './event-stream-route.js';
 import { type Capabilities, registerMetaRoutes } from './meta.js';
 import { OAUTH_ROUTES } from './oauth-routes.js';
+import { registerPageAssets } from './page-assets.js';
 import { registerRoomPage } from './room-page.js';
+import { registerVisualizerPage } from './visualizer-page.js';
 import { registerOperationRoutes } from './routes.js';
 import { installMetrics } from './metrics-route.js';
 import type { ServiceMetrics } from '../observability/metrics.js';
@@ -126,6 +128,8 @@ export async function buildHttpApp(
   registerOperationRoutes(app, services, operations);
   registerMetaRoutes(app, services, operations, options.capabilities, options.revocations);
   registerRoomPage(app, services);
+  registerVisualizerPage(app);
+  registerPageAssets(app);
   for (const extend of options.extensions ?? []) await extend(app);
   return app;
 }

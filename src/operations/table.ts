@@ -19,6 +19,7 @@ import { nextAction } from './next-action.js';
 import { outcome } from './outcome.js';
 import { propose } from './propose.js';
 import { readRoomOperation } from './read-room.js';
+import { getRoomMachine } from './room-machine.js';
 import { updateRoomSettings } from './settings.js';
 import { startChoosing } from './start-choosing.js';
 import type { AnyOperation } from './types.js';
@@ -27,6 +28,7 @@ import { listWebhooks, registerWebhook, unregisterWebhook } from './webhooks.js'
 export const OPERATIONS: readonly AnyOperation[] = [
   createRoom,
   readRoomOperation,
+  getRoomMachine,
   deleteRoom,
   joinRoom,
   ask,

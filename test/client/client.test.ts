@@ -101,6 +101,9 @@ describe('ConclaveClient over real HTTP', () => {
     expect(positional).toBeDefined();
     const delta = await member.readDelta({ slug, since: 0 });
     expect(delta).toBeDefined();
+    const machine = await member.getRoomMachine({ slug });
+    expect(machine.room.state).toBe('room.active.deciding');
+    expect(machine.decisions[0]?.active).toEqual(['decision.voting', 'decision.voting.open']);
   });
 
   it('acts on a decision: discuss, propose, choose, abstain, list and outcome', async () => {

@@ -3,20 +3,15 @@
  * anywhere in its imports fails the build), then run in Debian's Chromium, where the verification
  * helpers check a real room's receipts and catch a tampered one.
  */
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/runtime/clock.js';
+import { hasChromium, launchChromium } from '../support/browser.js';
 import { seatedRoom } from '../support/engagement.js';
 import { call, type RunningService, startService } from '../support/service.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium && process.env.CI === 'true')
-  throw new Error(`${CHROMIUM} is missing, and CI requires the browser tests`);
 
 describe.skipIf(!hasChromium)('conclave/client in a browser', () => {
   const clock = new ManualClock();
@@ -70,17 +65,7 @@ describe.skipIf(!hasChromium)('conclave/client in a browser', () => {
     });
     await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
     pageUrl = `http://127.0.0.1:${(page.address() as { port: number }).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
