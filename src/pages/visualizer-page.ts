@@ -176,18 +176,40 @@ async function refresh(): Promise<void> {
 }
 
 function showError(error: unknown): void {
-  machine = null;
-  const message =
+  clearRoom();
+  status.textContent =
     error instanceof ConclaveError
       ? `${error.message}${error.code.startsWith('auth.') || error.status === 401 || error.status === 403 ? ' This room needs a credential: enter a participant token or the room password above.' : ''}`
       : 'The service could not be reached.';
-  status.textContent = message;
+}
+
+/** Shows nothing of any room: the bare charts. */
+function clearRoom(): void {
+  machine = null;
   mode.textContent = 'Nothing of this room is shown.';
   for (const figure of document.querySelectorAll('#decision-charts [data-decision-id]')) figure.remove();
   markCurrent($('room-chart').querySelector('svg')!, []);
   $('room-state-text').textContent = '–';
   $('decision-chart-idle').hidden = false;
   timeline.replaceChildren();
+}
+
+/**
+ * The join sliver of a room that is not public, from the `application/svc+json` state of its room
+ * page (01 §12); null for a public room, or when the page cannot say.
+ */
+async function joinSliver(room: string): Promise<string | null> {
+  const response = await fetch(`/r/${encodeURIComponent(room)}`).catch(() => null);
+  if (!response?.ok) return null;
+  const page = new DOMParser().parseFromString(await response.text(), 'text/html');
+  const state = JSON.parse(page.getElementById('room-state')?.textContent ?? '{}') as {
+    visibility?: string;
+    join_required?: boolean;
+    password_supported?: boolean;
+    api?: { join?: string };
+  };
+  if (!state.join_required) return null;
+  return `This room is ${state.visibility}. Join it to read it (POST ${state.api?.join}), or enter a participant token${state.password_supported ? ' or the room password' : ''} above: this room needs a credential.`;
 }
 
 /** Re-reads the machine on every event of the room, as long as the room stays selected. */
@@ -219,6 +241,17 @@ async function open(room: string): Promise<void> {
   url.searchParams.set('room', room);
   history.replaceState(null, '', url);
   status.textContent = `Opening ${room}…`;
+  if (!token && !password) {
+    // Without a credential, learn from the room page's machine-readable state whether the room can be
+    // read at all, rather than send a read the service is bound to refuse.
+    const sliver = await joinSliver(room);
+    if (sliver) {
+      clearRoom();
+      status.textContent = sliver;
+      slug = null;
+      return;
+    }
+  }
   await refresh();
   if (!machine) return;
   following = new AbortController();
