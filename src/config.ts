@@ -3,15 +3,42 @@ import path from 'node:path';
 import { z } from 'zod';
 import { type IssuerPolicy, normalizeOrigin } from './auth/issuers.js';
 import type { RateLimitSettings } from './auth/rate-limit.js';
+import { parseRedisUrl } from './store/redis-connection.js';
 
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   STORE: z.enum(['sqlite', 'redis']).default('sqlite'),
-  REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  /** One redis:// URL, or the nodes of a Redis Cluster, comma-separated. */
+  REDIS_URL: z
+    .string()
+    .default('redis://127.0.0.1:6379')
+    .superRefine((value, ctx) => {
+      try {
+        parseRedisUrl(value);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message.replace(/^REDIS_URL:?\s*/, '') });
+      }
+    }),
+  /**
+   * Behind a load balancer: whose X-Forwarded-For names the client. "true" (every hop) or the
+   * proxies' addresses/CIDRs, comma-separated. Unset: the socket's peer is the client.
+   */
+  TRUST_PROXY: z
+    .string()
+    .regex(
+      /^(true|false|[0-9a-fA-F.:/]+(,[0-9a-fA-F.:/]+)*)$/,
+      'must be true, false, or addresses/CIDRs, comma-separated',
+    )
+    .optional(),
+  /** Use the Cluster client even when REDIS_URL names a single node. */
+  REDIS_CLUSTER: z.enum(['0', '1', 'true', 'false']).default('0'),
+  /** Acknowledge a room write only after this many replicas have it (Redis WAIT); 0 = do not wait. */
+  REDIS_WAIT_REPLICAS: z.coerce.number().int().min(0).max(16).default(0),
+  REDIS_WAIT_TIMEOUT_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
   REDIS_KEY_PREFIX: z.string().default('conclave:'),
   /** A Redis command unanswered this long fails as 503 instead of hanging the request. */
-  REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
+  REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(2000),
   DATA_DIR: z.string().min(1).default('./data'),
   PUBLIC_BASE_URL: z.string().url().optional(),
   CONCLAVE_SIGNING_KEY_SEED: z
@@ -58,7 +85,17 @@ const envSchema = z.object({
 export interface ServiceConfig {
   port: number;
   host: string;
-  store: { kind: 'sqlite'; file: string } | { kind: 'redis'; url: string; keyPrefix: string; commandTimeoutMs: number };
+  store:
+    | { kind: 'sqlite'; file: string }
+    | {
+        kind: 'redis';
+        url: string;
+        cluster: boolean;
+        keyPrefix: string;
+        commandTimeoutMs: number;
+        waitReplicas: number;
+        waitTimeoutMs: number;
+      };
   dataDir: string;
   baseUrl: string;
   signingKeySeed: string | undefined;
@@ -71,6 +108,7 @@ export interface ServiceConfig {
   maxParkedConnections: number;
   roomCacheSize: number;
   rateLimits: RateLimitSettings;
+  trustProxy: true | string[] | undefined;
   mandateIssuers: IssuerPolicy;
 }
 
@@ -92,8 +130,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
         ? {
             kind: 'redis',
             url: e.REDIS_URL,
+            cluster: e.REDIS_CLUSTER === '1' || e.REDIS_CLUSTER === 'true' || parseRedisUrl(e.REDIS_URL).cluster,
             keyPrefix: e.REDIS_KEY_PREFIX,
             commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS,
+            waitReplicas: e.REDIS_WAIT_REPLICAS,
+            waitTimeoutMs: e.REDIS_WAIT_TIMEOUT_MS,
           }
         : { kind: 'sqlite', file: path.join(dataDir, 'conclave.db') },
     dataDir,
@@ -108,10 +149,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     maxParkedConnections: e.MAX_PARKED_CONNECTIONS,
     roomCacheSize: e.ROOM_CACHE_SIZE,
     rateLimits: { ipPerMinute: e.RATE_LIMIT_IP_PER_MIN, credentialPerMinute: e.RATE_LIMIT_CREDENTIAL_PER_MIN },
+    trustProxy: trustProxyOf(e.TRUST_PROXY),
     mandateIssuers: {
       allowlist: e.MANDATE_ISSUER_ALLOWLIST,
       allowSelfIssued: e.MANDATE_ALLOW_SELF_ISSUED === undefined ? undefined : e.MANDATE_ALLOW_SELF_ISSUED === 'true',
       allowPrivate: e.MANDATE_ISSUER_ALLOW_PRIVATE === 'true',
     },
   };
+}
+
+function trustProxyOf(value: string | undefined): true | string[] | undefined {
+  if (value === undefined || value === 'false') return undefined;
+  return value === 'true' ? true : value.split(',');
 }

@@ -67,13 +67,18 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
       engagement.onCommit(notice);
     },
     onBatch: (turns, commitSeconds) => metrics?.batch(turns, commitSeconds),
+    onLock: (waitSeconds, acquired) => metrics?.lock(waitSeconds, acquired),
+    onConflict: () => metrics?.commitConflict(),
   });
   const engagement = new Engagement(
     { store, states: registry, clock },
     {
       maxParked: config.maxParkedConnections,
       webhookAllowPrivate: config.webhookAllowPrivate,
-      redis: config.store.kind === 'redis' ? { url: config.store.url, keyPrefix: config.store.keyPrefix } : null,
+      redis:
+        config.store.kind === 'redis'
+          ? { url: config.store.url, cluster: config.store.cluster, keyPrefix: config.store.keyPrefix }
+          : null,
       userAgent: `Conclave-Webhooks/${SERVICE_VERSION}`,
     },
   );
@@ -81,6 +86,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     cachedRooms: () => registry.cachedRooms,
     parkedWaiters: () => engagement.waiters.parked,
     openStreams: () => engagement.streams.size,
+    pendingDeliveries: () => store.engagement.pendingDeliveries(),
   });
   const adminTokenHash = config.adminToken ? hashSecret(config.adminToken) : null;
   // The registry and identity read services.baseUrl lazily: tests set it once the port is known.
@@ -116,6 +122,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
   };
   const app = await buildHttpApp(services, OPERATIONS, {
     logLevel: config.logLevel,
+    trustProxy: config.trustProxy,
     capabilities: CAPABILITIES,
     extensions: [
       mcpExtension({ services, operations: OPERATIONS }),
@@ -149,6 +156,11 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     },
   );
 
+  // Runs when app.close() begins, before it waits for requests in flight: parked waits are among them.
+  app.addHook('preClose', async () => {
+    await engagement.stop();
+  });
+
   return {
     app,
     services,
@@ -157,10 +169,14 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     engagement,
     identity,
     upgraded,
+    /**
+     * Graceful drain: stop taking connections (new requests get 503), answer parked long-polls and
+     * end streams so their clients go elsewhere, finish requests and turns in flight (their locks are
+     * released as each turn ends), then close the store.
+     */
     async close() {
       await upgraded;
       scheduler?.stop();
-      await engagement.stop();
       await app.close();
       await registry.drain();
       await store.close();

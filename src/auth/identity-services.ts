@@ -3,8 +3,8 @@
  * (SQLite + in-memory, or Redis for both so limits and grants hold across processes), the device
  * flow, and the mandate verifier's dependencies.
  */
-import { Redis } from 'ioredis';
 import type { Keyring } from '../receipts/index.js';
+import { connectRedisClient, createRedisClient, type RedisClient } from '../store/redis-connection.js';
 import { DEFAULT_COMMAND_TIMEOUT_MS } from '../store/redis-store.js';
 import { DeviceFlow } from './device-flow.js';
 import type { IdentityStore, Revocation } from './identity-store.js';
@@ -18,7 +18,7 @@ import { RedisRateCounters } from './rate-limit-redis.js';
 export interface IdentityConfig {
   store:
     | { kind: 'sqlite'; file: string }
-    | { kind: 'redis'; url: string; keyPrefix: string; commandTimeoutMs?: number };
+    | { kind: 'redis'; url: string; cluster?: boolean; keyPrefix: string; commandTimeoutMs?: number };
   adminTokenHash: string | null;
   issuers: IssuerPolicy;
 }
@@ -40,9 +40,14 @@ export async function openIdentityServices(
 ): Promise<IdentityServices> {
   let store: IdentityStore;
   let counters: RequestRateCounter & MandateRateCounter;
-  let redis: Redis | null = null;
+  let redis: RedisClient | null = null;
   if (config.store.kind === 'redis') {
-    redis = await connectRedis(config.store.url, config.store.commandTimeoutMs);
+    redis = createRedisClient(config.store.url, {
+      cluster: config.store.cluster ?? false,
+      commandTimeoutMs: config.store.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+      role: 'commands',
+    });
+    await connectRedisClient(redis);
     store = new RedisIdentityStore(redis, config.store.keyPrefix);
     counters = new RedisRateCounters(redis, config.store.keyPrefix);
   } else {
@@ -75,24 +80,4 @@ export async function openIdentityServices(
       redis?.disconnect();
     },
   };
-}
-
-async function connectRedis(url: string, commandTimeoutMs = DEFAULT_COMMAND_TIMEOUT_MS): Promise<Redis> {
-  const redis = new Redis(url, {
-    lazyConnect: true,
-    // Same failure behaviour as the room store: fail fast while Redis is away, reconnect in the background.
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    retryStrategy: (attempt) => Math.min(50 * attempt, 1000),
-    connectTimeout: commandTimeoutMs,
-    commandTimeout: commandTimeoutMs,
-  });
-  redis.on('error', () => {});
-  try {
-    await redis.connect();
-  } catch (error) {
-    redis.disconnect();
-    throw error;
-  }
-  return redis;
 }

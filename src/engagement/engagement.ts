@@ -24,7 +24,7 @@ export interface EngagementSettings {
   /** Lets webhooks target loopback and private addresses (tests, private deployments). */
   webhookAllowPrivate: boolean;
   /** Redis mode: where commit notices are published for the other processes. */
-  redis: { url: string; keyPrefix: string } | null;
+  redis: { url: string; cluster: boolean; keyPrefix: string } | null;
   userAgent: string;
 }
 
@@ -37,6 +37,9 @@ export interface EngagementDeps {
 export interface EngagementLog {
   error(details: Record<string, unknown>, message: string): void;
 }
+
+/** The `retry:` an event stream ends with when its process drains: reconnect soon, elsewhere. */
+const RECONNECT_AFTER_MS = 1000;
 
 export class Engagement {
   readonly bus = new CommitBus();
@@ -77,6 +80,7 @@ export class Engagement {
     if (redis) {
       this.fanout = await RedisCommitFanout.open(
         redis.url,
+        redis.cluster,
         redis.keyPrefix,
         (slug, head) => this.bus.notify(slug, head),
         (error) => this.log.error({ err: error }, 'commit notice publish failed'),
@@ -85,10 +89,13 @@ export class Engagement {
     await this.webhooks.start();
   }
 
-  /** Answers every parked long-poll, ends every stream, and lets webhook attempts in flight settle. */
+  /**
+   * Answers every parked long-poll with its timeout shape (the client polls again, on another
+   * process), ends every stream with a reconnect hint, and lets webhook attempts in flight settle.
+   */
   async stop(): Promise<void> {
     this.waiters.releaseAll();
-    this.streams.closeAll();
+    this.streams.closeAll(RECONNECT_AFTER_MS);
     await this.webhooks.stop();
     await this.fanout?.close();
     this.fanout = null;

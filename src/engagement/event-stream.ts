@@ -57,11 +57,15 @@ export class EventStream {
     void this.pump();
   }
 
-  close(): void {
+  /** Ends the stream; with `retryMs`, first tells the client when to reconnect (a draining process). */
+  close(retryMs?: number): void {
     if (this.closed) return;
     this.closed = true;
     for (const cleanup of this.cleanups.splice(0)) cleanup();
-    if (!this.response.writableEnded) this.response.end();
+    if (!this.response.writableEnded) {
+      if (retryMs !== undefined) this.response.write(`retry: ${retryMs}\n\n`);
+      this.response.end();
+    }
     this.onClose();
   }
 
@@ -127,8 +131,9 @@ export class EventStreams {
     this.open.delete(stream);
   }
 
-  closeAll(): void {
-    for (const stream of [...this.open]) stream.close();
+  /** Ends every stream, asking clients to reconnect after `retryMs` (to another process). */
+  closeAll(retryMs?: number): void {
+    for (const stream of [...this.open]) stream.close(retryMs);
   }
 
   get size(): number {

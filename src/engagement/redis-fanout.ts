@@ -6,7 +6,8 @@
  * the wait's timeout: waiters always evaluate the committed state, never the message.
  */
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { createRedisClient, type RedisClient } from '../store/redis-connection.js';
+import { DEFAULT_COMMAND_TIMEOUT_MS } from '../store/redis-store.js';
 
 interface Notice {
   origin: string;
@@ -19,8 +20,8 @@ export class RedisCommitFanout {
   private readonly channel: string;
 
   private constructor(
-    private readonly publisher: Redis,
-    private readonly subscriber: Redis,
+    private readonly publisher: RedisClient,
+    private readonly subscriber: RedisClient,
     keyPrefix: string,
     private readonly onError: (error: unknown) => void,
   ) {
@@ -29,19 +30,14 @@ export class RedisCommitFanout {
 
   static async open(
     url: string,
+    cluster: boolean,
     keyPrefix: string,
     onRemoteCommit: (slug: string, head: number) => void,
     onError: (error: unknown) => void,
   ): Promise<RedisCommitFanout> {
-    const options = {
-      lazyConnect: true,
-      maxRetriesPerRequest: 1,
-      retryStrategy: (n: number) => Math.min(50 * n, 1000),
-    };
-    const publisher = new Redis(url, options);
-    const subscriber = new Redis(url, options);
-    publisher.on('error', () => {});
-    subscriber.on('error', () => {});
+    const options = { cluster, commandTimeoutMs: DEFAULT_COMMAND_TIMEOUT_MS, role: 'pubsub' } as const;
+    const publisher = createRedisClient(url, options);
+    const subscriber = createRedisClient(url, options);
     const fanout = new RedisCommitFanout(publisher, subscriber, keyPrefix, onError);
     await Promise.all([publisher.connect(), subscriber.connect()]);
     subscriber.on('message', (channel: string, text: string) => {

@@ -35,6 +35,11 @@ export interface HttpOptions {
   revocations?: () => Promise<Revocation[]>;
   /** Prometheus metrics: every response is counted, and `GET /metrics` serves them. */
   metrics?: ServiceMetrics;
+  /**
+   * Which proxies' X-Forwarded-For to believe for the client address (rate limits, logs): fastify's
+   * trustProxy — true, or the proxies' addresses/CIDRs. Off unless the service sits behind one.
+   */
+  trustProxy?: true | string[] | undefined;
 }
 
 const CORRELATION_ID = /^[\x21-\x7e]{1,128}$/;
@@ -71,6 +76,7 @@ export async function buildHttpApp(
   options: HttpOptions,
 ): Promise<FastifyInstance> {
   const app = Fastify({
+    ...(options.trustProxy !== undefined ? { trustProxy: options.trustProxy } : {}),
     logger: {
       level: options.logLevel,
       serializers: { req: serializeRequest },

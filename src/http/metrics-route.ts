@@ -1,12 +1,16 @@
 /** `GET /metrics` (Prometheus text format) and the response hook that feeds the request metrics. */
 import type { FastifyInstance } from 'fastify';
 import type { ServiceMetrics } from '../observability/metrics.js';
+import { StoreUnavailableError } from '../store/port.js';
 
 export function installMetrics(app: FastifyInstance, metrics: ServiceMetrics): void {
   app.addHook('onResponse', async (request, reply) => {
     // Route templates, not URLs, so slugs and tokens never become label values.
     const route = request.routeOptions.url ?? 'unmatched';
     metrics.request(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+  });
+  app.addHook('onError', async (_request, _reply, error) => {
+    if (error instanceof StoreUnavailableError) metrics.storeUnavailable();
   });
   app.get('/metrics', async (_request, reply) => {
     const { contentType, body } = await metrics.text();

@@ -1,8 +1,9 @@
 /**
  * The service's Prometheus metrics (`GET /metrics`, text format 0.0.4), on a registry of its own so
  * several services in one process (tests) keep separate figures. What moves with load: requests
- * per route and status with their latency, room batches (turns per batch, commit latency), and
- * gauges read at scrape time (cached rooms, parked long-polls, open event streams), beside the
+ * per route and status with their latency, room batches (turns per batch, commit latency), room
+ * locks (wait, timeouts) and commit conflicts, store outages answered, and gauges read at scrape
+ * time (cached rooms, parked long-polls, open event streams, webhook outbox depth), beside the
  * process's own figures (CPU, memory, event-loop lag).
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
@@ -11,6 +12,8 @@ export interface MetricSources {
   cachedRooms(): number;
   parkedWaiters(): number;
   openStreams(): number;
+  /** Pending webhook deliveries (the whole deployment's outbox); may fail while the store is away. */
+  pendingDeliveries(): Promise<number>;
 }
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -21,6 +24,10 @@ export class ServiceMetrics {
   private readonly requestSeconds: Histogram<'method' | 'route'>;
   private readonly batchTurns: Histogram;
   private readonly commitSeconds: Histogram;
+  private readonly lockWaitSeconds: Histogram;
+  private readonly lockTimeouts: Counter;
+  private readonly commitConflicts: Counter;
+  private readonly storeOutages: Counter;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -49,6 +56,39 @@ export class ServiceMetrics {
       help: 'Time for a room batch to become durable in the store.',
       buckets: LATENCY_BUCKETS,
       registers,
+    });
+    this.lockWaitSeconds = new Histogram({
+      name: 'conclave_room_lock_wait_seconds',
+      help: "Time to take a room's lock (Redis mode; a lock held by a dead process lapses after 1.5 s).",
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.lockTimeouts = new Counter({
+      name: 'conclave_room_lock_timeouts_total',
+      help: "Turns that gave up waiting for a room's lock (answered 503).",
+      registers,
+    });
+    this.commitConflicts = new Counter({
+      name: 'conclave_room_commit_conflicts_total',
+      help: 'Commits refused by the version check or the lock fence, and run again on fresh state.',
+      registers,
+    });
+    this.storeOutages = new Counter({
+      name: 'conclave_store_unavailable_total',
+      help: 'Requests answered 503 because the store did not answer.',
+      registers,
+    });
+    new Gauge({
+      name: 'conclave_webhook_outbox_pending',
+      help: 'Webhook deliveries waiting for an attempt.',
+      registers,
+      async collect() {
+        try {
+          this.set(await sources.pendingDeliveries());
+        } catch {
+          // The store is away: the gauge keeps its last figure; conclave_store_unavailable_total says why.
+        }
+      },
     });
     new Gauge({
       name: 'conclave_rooms_cached',
@@ -84,6 +124,19 @@ export class ServiceMetrics {
   batch(turns: number, commitSeconds: number | null): void {
     this.batchTurns.observe(turns);
     if (commitSeconds !== null) this.commitSeconds.observe(commitSeconds);
+  }
+
+  lock(waitSeconds: number, acquired: boolean): void {
+    if (acquired) this.lockWaitSeconds.observe(waitSeconds);
+    else this.lockTimeouts.inc();
+  }
+
+  commitConflict(): void {
+    this.commitConflicts.inc();
+  }
+
+  storeUnavailable(): void {
+    this.storeOutages.inc();
   }
 
   async text(): Promise<{ contentType: string; body: string }> {

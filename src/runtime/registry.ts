@@ -85,6 +85,10 @@ export interface RuntimeDeps {
   onCommit?: (notice: CommitNotice) => void;
   /** Called after every batch: its turns, and how long its commit took (null when nothing was written). */
   onBatch?: (turns: number, commitSeconds: number | null) => void;
+  /** After each wait for a room lock: how long, and whether it was taken (false: gave up, 503). */
+  onLock?: (waitSeconds: number, acquired: boolean) => void;
+  /** A commit refused by the version check or the fence; the turn runs again on fresh state. */
+  onConflict?: () => void;
   maxCachedRooms?: number;
 }
 
@@ -116,8 +120,12 @@ class BatchRestart extends Error {
   }
 }
 
-const LOCK_TTL_MS = 10_000;
-const LOCK_WAIT_MS = 5_000;
+/**
+ * A room lock lives 1.5 s and is renewed while its turn runs (keptAlive): a process that dies holding
+ * it costs its rooms at most 1.5 s. A request waits at most 3 s for a busy room, then answers 503.
+ */
+const LOCK_TTL_MS = 1_500;
+const LOCK_WAIT_MS = 3_000;
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
 export class RoomRegistry {
@@ -196,6 +204,7 @@ export class RoomRegistry {
       try {
         return await this.turn(slug, spec);
       } catch (error) {
+        if (error instanceof StoreConflictError) this.deps.onConflict?.();
         if (error instanceof StoreConflictError && attempt < 2) continue;
         throw error;
       }
@@ -573,8 +582,31 @@ export class RoomRegistry {
   private async lockFor(slug: string): Promise<RoomLock | null> {
     // The embedded store is single-process: the mailbox already serialises, and the version check fences.
     if (this.deps.store.kind === 'sqlite') return null;
-    return this.deps.store.lock(slug, LOCK_TTL_MS, LOCK_WAIT_MS);
+    const started = performance.now();
+    try {
+      const lock = await this.deps.store.lock(slug, LOCK_TTL_MS, LOCK_WAIT_MS);
+      this.deps.onLock?.((performance.now() - started) / 1000, true);
+      return keptAlive(lock, LOCK_TTL_MS);
+    } catch (error) {
+      this.deps.onLock?.((performance.now() - started) / 1000, false);
+      throw error;
+    }
   }
+}
+
+/** The lock, renewed every third of its TTL until released, however long the turn takes. */
+function keptAlive(lock: RoomLock, ttlMs: number): RoomLock {
+  const renewal = setInterval(() => void lock.renew(), Math.floor(ttlMs / 3));
+  renewal.unref();
+  return {
+    slug: lock.slug,
+    token: lock.token,
+    renew: () => lock.renew(),
+    release: () => {
+      clearInterval(renewal);
+      return lock.release();
+    },
+  };
 }
 
 function recordOf(idempotency: IdempotencySpec, result: unknown, now: number): IdempotencyRecord {

@@ -94,6 +94,9 @@ export interface EngagementStore {
   /** Earliest due time of any pending delivery, or null. */
   nextDeliveryAt(): Promise<number | null>;
 
+  /** Pending deliveries in the outbox: its depth, for metrics. */
+  pendingDeliveries(): Promise<number>;
+
   /**
    * Claims the next attempt: succeeds for exactly one caller, and only while the delivery is pending,
    * due at `nowMs` and has made exactly `attempts` attempts. The claim counts the attempt and holds the

@@ -5,7 +5,15 @@ import { openSqliteStore } from './sqlite-store.js';
 
 export type StoreConfig = (
   | { kind: 'sqlite'; file: string }
-  | { kind: 'redis'; url: string; keyPrefix?: string; commandTimeoutMs?: number }
+  | {
+      kind: 'redis';
+      url: string;
+      cluster?: boolean;
+      keyPrefix?: string;
+      commandTimeoutMs?: number;
+      waitReplicas?: number;
+      waitTimeoutMs?: number;
+    }
 ) & {
   /** Epoch ms for idempotency record age; defaults to Date.now. */
   clock?: () => number;

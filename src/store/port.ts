@@ -113,6 +113,11 @@ export interface RoomLock {
   readonly slug: string;
   /** Random token; also the fencing value checked by commit({fence}). */
   readonly token: string;
+  /**
+   * Extends the lock by its TTL if it is still ours (compare-and-expire); false when it was lost.
+   * Never throws. A holder renews while its turn runs; a frozen or dead one cannot, so its lock lapses.
+   */
+  renew(): Promise<boolean>;
   /** Releases only if the lock is still ours (compare-and-delete). Never throws. */
   release(): Promise<void>;
 }

@@ -192,6 +192,11 @@ export class RedisEngagementStore implements EngagementStore {
     });
   }
 
+  /** The due index holds one entry per pending delivery. */
+  pendingDeliveries(): Promise<number> {
+    return this.calls.call(() => this.redis.zcard(this.dueKey));
+  }
+
   nextDeliveryAt(): Promise<number | null> {
     return this.calls.call(async () => {
       const [, score] = await this.redis.zrange(this.dueKey, 0, 0, 'WITHSCORES');

@@ -97,6 +97,12 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `;
 
+/** KEYS: lock. ARGV: token, ttl ms. Extends the lock only while it still holds our token. */
+export const RENEW_LOCK_SCRIPT = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+`;
+
 /**
  * KEYS: deadlines zset. ARGV: slug, score seen, corrected score ('' = remove).
  * Corrects a stale deadline entry unless a newer commit has rewritten it since it was read.

@@ -6,7 +6,6 @@
  * index, idempotency records of room-less scopes) are only ever touched by single-key commands.
  */
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { Redis } from 'ioredis';
 import {
   acquireWithin,
   assertBatchShape,
@@ -33,27 +32,39 @@ import {
   engagementKeys,
   RedisEngagementStore,
 } from './redis-engagement.js';
+import { connectRedisClient, createRedisClient } from './redis-connection.js';
 import {
   COMMIT_SCRIPT,
   CONFLICT_REPLY,
   DELETE_ROOM_SCRIPT,
   RELEASE_LOCK_SCRIPT,
+  RENEW_LOCK_SCRIPT,
   REPAIR_DEADLINE_SCRIPT,
 } from './redis-scripts.js';
 
 export interface RedisStoreOptions {
-  /** redis:// or rediss:// URL. */
+  /** redis:// or rediss:// URL, or several nodes of a Redis Cluster, comma-separated. */
   url: string;
+  /** A Redis Cluster even when `url` names one node. */
+  cluster?: boolean;
+  /**
+   * Acknowledge a room commit only once this many replicas have it (WAIT); fewer within
+   * `waitTimeoutMs` fails the write as unavailable (503), never a false success.
+   */
+  waitReplicas?: number;
+  waitTimeoutMs?: number;
   /** Prepended to every key. Defaults to 'conclave:'. */
   keyPrefix?: string;
   /** Epoch ms; governs idempotency record age. Defaults to Date.now. */
   clock?: () => number;
-  /** A command unanswered this long fails as unavailable. Defaults to 5 s. */
+  /** A command unanswered this long fails as unavailable. Defaults to 2 s. */
   commandTimeoutMs?: number;
 }
 
 /** A request that gets no answer within this time fails as unavailable instead of hanging. */
-export const DEFAULT_COMMAND_TIMEOUT_MS = 5000;
+export const DEFAULT_COMMAND_TIMEOUT_MS = 2000;
+/** How long a commit waits for its replicas (REDIS_WAIT_REPLICAS) before it fails as unavailable. */
+export const DEFAULT_WAIT_TIMEOUT_MS = 1000;
 
 type Arg = string | number | Buffer;
 
@@ -61,41 +72,34 @@ interface ScriptCommands {
   conclaveCommit(...args: Arg[]): Promise<[number, number]>;
   conclaveDeleteRoom(...args: Arg[]): Promise<number>;
   conclaveReleaseLock(...args: Arg[]): Promise<number>;
+  conclaveRenewLock(...args: Arg[]): Promise<number>;
   conclaveRepairDeadline(...args: Arg[]): Promise<number>;
 }
 
 type ScriptedRedis = EngagementRedis & ScriptCommands;
 
 export async function openRedisStore(options: RedisStoreOptions): Promise<RedisStore> {
-  const redis = new Redis(options.url, {
-    lazyConnect: true,
-    // Fail fast while Redis is away instead of queueing: the caller answers 503 and the client
-    // retries. Reconnection itself continues in the background (retryStrategy).
-    enableOfflineQueue: false,
-    // 0 rejects in-flight requests as soon as the connection drops. Together with no automatic
-    // resend, a commit whose reply was lost is reported as unavailable rather than replayed
-    // later and reported as a conflict although it was applied.
-    maxRetriesPerRequest: 0,
-    autoResendUnfulfilledCommands: false,
-    retryStrategy: (attempt) => Math.min(50 * attempt, 1000),
-    connectTimeout: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
-    commandTimeout: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+  const redis = createRedisClient(options.url, {
+    cluster: options.cluster ?? false,
+    commandTimeoutMs: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+    role: 'commands',
   });
-  // Connection errors surface on the requests they fail; without a listener ioredis logs them.
-  redis.on('error', () => {});
   // The key count varies with the idempotency records: the caller passes it first.
   redis.defineCommand('conclaveCommit', { lua: COMMIT_SCRIPT });
   redis.defineCommand('conclaveDeleteRoom', { numberOfKeys: 8, lua: DELETE_ROOM_SCRIPT });
   redis.defineCommand('conclaveReleaseLock', { numberOfKeys: 1, lua: RELEASE_LOCK_SCRIPT });
+  redis.defineCommand('conclaveRenewLock', { numberOfKeys: 1, lua: RENEW_LOCK_SCRIPT });
   redis.defineCommand('conclaveRepairDeadline', { numberOfKeys: 1, lua: REPAIR_DEADLINE_SCRIPT });
   defineEngagementCommands(redis);
   try {
-    await redis.connect();
+    await connectRedisClient(redis);
   } catch (error) {
-    redis.disconnect();
     throw toStoreError(error);
   }
-  return new RedisStore(redis as ScriptedRedis, options.keyPrefix ?? 'conclave:', options.clock ?? Date.now);
+  return new RedisStore(redis as ScriptedRedis, options.keyPrefix ?? 'conclave:', options.clock ?? Date.now, {
+    replicas: options.waitReplicas ?? 0,
+    timeoutMs: options.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS,
+  });
 }
 
 function keysOf(prefix: string) {
@@ -129,6 +133,7 @@ export class RedisStore implements RoomStore {
     private readonly redis: ScriptedRedis,
     keyPrefix: string,
     private readonly clock: () => number,
+    private readonly replication: { replicas: number; timeoutMs: number } = { replicas: 0, timeoutMs: 0 },
   ) {
     this.key = keysOf(keyPrefix);
     this.engagement = new RedisEngagementStore(redis, keyPrefix, this.key.room, {
@@ -178,29 +183,57 @@ export class RedisStore implements RoomStore {
     // Records of the room's own scopes live in its hash slot and commit inside the script.
     const inScript = records.filter((record) => slugOfScope(record.scope) === slug);
     const separate = records.filter((record) => slugOfScope(record.scope) !== slug);
+    const args: Arg[] = [
+      6 + inScript.length,
+      this.key.room(slug),
+      this.key.events(slug),
+      this.key.eventIds(slug),
+      this.key.receipts(slug),
+      this.key.lock(slug),
+      this.key.archived(slug),
+      ...inScript.map((record) => this.key.idempotency(record.scope)),
+      batch.expected_version,
+      batch.fence ?? '',
+      batch.snapshot,
+      batch.next_deadline ?? '',
+      ...encodeEvents(batch.events),
+      ...encodeReceipts(batch.receipts),
+      inScript.length,
+      ...inScript.flatMap((record) => [JSON.stringify(record), this.idempotencyTtl(record)]),
+      ...encodeArchived(batch.archived ?? []),
+    ];
     const [version, head] = await this.call(() =>
-      this.redis.conclaveCommit(
-        6 + inScript.length,
-        this.key.room(slug),
-        this.key.events(slug),
-        this.key.eventIds(slug),
-        this.key.receipts(slug),
-        this.key.lock(slug),
-        this.key.archived(slug),
-        ...inScript.map((record) => this.key.idempotency(record.scope)),
-        batch.expected_version,
-        batch.fence ?? '',
-        batch.snapshot,
-        batch.next_deadline ?? '',
-        ...encodeEvents(batch.events),
-        ...encodeReceipts(batch.receipts),
-        inScript.length,
-        ...inScript.flatMap((record) => [JSON.stringify(record), this.idempotencyTtl(record)]),
-        ...encodeArchived(batch.archived ?? []),
-      ),
+      this.replication.replicas > 0 ? this.commitReplicated(args) : this.redis.conclaveCommit(...args),
     );
     await this.afterCommit(batch, version, separate);
     return { slug, version, head, snapshot: batch.snapshot, next_deadline: batch.next_deadline };
+  }
+
+  /**
+   * The commit script and WAIT in one pipeline: on a Cluster both go to the room's master, so WAIT
+   * counts the replicas of exactly that write. Too few replicas within the timeout is a failure the
+   * caller answers with 503; the write may still have landed, and the client's retry with its
+   * Idempotency-Key gets the stored result.
+   */
+  private async commitReplicated(args: Arg[]): Promise<[number, number]> {
+    const { replicas, timeoutMs } = this.replication;
+    const pipeline = this.redis.pipeline() as unknown as ScriptCommands & {
+      wait(replicas: number, timeout: number): unknown;
+      exec(): Promise<[Error | null, unknown][] | null>;
+    };
+    pipeline.conclaveCommit(...args);
+    pipeline.wait(replicas, timeoutMs);
+    const replies = await pipeline.exec();
+    const [commitError, committed] = replies?.[0] ?? [new Error('no reply to the commit')];
+    if (commitError) throw commitError;
+    const [waitError, acknowledged] = replies?.[1] ?? [new Error('no reply to WAIT')];
+    if (waitError) throw waitError;
+    if (Number(acknowledged) < replicas) {
+      throw new StoreUnavailableError(
+        `the write reached ${Number(acknowledged)} of the ${replicas} Redis replicas required within ${timeoutMs} ms`,
+      );
+    }
+    return committed as [number, number];
   }
 
   events(slug: string, afterSeq: number, limit: number): Promise<StoredEvent[]> {
@@ -288,6 +321,13 @@ export class RedisStore implements RoomStore {
     return {
       slug,
       token,
+      renew: async () => {
+        try {
+          return (await this.redis.conclaveRenewLock(key, token, ttlMs)) === 1;
+        } catch {
+          return false;
+        }
+      },
       release: () => this.bestEffort(() => this.redis.conclaveReleaseLock(key, token)),
     };
   }

@@ -82,6 +82,7 @@ function prepareStatements(db: Database.Database) {
       `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ?
        ORDER BY next_attempt_at, seq LIMIT ?`,
     ),
+    pendingDeliveries: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM deliveries WHERE status = 'pending'"),
     nextDeliveryAt: db.prepare<[], { at: number | null }>(
       "SELECT MIN(next_attempt_at) AS at FROM deliveries WHERE status = 'pending'",
     ),
@@ -205,6 +206,10 @@ export class SqliteEngagementStore implements EngagementStore {
 
   nextDeliveryAt(): Promise<number | null> {
     return this.run(() => this.sql.nextDeliveryAt.get()?.at ?? null);
+  }
+
+  pendingDeliveries(): Promise<number> {
+    return this.run(() => this.sql.pendingDeliveries.get()?.n ?? 0);
   }
 
   claimDelivery(

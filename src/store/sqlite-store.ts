@@ -143,6 +143,7 @@ function prepareStatements(db: Database.Database) {
       'SELECT token, expires_at FROM locks WHERE slug = ?',
     ),
     releaseLock: db.prepare<[string, string]>('DELETE FROM locks WHERE slug = ? AND token = ?'),
+    renewLock: db.prepare<[number, string, string]>('UPDATE locks SET expires_at = ? WHERE slug = ? AND token = ?'),
     dueRooms: db.prepare<[number, number], { slug: string }>(
       `SELECT slug FROM rooms WHERE next_deadline IS NOT NULL AND next_deadline <= ?
        ORDER BY next_deadline, slug LIMIT ?`,
@@ -295,6 +296,14 @@ export class SqliteStore implements RoomStore {
     return {
       slug,
       token,
+      renew: async () => {
+        if (!this.db.open) return false;
+        try {
+          return this.sql.renewLock.run(Date.now() + ttlMs, slug, token).changes === 1;
+        } catch {
+          return false;
+        }
+      },
       release: async () => {
         if (!this.db.open) return;
         try {

@@ -24,10 +24,10 @@ export interface ChildService {
 
 export async function spawnService(
   env: Record<string, string>,
-  options: { capture?: boolean } = {},
+  options: { capture?: boolean; port?: number; dataDir?: string } = {},
 ): Promise<ChildService> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'conclave-peer-'));
-  const port = await freePort();
+  const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'conclave-peer-')));
+  const port = options.port ?? (await freePort());
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: repoRoot,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir },

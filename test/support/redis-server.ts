@@ -21,6 +21,8 @@ export interface TestRedisServer {
   pause(): void;
   /** Thaws a paused server (SIGCONT). */
   resume(): void;
+  /** SIGKILLs the server; with `aof`, its data directory stays for the next restart() to recover. */
+  crash(): Promise<void>;
 }
 
 const STARTUP_TIMEOUT_MS = 10_000;
@@ -29,7 +31,7 @@ const STARTUP_TIMEOUT_MS = 10_000;
  * Starts a redis-server, or returns null when none is installed so suites can skip.
  * Under CI (CI=true) a missing redis-server is a failure, not a skip.
  */
-export async function startRedisServer(): Promise<TestRedisServer | null> {
+export async function startRedisServer(options: { aof?: boolean } = {}): Promise<TestRedisServer | null> {
   const binary = findOnPath('redis-server');
   if (binary === null) {
     if (process.env.CI === 'true') throw new Error('redis-server is not on PATH, and CI requires the Redis suites');
@@ -37,10 +39,13 @@ export async function startRedisServer(): Promise<TestRedisServer | null> {
   }
   let port = 0;
   let running: Running | null = null;
+  // With AOF every write is fsynced before Redis answers it, and a restart replays the log.
+  const persistence = options.aof ? ['--appendonly', 'yes', '--appendfsync', 'always'] : [];
+  let keptDir: string | null = null;
   // Another process may grab the free port before redis-server binds it; then try another one.
   for (let attempt = 1; running === null; attempt++) {
     port = await freePort();
-    running = await launch(binary, port).catch((error: unknown) => {
+    running = await launch(binary, port, persistence).catch((error: unknown) => {
       if (attempt >= 3) throw error;
       return null;
     });
@@ -56,7 +61,18 @@ export async function startRedisServer(): Promise<TestRedisServer | null> {
     },
     async restart() {
       if (running) await terminate(running);
-      running = await launch(binary, port);
+      running = await launch(binary, port, persistence, keptDir ?? undefined);
+      keptDir = null;
+    },
+    async crash() {
+      if (!running) return;
+      const { child, dir } = running;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+      running = null;
+      if (options.aof) keptDir = dir;
+      else rmSync(dir, { recursive: true, force: true });
     },
     pause() {
       running?.child.kill('SIGSTOP');
@@ -67,16 +83,21 @@ export async function startRedisServer(): Promise<TestRedisServer | null> {
   };
 }
 
-interface Running {
+export interface Running {
   child: ChildProcess;
   dir: string;
 }
 
-async function launch(binary: string, port: number): Promise<Running> {
-  const dir = mkdtempSync(join(tmpdir(), 'conclave-redis-'));
+export async function launch(
+  binary: string,
+  port: number,
+  extraArgs: string[] = [],
+  existingDir?: string,
+): Promise<Running> {
+  const dir = existingDir ?? mkdtempSync(join(tmpdir(), 'conclave-redis-'));
   const child = spawn(
     binary,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   // redis-server logs to stdout; keep it to explain a failed start.
@@ -99,7 +120,7 @@ async function launch(binary: string, port: number): Promise<Running> {
   throw new Error(`redis-server on port ${port} did not answer PING within ${STARTUP_TIMEOUT_MS} ms`);
 }
 
-async function terminate({ child, dir }: Running): Promise<void> {
+export async function terminate({ child, dir }: Running): Promise<void> {
   if (child.exitCode === null && child.signalCode === null) {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGCONT');
@@ -123,7 +144,7 @@ function answersPing(port: number): Promise<boolean> {
   });
 }
 
-function findOnPath(name: string): string | null {
+export function findOnPath(name: string): string | null {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
     if (!dir) continue;
     const candidate = join(dir, name);

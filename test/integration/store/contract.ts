@@ -470,6 +470,27 @@ export function storeContract(target: StoreTarget): void {
       await current.release();
     });
 
+    it('renews: a renewed lock outlives its TTL; a lost one cannot be renewed', async () => {
+      const other = await openAnother();
+      await store.commit(batch('renewed', 0));
+      const held = await store.lock('renewed', 150, 0);
+      for (let i = 0; i < 4; i++) {
+        await sleep(60);
+        expect(await held.renew()).toBe(true);
+      }
+      // 240 ms after taking a 150 ms lock, it still holds: nobody else gets it.
+      await expect(other.lock('renewed', 10_000, 0)).rejects.toThrow(StoreUnavailableError);
+      const committed = await store.commit(batch('renewed', 1, { fence: held.token }));
+      expect(committed.version).toBe(2);
+      // Left alone past its TTL, it lapses; the next holder's lock cannot be renewed by the old token.
+      await sleep(200);
+      const next = await other.lock('renewed', 10_000, 0);
+      expect(await held.renew()).toBe(false);
+      await held.release();
+      await expect(store.lock('renewed', 10_000, 0)).rejects.toThrow(StoreUnavailableError);
+      await next.release();
+    });
+
     it('rejects a fenced commit when nobody holds the lock', async () => {
       await store.commit(batch('unlocked', 0));
       const lock = await store.lock('unlocked', 10_000, 0);

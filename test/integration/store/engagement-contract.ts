@@ -161,6 +161,7 @@ export function engagementContract(target: StoreTarget): void {
       await store.engagement.enqueueDeliveries('due', hook.id, 0, 1, [{ event_id: a!.id, seq: 1 }], T);
       await store.engagement.enqueueDeliveries('due', hook.id, 1, 2, [{ event_id: b!.id, seq: 2 }], T + 100);
       expect(await store.engagement.nextDeliveryAt()).toBe(T);
+      expect(await store.engagement.pendingDeliveries()).toBe(2);
       expect((await store.engagement.dueDeliveries(T, 10)).map((d) => d.seq)).toEqual([1]);
       expect((await store.engagement.dueDeliveries(T + 100, 10)).map((d) => d.seq)).toEqual([1, 2]);
       expect((await store.engagement.dueDeliveries(T + 100, 1)).map((d) => d.seq)).toEqual([1]);
@@ -189,6 +190,7 @@ export function engagementContract(target: StoreTarget): void {
         next_attempt_at: null,
       });
       expect(await store.engagement.nextDeliveryAt()).toBe(T + 100);
+      expect(await store.engagement.pendingDeliveries()).toBe(1);
     });
 
     it('makes an unsettled claim due again when its lease runs out', async () => {
@@ -236,6 +238,7 @@ export function engagementContract(target: StoreTarget): void {
       await store.engagement.settleDelivery('drop', hook.id, a!.id, { kind: 'dropped' });
       expect(await store.engagement.dueDeliveries(T + 1, 10)).toEqual([]);
       expect(await store.engagement.nextDeliveryAt()).toBeNull();
+      expect(await store.engagement.pendingDeliveries()).toBe(0);
     });
 
     it('goes with the room', async () => {

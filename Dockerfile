@@ -1,0 +1,34 @@
+# Conclave as an image: install and build once, run slim as a non-root user.
+#   docker build -t conclave .
+#   docker run -p 3000:3000 -v conclave-data:/data conclave          (embedded SQLite store in /data)
+# Several replicas behind nginx on Redis: docker compose up (docker-compose.yml).
+
+FROM node:20-bookworm AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# better-sqlite3 compiles here (build tools are in this stage only).
+RUN npm ci
+COPY tsconfig.json tsconfig.build.json ./
+COPY src src
+COPY machines machines
+COPY scripts scripts
+# Compiles to dist/ and bundles the pages' scripts into dist/public/, then drops the dev dependencies.
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-bookworm-slim AS runtime
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=3000 \
+    DATA_DIR=/data
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules node_modules
+COPY --from=build /app/dist dist
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+EXPOSE 3000
+# Ready = the store answers (GET /readyz); the same probe compose and nginx rely on.
+HEALTHCHECK --interval=5s --timeout=3s --start-period=15s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+CMD ["node", "dist/src/main.js"]

@@ -1,0 +1,90 @@
+/**
+ * Docker has no daemon here, so the files that ship for it are tested outside it: compose's nginx
+ * renders the template the topology tests run (and nginx accepts the result), compose's service
+ * environment is a valid configuration, and the image's HEALTHCHECK command tells a ready service
+ * from a dead one.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { loadConfig } from '../../src/config.js';
+import { freePort } from '../support/child-service.js';
+import { type RunningService, startService } from '../support/service.js';
+import { hasNginx, NGINX, renderNginxConfig } from '../support/topology.js';
+
+const run = promisify(execFile);
+const read = (file: string) => readFile(new URL(`../../${file}`, import.meta.url), 'utf8');
+
+describe('the deployment files', () => {
+  let compose: any;
+  let template: string;
+  let svc: RunningService;
+  beforeAll(async () => {
+    compose = parse(await read('docker-compose.yml'));
+    template = await read('deploy/nginx/nginx.conf.template');
+    svc = await startService();
+  });
+  afterAll(async () => {
+    await svc?.stop();
+  });
+
+  it('mounts the template the topology tests render, and sets every variable it uses', () => {
+    const nginx = compose.services.nginx;
+    expect(nginx.volumes).toContain('./deploy/nginx/nginx.conf.template:/etc/nginx/conclave.conf.template:ro');
+    const used = [...new Set([...template.matchAll(/\$\{([A-Z_]+)\}/g)].map((m) => m[1]))].sort();
+    expect(used).toEqual(['CONCLAVE_UPSTREAMS', 'NGINX_PORT', 'NGINX_RUN_DIR']);
+    expect(Object.keys(nginx.environment).sort()).toEqual(used);
+    const substituted = nginx.command
+      .at(-1)
+      .match(/envsubst '([^']+)'/)[1]
+      .split(' ')
+      .map((v: string) => v.replace(/^\$+/, ''));
+    expect(substituted.sort()).toEqual(used);
+  });
+
+  it.skipIf(!hasNginx)("renders, with compose's values, a configuration nginx accepts", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'conclave-compose-nginx-'));
+    const env = compose.services.nginx.environment;
+    const port = await freePort();
+    const config = await renderNginxConfig({
+      ...env,
+      NGINX_PORT: `127.0.0.1:${port}`,
+      NGINX_RUN_DIR: dir,
+      // The compose service name does not resolve here; the upstream line keeps its parameters.
+      CONCLAVE_UPSTREAMS: env.CONCLAVE_UPSTREAMS.replace('conclave:3000', new URL(svc.base).host),
+    });
+    await writeFile(path.join(dir, 'nginx.conf'), config);
+    const { stderr } = await run(NGINX, ['-t', '-p', dir, '-c', path.join(dir, 'nginx.conf')]);
+    expect(stderr).toContain('test is successful');
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('gives the service a valid configuration', () => {
+    const environment = { ...compose.services.conclave.environment, CONCLAVE_SIGNING_KEY_SEED: 'ab'.repeat(32) };
+    const config = loadConfig(environment);
+    expect(config.store).toMatchObject({ kind: 'redis', url: 'redis://redis:6379', cluster: false });
+    expect(config.trustProxy).toBe(true);
+    expect(compose.services.conclave.depends_on.redis.condition).toBe('service_healthy');
+    expect(compose.services.nginx.depends_on.conclave.condition).toBe('service_healthy');
+    expect(compose.services.redis.command).toEqual(['redis-server', '--appendonly', 'yes', '--appendfsync', 'always']);
+  });
+
+  it('has a HEALTHCHECK that tells a ready service from a dead one', async () => {
+    const dockerfile = await read('Dockerfile');
+    const line = dockerfile.match(/HEALTHCHECK[^\n]*\\\n\s*CMD (\[.*\])/)![1]!;
+    const [binary, ...args] = JSON.parse(line) as string[];
+    expect(binary).toBe('node');
+    const probe = (port: string) =>
+      run(process.execPath, args, { env: { ...process.env, PORT: port } }).then(
+        () => 0,
+        (error: { code?: number }) => error.code ?? 1,
+      );
+    expect(await probe(new URL(svc.base).port)).toBe(0);
+    expect(await probe(String(await freePort()))).toBe(1);
+    expect(dockerfile).toMatch(/^USER node$/m);
+  });
+});
