@@ -1,6 +1,6 @@
 /**
  * Lua scripts of the Redis store. Every script touches keys of one hash slot only: either one
- * room's `{slug}`-tagged keys, or the single global deadlines key.
+ * room's `{slug}`-tagged keys, or one deadline-index shard.
  * Redis does not roll a script back when it fails half-way, so each script checks everything
  * before its first write.
  */

@@ -102,12 +102,28 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
   });
 }
 
+const DEADLINE_SHARDS = 16;
+
+/** FNV-1a of the slug, onto a deadline shard. */
+function shardOf(slug: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < slug.length; i++) {
+    hash ^= slug.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % DEADLINE_SHARDS;
+}
+
 function keysOf(prefix: string) {
   const room = (slug: string) => `${prefix}room:{${slug}}`;
   return {
     slugs: `${prefix}slugs`,
     meta: `${prefix}meta`,
-    deadlines: `${prefix}deadlines`,
+    /** The deadline index of earlier versions: one sorted set. Read (and emptied) until it is gone. */
+    legacyDeadlines: `${prefix}deadlines`,
+    /** The deadline index, sharded so every commit's index update does not land on one Cluster node. */
+    deadlineShards: Array.from({ length: DEADLINE_SHARDS }, (_, i) => `${prefix}deadlines:{d${i}}`),
+    deadlines: (slug: string) => `${prefix}deadlines:{d${shardOf(slug)}}`,
     room,
     events: (slug: string) => `${room(slug)}:events`,
     eventIds: (slug: string) => `${room(slug)}:eventids`,
@@ -308,7 +324,12 @@ export class RedisStore implements RoomStore {
         engagement.openerWakes,
       ),
     );
-    await this.bestEffort(() => this.redis.zrem(this.key.deadlines, slug));
+    await this.bestEffort(async () => {
+      await Promise.all([
+        this.redis.zrem(this.key.deadlines(slug), slug),
+        this.redis.zrem(this.key.legacyDeadlines, slug),
+      ]);
+    });
     return removed === 1;
   }
 
@@ -342,9 +363,18 @@ export class RedisStore implements RoomStore {
   dueRooms(nowMs: number, limit: number): Promise<string[]> {
     if (limit <= 0) return Promise.resolve([]);
     return this.call(async () => {
-      const flat = await this.redis.zrangebyscore(this.key.deadlines, '-inf', nowMs, 'WITHSCORES', 'LIMIT', 0, limit);
-      const candidates: { slug: string; score: number }[] = [];
-      for (let i = 0; i < flat.length; i += 2) candidates.push({ slug: flat[i]!, score: Number(flat[i + 1]) });
+      const indexes = [...this.key.deadlineShards, this.key.legacyDeadlines];
+      const pages = await Promise.all(
+        indexes.map((key) => this.redis.zrangebyscore(key, '-inf', nowMs, 'WITHSCORES', 'LIMIT', 0, limit)),
+      );
+      const candidates: { key: string; slug: string; score: number }[] = [];
+      pages.forEach((flat, i) => {
+        for (let j = 0; j < flat.length; j += 2) {
+          candidates.push({ key: indexes[i]!, slug: flat[j]!, score: Number(flat[j + 1]) });
+        }
+      });
+      candidates.sort((a, b) => a.score - b.score);
+      candidates.splice(limit);
       const truths = await Promise.all(
         candidates.map(async ({ slug }) => {
           const stored = await this.redis.hget(this.key.room(slug), 'next_deadline');
@@ -352,24 +382,34 @@ export class RedisStore implements RoomStore {
         }),
       );
       const repairs: Promise<void>[] = [];
-      const due = candidates.filter(({ slug, score }, i) => {
+      const due = candidates.filter(({ key, slug, score }, i) => {
         const truth = truths[i] ?? null;
-        if (truth !== score) {
+        if (key === this.key.legacyDeadlines) {
+          // An entry of the old single index moves to its shard as it is read.
           repairs.push(
-            this.bestEffort(() => this.redis.conclaveRepairDeadline(this.key.deadlines, slug, score, truth ?? '')),
+            this.bestEffort(async () => {
+              if (truth !== null) await this.redis.zadd(this.key.deadlines(slug), 'NX', truth, slug);
+              await this.redis.conclaveRepairDeadline(key, slug, score, '');
+            }),
           );
+        } else if (truth !== score) {
+          repairs.push(this.bestEffort(() => this.redis.conclaveRepairDeadline(key, slug, score, truth ?? '')));
         }
         return truth !== null && truth <= nowMs;
       });
       await Promise.all(repairs);
-      return due.map(({ slug }) => slug);
+      // A room can stand in its shard and in the old index at once.
+      return [...new Set(due.map(({ slug }) => slug))];
     });
   }
 
   nextDeadline(): Promise<number | null> {
     return this.call(async () => {
-      const [, score] = await this.redis.zrange(this.key.deadlines, 0, 0, 'WITHSCORES');
-      return score === undefined ? null : Number(score);
+      const firsts = await Promise.all(
+        [...this.key.deadlineShards, this.key.legacyDeadlines].map((key) => this.redis.zrange(key, 0, 0, 'WITHSCORES')),
+      );
+      const scores = firsts.filter((first) => first[1] !== undefined).map((first) => Number(first[1]));
+      return scores.length === 0 ? null : Math.min(...scores);
     });
   }
 
@@ -400,8 +440,8 @@ export class RedisStore implements RoomStore {
     await Promise.all([
       this.bestEffort(() =>
         batch.next_deadline === null
-          ? this.redis.zrem(this.key.deadlines, slug)
-          : this.redis.zadd(this.key.deadlines, batch.next_deadline, slug),
+          ? this.redis.zrem(this.key.deadlines(slug), slug)
+          : this.redis.zadd(this.key.deadlines(slug), batch.next_deadline, slug),
       ),
       version === 1 ? this.bestEffort(() => this.redis.sadd(this.key.slugs, slug)) : undefined,
       ...separateRecords.map((record) =>

@@ -58,8 +58,8 @@ describe.skipIf(server === null)('RedisStore', () => {
     await raw.quit();
     await lock.release();
     await store.close();
-    const global = [`${keyPrefix}deadlines`, `${keyPrefix}slugs`];
-    expect(keys.filter((key) => !global.includes(key))).toEqual(
+    const global = (key: string) => key === `${keyPrefix}slugs` || key.startsWith(`${keyPrefix}deadlines:{d`);
+    expect(keys.filter((key) => !global(key))).toEqual(
       ['', ':archived', ':eventids', ':events', ':idem:k7m3pq2dnx|h', ':lock', ':receipts'].map(
         (suffix) => `${keyPrefix}room:{k7m3pq2dnx}${suffix}`,
       ),
@@ -94,7 +94,7 @@ describe.skipIf(server === null)('RedisStore', () => {
     await store.close();
   });
 
-  it('repairs deadline index entries that disagree with their rooms', async () => {
+  it('repairs deadline index entries that disagree with their rooms, and drains the index of earlier versions', async () => {
     const keyPrefix = newPrefix();
     const store = await openRedisStore({ url, keyPrefix });
     const room = (slug: string, next_deadline: number | null) =>
@@ -103,12 +103,25 @@ describe.skipIf(server === null)('RedisStore', () => {
     await room('later', 5_000);
     await room('none', null);
     const raw = new Redis(url);
-    const deadlines = `${keyPrefix}deadlines`;
-    // As left by a crash or by out-of-order index updates:
-    await raw.zadd(deadlines, 10, 'ghost', 20, 'early', 30, 'later', 40, 'none');
+    const shards = async () => (await raw.keys(`${keyPrefix}deadlines:{d*`)).sort();
+    const entries = async () => {
+      const all: string[] = [];
+      for (const key of await shards()) all.push(...(await raw.zrange(key, 0, -1, 'WITHSCORES')));
+      return all;
+    };
+    // Rooms spread over the shards of the index.
+    expect((await shards()).length).toBe(2);
+    // The single index an earlier version kept, as left by a crash or out-of-order updates, and a
+    // stale entry in a shard:
+    const legacy = `${keyPrefix}deadlines`;
+    await raw.zadd(legacy, 10, 'ghost', 20, 'early', 30, 'later', 40, 'none');
+    await raw.zadd((await shards())[0]!, 50, 'none');
+    expect(await store.nextDeadline()).toBe(10);
 
     expect(await store.dueRooms(1_000, 10)).toEqual(['early']);
-    expect(await raw.zrange(deadlines, 0, -1, 'WITHSCORES')).toEqual(['early', '100', 'later', '5000']);
+    expect(await raw.zrange(legacy, 0, -1)).toEqual([]);
+    expect(await entries()).toEqual(expect.arrayContaining(['early', '100', 'later', '5000']));
+    expect((await entries()).length).toBe(4);
     expect(await store.nextDeadline()).toBe(100);
     await raw.quit();
     await store.close();
