@@ -33,7 +33,7 @@ let playing: number | null = null;
  * How long each new step shows while the page catches up: a turn can pass through states it does
  * not rest in (settling → sealed → resolved in one commit), and the reader should see each.
  */
-const STEP_DWELL_MS = 150;
+const STEP_DWELL_MS = 300;
 let following: AbortController | null = null;
 
 function markCurrent(svg: Element, active: readonly string[]): void {

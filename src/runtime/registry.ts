@@ -42,11 +42,15 @@ interface Entry {
   slug: string;
   actor: RoomActor;
   version: number;
+  /** The store's revision of that version (Redis), so a divergent history at the same count is caught. */
+  revision: string | undefined;
   head: number;
   /** The snapshot text last committed; the actor is rebuilt from it after a rejected command. */
   snapshotText: string;
   /** Resolved decisions that left the actor for append-only storage, by id. */
   archived: Map<string, DecisionData>;
+  /** Ids archived by the batch being committed: forgotten again if that commit fails. */
+  archiving: string[];
   /** The stored snapshot is in an older shape: the next batch commits even if it changes nothing. */
   stale: boolean;
 }
@@ -173,9 +177,11 @@ export class RoomRegistry {
       slug: input.slug,
       actor,
       version: 0,
+      revision: undefined,
       head: 0,
       snapshotText: '',
       archived: new Map(),
+      archiving: [],
       stale: false,
     };
     actor.start();
@@ -378,6 +384,7 @@ export class RoomRegistry {
       if (!snapshot || decisionPhase(snapshot.value) !== 'resolved') continue;
       collected.archived.push({ decision_id: id, seq: snapshot.context.seq, data: JSON.stringify(snapshot.context) });
       entry.archived.set(id, snapshot.context);
+      entry.archiving.push(id);
       entry.actor.send({ type: 'ARCHIVE', decisionId: id });
     }
   }
@@ -512,8 +519,11 @@ export class RoomRegistry {
       ...(records.length > 0 ? { idempotency: records } : {}),
       next_deadline: nextDeadline,
       ...(lock ? { fence: lock.token } : {}),
+      ...(entry.revision !== undefined ? { expected_revision: entry.revision } : {}),
     });
     entry.version = stored.version;
+    entry.revision = stored.revision;
+    entry.archiving = [];
     entry.head = stored.head;
     entry.snapshotText = snapshotText;
     entry.stale = false;
@@ -534,30 +544,55 @@ export class RoomRegistry {
       if (cached) this.evict(slug);
       return null;
     }
-    if (cached && cached.version === record.version) return cached;
+    if (cached && cached.version === record.version && cached.revision === record.revision) return cached;
     cached?.actor.stop();
-    // The archive is append-only: a cached room reads only what was archived since.
-    const archived = new Map(cached?.archived);
-    const lastSeq = Math.max(0, ...[...archived.values()].map((d) => d.seq));
-    for (const a of await this.deps.store.archivedDecisions(slug, lastSeq)) {
-      archived.set(a.decision_id, JSON.parse(a.data) as DecisionData);
-    }
     const { actor, stale } = restoreActor(record.snapshot);
+    const archived = await this.archiveOf(slug, actor, cached?.archived);
     const entry: Entry = {
       slug,
       actor,
       stale,
       version: record.version,
+      revision: record.revision,
       head: record.head,
       snapshotText: record.snapshot,
       archived,
+      archiving: [],
     };
     this.remember(entry);
     return entry;
   }
 
+  /**
+   * The resolved decisions of a room restored from the store. The archive is append-only, so a room
+   * already cached reads only what was archived since — unless the cache knew another history (a
+   * Redis failover can leave one behind): then a decision of the snapshot is missing, and the whole
+   * archive is read again.
+   */
+  private async archiveOf(
+    slug: string,
+    actor: RoomActor,
+    known: ReadonlyMap<string, DecisionData> = new Map(),
+  ): Promise<Map<string, DecisionData>> {
+    const snapshot = actor.getSnapshot();
+    const children = snapshot.children as Record<string, AnyActorRef | undefined>;
+    const archivedIds = snapshot.context.decisionIds.filter((id) => !children[id]);
+    const read = async (after: number, into: Map<string, DecisionData>) => {
+      for (const a of await this.deps.store.archivedDecisions(slug, after)) {
+        into.set(a.decision_id, JSON.parse(a.data) as DecisionData);
+      }
+      return into;
+    };
+    const lastSeq = Math.max(0, ...[...known.values()].map((d) => d.seq));
+    const archived = await read(lastSeq, new Map(known));
+    if (archivedIds.every((id) => archived.has(id))) return archived;
+    return read(0, new Map());
+  }
+
   /** Puts the actor back to the last committed snapshot (after a rejected or failed command). */
   private rebuild(entry: Entry): void {
+    // What the failed batch archived was never stored: the restored actor holds those decisions again.
+    for (const id of entry.archiving.splice(0)) entry.archived.delete(id);
     const current = JSON.stringify(entry.actor.getPersistedSnapshot());
     if (current === entry.snapshotText) return;
     entry.actor.stop();

@@ -72,6 +72,12 @@ export interface RoomRecord {
   snapshot: string;
   /** Epoch ms of the room's next deadline, or null. */
   next_deadline: number | null;
+  /**
+   * Which commit produced this version (Redis: a random id per commit; absent on SQLite and on rooms
+   * last written before revisions existed). Versions count commits; after a Redis failover two
+   * histories can reach the same count, and the revision tells them apart.
+   */
+  revision?: string;
 }
 
 export interface CommitBatch {
@@ -91,6 +97,8 @@ export interface CommitBatch {
   archived?: ArchivedDecision[];
   /** When given, the commit also fails unless this lock token still holds the room's lock. */
   fence?: string;
+  /** When given (the revision the writer read), the commit also fails unless the room is still at it. */
+  expected_revision?: string;
 }
 
 /** Thrown by commit() when expected_version (or the fence) does not match the stored room. */

@@ -13,8 +13,9 @@ export const CONFLICT_REPLY = 'CONCLAVE_CONFLICT';
  * one key per idempotency record.
  * ARGV: expected_version, fence ('' = none), snapshot, next_deadline ('' = none),
  *   event count n, then n × (seq, id, JSON), then receipt count m, then m × (sequence, JSON),
- *   then idempotency record count k, then k × (JSON, PX), then archived count a, then a × (seq, JSON).
- * Returns { version, head }.
+ *   then idempotency record count k, then k × (JSON, PX), then archived count a, then a × (seq, JSON),
+ *   then expected revision ('' = do not check), then this commit's revision.
+ * Returns { version, head, revision }.
  */
 export const COMMIT_SCRIPT = `
 local room, events, eventIds, receipts, lock, archived = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
@@ -22,7 +23,7 @@ local expected = tonumber(ARGV[1])
 local fence = ARGV[2]
 local conflict = function(why) return redis.error_reply('${CONFLICT_REPLY} ' .. why) end
 
-local stored = redis.call('HMGET', room, 'version', 'head', 'chain_len')
+local stored = redis.call('HMGET', room, 'version', 'head', 'chain_len', 'revision')
 local version, head, chainLen = 0, 0, 0
 if stored[1] then
   version, head, chainLen = tonumber(stored[1]), tonumber(stored[2]), tonumber(stored[3])
@@ -43,6 +44,10 @@ local idemAt = receiptAt + 1 + m * 2
 local k = tonumber(ARGV[idemAt])
 local archivedAt = idemAt + 1 + k * 2
 local a = tonumber(ARGV[archivedAt])
+local expectedRevision, revision = ARGV[archivedAt + 1 + a * 2], ARGV[archivedAt + 2 + a * 2]
+if expected ~= 0 and expectedRevision ~= '' and stored[4] and stored[4] ~= expectedRevision then
+  return conflict('room is at revision ' .. stored[4] .. ', the commit expected ' .. expectedRevision)
+end
 for i = 0, n - 1 do
   if tonumber(ARGV[6 + i * 3]) ~= head + 1 + i then
     return conflict('events must start at seq ' .. (head + 1))
@@ -66,7 +71,7 @@ for j = 0, m - 1 do
   redis.call('RPUSH', receipts, ARGV[receiptAt + 2 + j * 2])
 end
 version, head, chainLen = version + 1, head + n, chainLen + m
-redis.call('HSET', room, 'version', version, 'head', head, 'chain_len', chainLen, 'snapshot', ARGV[3])
+redis.call('HSET', room, 'version', version, 'head', head, 'chain_len', chainLen, 'snapshot', ARGV[3], 'revision', revision)
 if ARGV[4] == '' then
   redis.call('HDEL', room, 'next_deadline')
 else
@@ -78,7 +83,7 @@ end
 for i = 0, a - 1 do
   redis.call('ZADD', archived, ARGV[archivedAt + 1 + i * 2], ARGV[archivedAt + 2 + i * 2])
 end
-return { version, head }
+return { version, head, revision }
 `;
 
 /**

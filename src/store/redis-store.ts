@@ -5,6 +5,7 @@
  * hash slot and also works on Redis Cluster. The few global keys (the slug registry, the deadline
  * index, idempotency records of room-less scopes) are only ever touched by single-key commands.
  */
+import { randomUUID } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import {
   acquireWithin,
@@ -69,7 +70,7 @@ export const DEFAULT_WAIT_TIMEOUT_MS = 1000;
 type Arg = string | number | Buffer;
 
 interface ScriptCommands {
-  conclaveCommit(...args: Arg[]): Promise<[number, number]>;
+  conclaveCommit(...args: Arg[]): Promise<[number, number, string]>;
   conclaveDeleteRoom(...args: Arg[]): Promise<number>;
   conclaveReleaseLock(...args: Arg[]): Promise<number>;
   conclaveRenewLock(...args: Arg[]): Promise<number>;
@@ -174,12 +175,13 @@ export class RedisStore implements RoomStore {
 
   load(slug: string): Promise<RoomRecord | null> {
     return this.call(async () => {
-      const [version, head, snapshot, nextDeadline] = await this.redis.hmget(
+      const [version, head, snapshot, nextDeadline, revision] = await this.redis.hmget(
         this.key.room(slug),
         'version',
         'head',
         'snapshot',
         'next_deadline',
+        'revision',
       );
       if (version === null || version === undefined) return null;
       return {
@@ -188,6 +190,7 @@ export class RedisStore implements RoomStore {
         head: Number(head),
         snapshot: snapshot ?? '',
         next_deadline: nextDeadline ? Number(nextDeadline) : null,
+        ...(revision ? { revision } : {}),
       };
     });
   }
@@ -217,12 +220,14 @@ export class RedisStore implements RoomStore {
       inScript.length,
       ...inScript.flatMap((record) => [JSON.stringify(record), this.idempotencyTtl(record)]),
       ...encodeArchived(batch.archived ?? []),
+      batch.expected_revision ?? '',
+      randomUUID(),
     ];
-    const [version, head] = await this.call(() =>
+    const [version, head, revision] = await this.call(() =>
       this.replication.replicas > 0 ? this.commitReplicated(args) : this.redis.conclaveCommit(...args),
     );
     await this.afterCommit(batch, version, separate);
-    return { slug, version, head, snapshot: batch.snapshot, next_deadline: batch.next_deadline };
+    return { slug, version, head, snapshot: batch.snapshot, next_deadline: batch.next_deadline, revision };
   }
 
   /**
@@ -231,7 +236,7 @@ export class RedisStore implements RoomStore {
    * caller answers with 503; the write may still have landed, and the client's retry with its
    * Idempotency-Key gets the stored result.
    */
-  private async commitReplicated(args: Arg[]): Promise<[number, number]> {
+  private async commitReplicated(args: Arg[]): Promise<[number, number, string]> {
     const { replicas, timeoutMs } = this.replication;
     const pipeline = this.redis.pipeline() as unknown as ScriptCommands & {
       wait(replicas: number, timeout: number): unknown;
@@ -249,7 +254,7 @@ export class RedisStore implements RoomStore {
         `the write reached ${Number(acknowledged)} of the ${replicas} Redis replicas required within ${timeoutMs} ms`,
       );
     }
-    return committed as [number, number];
+    return committed as [number, number, string];
   }
 
   events(slug: string, afterSeq: number, limit: number): Promise<StoredEvent[]> {

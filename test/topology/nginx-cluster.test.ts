@@ -60,7 +60,7 @@ describe.skipIf(!hasNginx || cluster === null)('two processes behind nginx on a 
     console.log(
       `R7: master :${victim} killed after ${before} acknowledged writes; slots now served by :${promoted}; cluster whole again ` +
         `${healedMs} ms after the kill; ${ledger.acknowledged} writes acknowledged over ${ledger.rooms.length} rooms; ` +
-        `${problems.length} problems, ${receipts} receipts verified; writes that needed a retry: ${ledger.recoveries.length}, ` +
+        `${problems.length} problems ${JSON.stringify(problems.slice(0, 3))}, ${receipts} receipts verified; writes that needed a retry: ${ledger.recoveries.length}, ` +
         `recovered in p50 ${percentile(ledger.recoveries, 50)} / max ${Math.max(0, ...ledger.recoveries)} ms; ` +
         `failed attempts by status ${JSON.stringify(ledger.failures)}`,
     );

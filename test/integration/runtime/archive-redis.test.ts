@@ -3,6 +3,8 @@
  * reads only what was archived since (the archive is append-only) and still sees every decision.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyRoomReceiptChain } from '../../../src/client/verify.js';
+import { StoreUnavailableError } from '../../../src/store/port.js';
 import { startRedisServer, type TestRedisServer } from '../../support/redis-server.js';
 import { call, type RunningService, startService } from '../../support/service.js';
 
@@ -54,5 +56,41 @@ describe('archived decisions across processes', () => {
     ]);
     const full = await call(reader.base, 'GET', `/api/rooms/${slug}?include=full`, { token });
     expect(full.status).toBe(200);
+  });
+});
+
+describe('a commit that fails after the batch archived a decision', () => {
+  it('forgets what that batch archived, so the decision as another process sealed it is what is served', async () => {
+    const created = await call(writer.base, 'POST', '/api/rooms', {
+      body: { question: 'Lost?', options: ['a', 'b'], config: { early_close: true, settle_window: 0 } },
+    });
+    const { slug, creator_token: owner } = created.body;
+    const joined = await call(writer.base, 'POST', `/api/rooms/${slug}/join`, { body: { display_name: 'other' } });
+    const other = joined.body.participant_token;
+    await call(writer.base, 'POST', `/api/rooms/${slug}/choose`, { token: owner, body: { choice: 'a' } });
+
+    // The writer seals the decision, but its commit never lands (as when a Redis master dies with it).
+    const store = writer.service.store;
+    const commit = store.commit.bind(store);
+    store.commit = async () => {
+      throw new StoreUnavailableError('the write was lost with its master');
+    };
+    const lost = await call(writer.base, 'POST', `/api/rooms/${slug}/choose`, { token: other, body: { choice: 'a' } });
+    store.commit = commit;
+    expect(lost.status).toBe(503);
+
+    // The other process seals it for real; the writer then serves the room as stored.
+    const sealed = await call(reader.base, 'POST', `/api/rooms/${slug}/choose`, {
+      token: other,
+      body: { choice: 'a' },
+    });
+    expect(sealed.body.status).toBe('resolved');
+    const outcome = (await call(writer.base, 'GET', `/api/rooms/${slug}/outcome`, { token: owner })).body;
+    const jwks = (await call(writer.base, 'GET', '/.well-known/jwks.json')).body;
+    const report = await verifyRoomReceiptChain(outcome, { jwks });
+    expect(report.errors).toEqual([]);
+    expect(outcome.decisions[0].receipt_hash).toBe(
+      (await call(reader.base, 'GET', `/api/rooms/${slug}/outcome`, { token: owner })).body.decisions[0].receipt_hash,
+    );
   });
 });

@@ -66,6 +66,32 @@ describe.skipIf(server === null)('RedisStore', () => {
     );
   });
 
+  it('tells two histories of the same length apart by revision, and refuses a commit on the other one', async () => {
+    const keyPrefix = newPrefix();
+    const store = await openRedisStore({ url, keyPrefix });
+    const base = { snapshot: '{}', events: [], receipts: [], next_deadline: null };
+    const created = await store.commit({ slug: 'fork', expected_version: 0, ...base });
+    expect(created.revision).toMatch(/^[0-9a-f-]{36}$/);
+    expect((await store.load('fork'))?.revision).toBe(created.revision);
+    // As after a failover: the room reached the same version through another commit.
+    const raw = new Redis(url);
+    await raw.hset(`${keyPrefix}room:{fork}`, 'revision', 'another-history');
+    await raw.quit();
+    await expect(
+      store.commit({ slug: 'fork', expected_version: 1, expected_revision: created.revision, ...base }),
+    ).rejects.toThrow(/revision another-history/);
+    // A writer that read the room as it is commits; one that does not name a revision is not checked.
+    const next = await store.commit({
+      slug: 'fork',
+      expected_version: 1,
+      expected_revision: 'another-history',
+      ...base,
+    });
+    expect(next.version).toBe(2);
+    expect((await store.commit({ slug: 'fork', expected_version: 2, ...base })).version).toBe(3);
+    await store.close();
+  });
+
   it('stores archived decisions deflated, and reads a plain JSON entry as it is', async () => {
     const keyPrefix = newPrefix();
     const store = await openRedisStore({ url, keyPrefix });
