@@ -6,6 +6,7 @@
  */
 import { type Auth, ConclaveClient, ConclaveError, type ResponseOf } from '../client/index.js';
 import type { getRoomMachine } from '../operations/room-machine.js';
+import { activeIds } from '../visualizer/chart-model.js';
 import { coalesce } from './coalesce.js';
 
 type Machine = ResponseOf<typeof getRoomMachine>;
@@ -50,16 +51,6 @@ function markCurrent(svg: Element, active: readonly string[]): void {
 
 const nameOf = (id: string) => id.split('.').slice(1).join(' › ');
 
-/** Active ids of a resting node: itself and its ancestors. */
-function activeOf(chart: Machine['charts']['room'], id: string): string[] {
-  const out: string[] = [];
-  for (let state = chart.states.find((s) => s.id === id); state; ) {
-    out.unshift(state.id);
-    state = state.parent ? chart.states.find((s) => s.id === state!.parent) : undefined;
-  }
-  return out;
-}
-
 /** Where every actor rested right after timeline step `index` (all steps when null). */
 function statesAt(m: Machine, index: number | null): { room: string; decisions: Map<string, string> } {
   if (index === null) {
@@ -98,7 +89,7 @@ function render(): void {
   if (!machine) return;
   const m = machine;
   const at = statesAt(m, selected ?? playing);
-  markCurrent($('room-chart').querySelector('svg')!, activeOf(m.charts.room, at.room));
+  markCurrent($('room-chart').querySelector('svg')!, activeIds(m.charts.room, at.room));
   $('room-state-text').textContent = nameOf(at.room);
   const shown = m.decisions.slice(-MAX_DECISION_CHARTS);
   $('decision-chart-idle').hidden = shown.length > 0;
@@ -109,7 +100,7 @@ function render(): void {
     const figure = decisionChart(decision.decision_id, decision.seq, decision.question);
     const node = at.decisions.get(decision.decision_id);
     figure.hidden = node === undefined;
-    markCurrent(figure.querySelector('svg')!, node ? activeOf(m.charts.decision, node) : []);
+    markCurrent(figure.querySelector('svg')!, node ? activeIds(m.charts.decision, node) : []);
     figure.querySelector('.state-text')!.textContent = node ? nameOf(node) : 'not opened yet';
   }
   renderTimeline(m.timeline);

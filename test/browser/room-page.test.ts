@@ -5,21 +5,21 @@
  * live; a private room shows only the join sliver. No console error, no request off the host.
  */
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/runtime/clock.js';
-import { hasChromium, launchChromium, screenshot, watchPage } from '../support/browser.js';
+import { hasChromium, serviceAndBrowser, screenshot, watchPage } from '../support/browser.js';
 import { type SeatedRoom, seatedRoom } from '../support/engagement.js';
-import { call, type RunningService, startService } from '../support/service.js';
+import { call, type RunningService } from '../support/service.js';
 
 describe.skipIf(!hasChromium)('the room page in a browser', () => {
   const clock = new ManualClock();
+  const suite = serviceAndBrowser(clock);
   let svc: RunningService;
   let browser: Browser;
   let room: SeatedRoom;
 
   beforeAll(async () => {
-    svc = await startService({ clock });
-    browser = await launchChromium();
+    ({ svc, browser } = suite);
     room = await seatedRoom(
       svc.base,
       {
@@ -46,10 +46,6 @@ describe.skipIf(!hasChromium)('the room page in a browser', () => {
       token: room.tokens[0],
       body: { question: 'Who writes the notes?', options: ['creator', 'member-1'] },
     });
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await svc?.stop();
   });
 
   it('shows the room and verifies every receipt in the browser', async () => {

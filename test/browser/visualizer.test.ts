@@ -5,11 +5,11 @@
  * host but the service, with no console error.
  */
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/runtime/clock.js';
-import { hasChromium, launchChromium, type PageWatch, screenshot, watchPage } from '../support/browser.js';
+import { hasChromium, serviceAndBrowser, type PageWatch, screenshot, watchPage } from '../support/browser.js';
 import { type SeatedRoom, seatedRoom } from '../support/engagement.js';
-import { call, type RunningService, startService } from '../support/service.js';
+import { call, type RunningService } from '../support/service.js';
 
 /** The innermost active state of each chart, in page order: what a reader sees highlighted. */
 async function leaves(page: Page): Promise<string[]> {
@@ -20,13 +20,13 @@ async function leaves(page: Page): Promise<string[]> {
 
 describe.skipIf(!hasChromium)('the visualizer in a browser', () => {
   const clock = new ManualClock();
+  const suite = serviceAndBrowser(clock);
   let svc: RunningService;
   let browser: Browser;
   let room: SeatedRoom;
 
   beforeAll(async () => {
-    svc = await startService({ clock });
-    browser = await launchChromium();
+    ({ svc, browser } = suite);
     room = await seatedRoom(
       svc.base,
       {
@@ -36,10 +36,6 @@ describe.skipIf(!hasChromium)('the visualizer in a browser', () => {
       },
       3,
     );
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await svc?.stop();
   });
 
   it('follows a decision live through every state, and steps back in time', async () => {

@@ -7,6 +7,9 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
+import type { Clock } from '../../src/runtime/clock.js';
+import { type RunningService, startService } from './service.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const hasChromium = existsSync(CHROMIUM);
@@ -26,6 +29,23 @@ export function launchChromium(): Promise<Browser> {
       '--no-first-run',
     ],
   });
+}
+
+/**
+ * A service on `clock` and a browser for the suite it is called in (before the suite's own hooks);
+ * read `svc` and `browser` from the returned object inside hooks and tests.
+ */
+export function serviceAndBrowser(clock: Clock): { readonly svc: RunningService; readonly browser: Browser } {
+  const suite = {} as { svc: RunningService; browser: Browser };
+  beforeAll(async () => {
+    suite.svc = await startService({ clock });
+    suite.browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await suite.browser?.close();
+    await suite.svc?.stop();
+  });
+  return suite;
 }
 
 export interface PageWatch {
