@@ -141,20 +141,43 @@ export class WebhookWorker {
     }
   }
 
+  /**
+   * Attempts every due delivery once. CONCURRENCY lanes pull from one queue that is refilled from the
+   * store as it runs low, so a slow or dead receiver holds only its own lane (for its 10 s timeout),
+   * never the deliveries behind it.
+   */
   private async runOnce(): Promise<number> {
     const tried = new Set<string>();
     const run = new RunCache(this.deps);
-    for (;;) {
-      if (this.stopped) break;
+    const queue: DeliveryRecord[] = [];
+    let drained = false;
+    let refilling: Promise<void> | null = null;
+    const refill = async () => {
       const due = (await this.deps.store.engagement.dueDeliveries(this.deps.clock.now(), DUE_BATCH)).filter(
         (d) => !tried.has(deliveryKey(d)),
       );
-      if (due.length === 0) break;
+      if (due.length === 0) drained = true;
       for (const d of due) tried.add(deliveryKey(d));
-      await eachLimited(due, CONCURRENCY, (d) =>
-        this.attempt(d, run).catch((error) => this.deps.onError(error, `webhook delivery ${deliveryKey(d)}`)),
-      );
-    }
+      queue.push(...due);
+    };
+    const take = async (): Promise<DeliveryRecord | null> => {
+      for (;;) {
+        if (this.stopped) return null;
+        const next = queue.shift();
+        if (next) return next;
+        if (drained) return null;
+        refilling ??= refill().finally(() => {
+          refilling = null;
+        });
+        await refilling;
+      }
+    };
+    const lane = async () => {
+      for (let d = await take(); d; d = await take()) {
+        await this.attempt(d, run).catch((error) => this.deps.onError(error, `webhook delivery ${deliveryKey(d)}`));
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, lane));
     return tried.size;
   }
 
@@ -263,12 +286,4 @@ function wants(hook: WebhookRecord, event: StoredEvent): boolean {
 
 function deliveryKey(d: DeliveryRecord): string {
   return `${d.slug}|${d.webhook_id}|${d.event_id}`;
-}
-
-async function eachLimited<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await work(items[next++]!);
-  });
-  await Promise.all(lanes);
 }
