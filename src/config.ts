@@ -90,6 +90,7 @@ export interface ServiceConfig {
     | {
         kind: 'redis';
         url: string;
+        /** REDIS_CLUSTER: use the Cluster client even for one node (several nodes in `url` always do). */
         cluster: boolean;
         keyPrefix: string;
         commandTimeoutMs: number;
@@ -130,7 +131,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
         ? {
             kind: 'redis',
             url: e.REDIS_URL,
-            cluster: e.REDIS_CLUSTER === '1' || e.REDIS_CLUSTER === 'true' || parseRedisUrl(e.REDIS_URL).cluster,
+            // Several nodes in REDIS_URL mean a Cluster by themselves (redis-connection.ts); this forces it.
+            cluster: e.REDIS_CLUSTER === '1' || e.REDIS_CLUSTER === 'true',
             keyPrefix: e.REDIS_KEY_PREFIX,
             commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS,
             waitReplicas: e.REDIS_WAIT_REPLICAS,

@@ -7,13 +7,13 @@ import { z } from 'zod';
 import { activeIds } from '../visualizer/chart-model.js';
 import { machineCharts } from '../visualizer/charts.js';
 import { decisionNode, roomNode, timelineOf } from '../visualizer/machine-view.js';
+import { eventsUpTo } from '../runtime/history.js';
 import type { StoredEvent } from '../store/port.js';
 import { readRoom, slugSchema } from './shared.js';
 import type { OperationDef } from './types.js';
 
 /** Events read to rebuild the timeline; a longer history is cut, oldest kept, and said so. */
 const TIMELINE_EVENT_LIMIT = 20_000;
-const PAGE = 1_000;
 
 const machineInput = z.object({ slug: slugSchema });
 
@@ -91,16 +91,12 @@ export const getRoomMachine = {
     const charts = machineCharts();
     const events: StoredEvent[] = [];
     let truncated = false;
-    for (let after = 0; after < state.head; ) {
-      const page = await ctx.services.store.events(input.slug, after, PAGE);
-      const fresh = page.filter((event) => event.seq <= state.head);
-      events.push(...fresh);
-      if (fresh.length < PAGE) break;
-      after = fresh.at(-1)!.seq;
-      if (events.length >= TIMELINE_EVENT_LIMIT) {
-        truncated = after < state.head;
+    for await (const event of eventsUpTo(ctx.services.store, input.slug, state.head)) {
+      if (events.length === TIMELINE_EVENT_LIMIT) {
+        truncated = true;
         break;
       }
+      events.push(event);
     }
     const room = roomNode(state);
     return {

@@ -7,17 +7,24 @@ import type { RoomStore, StoredEvent } from '../store/port.js';
 
 const PAGE = 1000;
 
+/** The room's stored events, oldest first, up to event `head`, read page by page. */
+export async function* eventsUpTo(store: RoomStore, slug: string, head: number): AsyncGenerator<StoredEvent> {
+  for (let after = 0; after < head; ) {
+    const page = await store.events(slug, after, PAGE);
+    if (page.length === 0) return;
+    for (const event of page) {
+      if (event.seq > head) return;
+      yield event;
+    }
+    after = page.at(-1)!.seq;
+  }
+}
+
 /** Every message posted in the room, oldest first, up to event `head`. */
 export async function discussionOf(store: RoomStore, slug: string, head: number): Promise<Message[]> {
   const messages: Message[] = [];
-  for (let after = 0; after < head; ) {
-    const page = await store.events(slug, after, PAGE);
-    if (page.length === 0) break;
-    for (const event of page) {
-      if (event.seq > head) return messages;
-      if (event.event_type === 'discussion.posted') messages.push(messageOf(event));
-    }
-    after = page.at(-1)!.seq;
+  for await (const event of eventsUpTo(store, slug, head)) {
+    if (event.event_type === 'discussion.posted') messages.push(messageOf(event));
   }
   return messages;
 }
