@@ -24,7 +24,7 @@ import {
 } from '../src/domain/room-acts.js';
 import { iso } from '../src/domain/format.js';
 import { operatorOnly, planInvite, planJoin, planRole, planSettings } from '../src/domain/membership.js';
-import { authorityDenied, requireSeatActor, satisfiesAuthority } from '../src/domain/roster.js';
+import { authorityDenied, requireSeatActor, satisfiesAuthority, withVoteStamped } from '../src/domain/roster.js';
 import type { DecisionData, RoomData } from '../src/domain/types.js';
 import { invalidInput, protocolError, type ErrorSpec, type ProtocolError } from '../src/errors.js';
 import type { DecisionEvent } from './decision.events.js';
@@ -92,7 +92,7 @@ export const roomMachine = setup({
     recordVote: assign(({ context, event }) => {
       if (event.type !== 'D.ACCEPT' || event.voter === undefined) return {};
       const { participantId, at } = event.voter;
-      return { members: context.members.map((m) => (m.id === participantId ? { ...m, votedAt: at } : m)) };
+      return { members: withVoteStamped(context.members, participantId, at) };
     }),
     archive: stopChild(({ event }) => {
       if (event.type !== 'ARCHIVE') throw new Error('archive needs ARCHIVE');

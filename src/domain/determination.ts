@@ -14,6 +14,7 @@ import {
   runMechanism,
   takesSingleChoice,
 } from '../mechanisms/index.js';
+import { singleChoiceLeadBound } from './lead-bound.js';
 import type { AbstentionRecord, BallotRecord, DecisionData, DecisionFacts, SealRecord } from './types.js';
 
 export interface Count {
@@ -161,11 +162,10 @@ export function sealRecord(
 /**
  * A lock proof's necessary condition, checked before counting every ballot (a hot room asks on
  * each choice). Ranked mechanisms and agreement decisions lock only once every eligible voter has
- * answered; a single-choice count, where a ballot adds 1 to one option, locks only when the leader
- * has more votes than ballots still outstanding (so neither all ballots together nor the most
- * ballots naming one option may be outnumbered by those outstanding). The raw ballot and abstention lists bound the
- * counted ones from above and the electorate bounds the eligible voters from below, so when this
- * says impossible the full count (lock.ts) would not have locked either.
+ * answered; a single-choice count locks only when its leader leads every rival, and the empty
+ * score, by more than the ballots still outstanding (lock.ts). The raw ballot and abstention lists
+ * bound the counted ones from above and the electorate bounds the eligible voters from below, so
+ * when this says impossible the full count would not have locked either.
  */
 function lockImpossible(decision: DecisionData, facts: DecisionFacts): boolean {
   const outstanding = facts.electorate.length - decision.ballots.length - decision.abstentions.length;
@@ -173,19 +173,10 @@ function lockImpossible(decision: DecisionData, facts: DecisionFacts): boolean {
   const family = engineFamily(facts.mechanism);
   if (decision.agreement || family === 'instant_runoff' || family === 'schulze') return true;
   if (family !== 'generic' || !takesSingleChoice(facts.mechanism)) return false;
-  return decision.ballots.length <= outstanding || mostVotesForOneOption(decision) <= outstanding;
-}
-
-/** The most raw single-choice ballots naming one option: an upper bound of any option's counted votes. */
-function mostVotesForOneOption(decision: DecisionData): number {
-  const votes = new Map<unknown, number>();
-  let most = 0;
-  for (const { ballot } of decision.ballots) {
-    const n = (votes.get(ballot) ?? 0) + 1;
-    votes.set(ballot, n);
-    if (n > most) most = n;
-  }
-  return most;
+  return (
+    decision.ballots.length <= outstanding ||
+    singleChoiceLeadBound(decision.ballots, decision.options, facts.electorate) <= outstanding
+  );
 }
 
 /** Next instant at which time alone changes this decision, or null. */

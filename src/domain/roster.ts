@@ -80,14 +80,36 @@ export function requireSeatActor(
 
 /** Participants minus the creator when creator_votes is false. */
 export function roomElectorate(room: RoomData): string[] {
-  return room.members
-    .filter((m) => m.role === 'participant' && (room.config.creator_votes || !m.isCreator))
-    .map((m) => m.id);
+  const creatorVotes = room.config.creator_votes;
+  const known = roomElectorates.get(room.members);
+  if (known?.creatorVotes === creatorVotes) return known.ids;
+  const ids = room.members.filter((m) => m.role === 'participant' && (creatorVotes || !m.isCreator)).map((m) => m.id);
+  // Frozen: every caller holding this roster shares it.
+  roomElectorates.set(room.members, { creatorVotes, ids: Object.freeze(ids) as string[] });
+  return ids;
+}
+
+/**
+ * The room electorate, remembered per roster array: it is asked for on every ballot, and the
+ * same array while the roster stands lets determination keep what it derives from it.
+ */
+const roomElectorates = new WeakMap<readonly Member[], { creatorVotes: boolean; ids: string[] }>();
+
+/** The roster with one member's vote stamped: who may vote is unchanged, so the electorate carries over. */
+export function withVoteStamped(members: Member[], participantId: string, at: number): Member[] {
+  const index = members.findIndex((m) => m.id === participantId);
+  if (index < 0) return members;
+  const stamped = members.slice();
+  stamped[index] = { ...members[index]!, votedAt: at };
+  const known = roomElectorates.get(members);
+  if (known) roomElectorates.set(stamped, known);
+  return stamped;
 }
 
 export function decisionElectorate(room: RoomData, decision: Pick<DecisionData, 'eligibleIds'>): string[] {
   if (decision.eligibleIds === null) return roomElectorate(room);
-  return decision.eligibleIds.filter((id) => isParticipant(room, id));
+  const participants = new Set(room.members.filter((m) => m.role === 'participant').map((m) => m.id));
+  return decision.eligibleIds.filter((id) => participants.has(id));
 }
 
 export function inviteStatus(invite: InviteRecord, now: number): 'pending' | 'accepted' | 'revoked' | 'expired' {

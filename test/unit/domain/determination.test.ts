@@ -34,16 +34,20 @@ const scenario = fc.record({
       who: fc.integer({ min: 0, max: 13 }),
       pick: fc.array(fc.nat(5), { minLength: 1, maxLength: 3 }),
       abstain: fc.boolean(),
+      // An agent seated twice (its two ballots are one voter's) and a ballot off the slate.
+      sharedAgent: fc.option(fc.nat(1), { nil: null }),
+      offSlate: fc.boolean(),
     }),
     { maxLength: 14 },
   ),
   quorum: fc.option(fc.integer({ min: 1, max: 14 }), { nil: null }),
+  slate: fc.integer({ min: 1, max: 3 }),
 });
 
 describe('determine', () => {
   it('agrees with the full count and lock proof whenever it skips counting', () => {
     fc.assert(
-      fc.property(scenario, ({ mechanism, agreement: wantsAgreement, electorate, voters, quorum }) => {
+      fc.property(scenario, ({ mechanism, agreement: wantsAgreement, electorate, voters, quorum, slate }) => {
         const agreement = wantsAgreement && (mechanism === 'simple_majority' || mechanism === 'supermajority');
         const ids = Array.from({ length: 14 }, (_, i) => `p${i}`);
         const seen = new Set<number>();
@@ -54,14 +58,15 @@ describe('determine', () => {
           if (seen.has(who)) continue;
           seen.add(who);
           const participantId = ids[who]!;
+          const agentId = v.sharedAgent === null ? `participant:${participantId}` : `agent:${v.sharedAgent}`;
           if (v.abstain && !agreement) {
-            abstentions.push({ participantId, agentId: `participant:${participantId}`, reason: 'r', declaredAt: i });
+            abstentions.push({ participantId, agentId, reason: 'r', declaredAt: i });
           } else {
             ballots.push({
               participantId,
-              agentId: `participant:${participantId}`,
+              agentId,
               mandateRef: null,
-              ballot: ballotFor(mechanism, agreement, v.pick),
+              ballot: v.offSlate && !agreement ? 'delta' : ballotFor(mechanism, agreement, v.pick),
               castAt: i,
               rationale: null,
             });
@@ -69,7 +74,7 @@ describe('determine', () => {
         }
         const decision = {
           id: 'd',
-          options: agreement ? OPTIONS.slice(0, 2) : OPTIONS,
+          options: agreement ? OPTIONS.slice(0, 2) : OPTIONS.slice(0, slate),
           agreement,
           ballots,
           abstentions,
@@ -86,7 +91,7 @@ describe('determine', () => {
         const expected = counted.responses >= 1 && isLocked(mechanism, agreement, counted.input, counted.output);
         expect(determine(decision, facts).determined).toBe(expected);
       }),
-      { numRuns: 3000 },
+      { numRuns: 20000 },
     );
   });
 });
