@@ -25,9 +25,10 @@ export function withChoice(
   now: number,
 ): { decision: DecisionData; revised: boolean } {
   const pid = actor.participantId!;
-  const revised =
-    decision.ballots.some((b) => b.participantId === pid) || decision.abstentions.some((a) => a.participantId === pid);
-  const ballots = decision.ballots.filter((b) => b.participantId !== pid);
+  const earlier = decision.ballots.findIndex((b) => b.participantId === pid);
+  const revised = earlier >= 0 || decision.abstentions.some((a) => a.participantId === pid);
+  // A first ballot (the common case) needs no filtering pass.
+  const ballots = earlier >= 0 ? decision.ballots.filter((b) => b.participantId !== pid) : decision.ballots.slice();
   const cast: BallotRecord = {
     participantId: pid,
     agentId: actor.agentId,

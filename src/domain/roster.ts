@@ -5,8 +5,30 @@
 import { protocolError, type ProtocolError } from '../errors.js';
 import type { Actor, AuthorityConfig, DecisionData, InviteRecord, Member, RoomData } from './types.js';
 
-export function memberById(room: RoomData, id: string | null): Member | undefined {
-  return id === null ? undefined : room.members.find((m) => m.id === id);
+export function memberById(room: Pick<RoomData, 'members'>, id: string | null): Member | undefined {
+  if (id === null) return undefined;
+  const at = positionsOf(room.members).get(id);
+  return at === undefined ? undefined : room.members[at];
+}
+
+/**
+ * Where each member sits in a roster array, remembered per array (room contexts are immutable);
+ * a hot room looks its voters up on every ballot. A vote stamp keeps every position, so the
+ * stamped roster inherits the map (withVoteStamped).
+ */
+const rosterPositions = new WeakMap<readonly Member[], ReadonlyMap<string, number>>();
+
+function positionsOf(members: readonly Member[]): ReadonlyMap<string, number> {
+  let positions = rosterPositions.get(members);
+  if (!positions) {
+    const built = new Map<string, number>();
+    members.forEach((member, at) => {
+      if (!built.has(member.id)) built.set(member.id, at);
+    });
+    positions = built;
+    rosterPositions.set(members, positions);
+  }
+  return positions;
 }
 
 export function isParticipant(room: RoomData, id: string | null): boolean {
@@ -95,12 +117,14 @@ export function roomElectorate(room: RoomData): string[] {
  */
 const roomElectorates = new WeakMap<readonly Member[], { creatorVotes: boolean; ids: string[] }>();
 
-/** The roster with one member's vote stamped: who may vote is unchanged, so the electorate carries over. */
+/** The roster with one member's vote stamped: who sits where and who may vote are unchanged, so both carry over. */
 export function withVoteStamped(members: Member[], participantId: string, at: number): Member[] {
-  const index = members.findIndex((m) => m.id === participantId);
-  if (index < 0) return members;
+  const positions = positionsOf(members);
+  const index = positions.get(participantId);
+  if (index === undefined) return members;
   const stamped = members.slice();
   stamped[index] = { ...members[index]!, votedAt: at };
+  rosterPositions.set(stamped, positions);
   const known = roomElectorates.get(members);
   if (known) roomElectorates.set(stamped, known);
   return stamped;
