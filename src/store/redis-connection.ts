@@ -72,6 +72,10 @@ function connectionOptions(options: ConnectOptions): RedisOptions {
     retryStrategy: (attempt) => Math.min(50 * attempt, 1000),
     connectTimeout: options.commandTimeoutMs,
     ...(commands ? { commandTimeout: options.commandTimeoutMs } : {}),
+    // Commands issued in one event-loop turn (every room's lock, load, commit, release) leave in one
+    // socket write: the profile of choose over 1,000 rooms spent a fifth of the main thread in the
+    // write syscall of single commands.
+    enableAutoPipelining: commands,
   };
 }
 
@@ -85,6 +89,7 @@ export function createRedisClient(url: string, options: ConnectOptions): RedisCl
     client = new Cluster(nodes, {
       lazyConnect: true,
       redisOptions,
+      enableAutoPipelining: redisOptions.enableAutoPipelining,
       enableOfflineQueue: redisOptions.enableOfflineQueue,
       // A failover moves slots: follow MOVED/ASK, and refresh the slot map quickly when a node is gone.
       clusterRetryStrategy: (attempt) => Math.min(100 * attempt, 1000),

@@ -97,10 +97,13 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
   } catch (error) {
     throw toStoreError(error);
   }
-  return new RedisStore(redis as ScriptedRedis, options.keyPrefix ?? 'conclave:', options.clock ?? Date.now, {
-    replicas: options.waitReplicas ?? 0,
-    timeoutMs: options.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS,
-  });
+  return new RedisStore(
+    redis as ScriptedRedis,
+    options.keyPrefix ?? 'conclave:',
+    options.clock ?? Date.now,
+    { replicas: options.waitReplicas ?? 0, timeoutMs: options.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS },
+    options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+  );
 }
 
 const DEADLINE_SHARDS = 16;
@@ -151,6 +154,7 @@ export class RedisStore implements RoomStore {
     keyPrefix: string,
     private readonly clock: () => number,
     private readonly replication: { replicas: number; timeoutMs: number } = { replicas: 0, timeoutMs: 0 },
+    private readonly deadlineMs = DEFAULT_COMMAND_TIMEOUT_MS,
   ) {
     this.key = keysOf(keyPrefix);
     this.engagement = new RedisEngagementStore(redis, keyPrefix, this.key.room, {
@@ -461,11 +465,26 @@ export class RedisStore implements RoomStore {
     return Math.max(1, record.created_at + IDEMPOTENCY_TTL_MS - this.clock());
   }
 
+  /**
+   * One store operation, answered or failed within the command timeout of its first command.
+   * ioredis times each command from when it is written, and auto-pipelining writes a command only
+   * once the pipeline ahead of it on the same node is answered: against a frozen Redis a command
+   * would otherwise wait out the timeout of the one before it first.
+   */
   private async call<T>(operation: () => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new StoreUnavailableError(`Redis store unavailable: no answer within ${this.deadlineMs} ms`)),
+        this.deadlineMs,
+      );
+    });
     try {
-      return await operation();
+      return await Promise.race([operation(), deadline]);
     } catch (error) {
       throw toStoreError(error);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
