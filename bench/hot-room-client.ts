@@ -1,16 +1,19 @@
 /**
- * The hot-room load as its own process (`tsx bench/hot-room-client.ts <base> <agents> <rounds>`):
+ * The hot-room load as its own process
+ * (`tsx bench/hot-room-client.ts <base> <agents> <rounds> [spreadMs]`):
  * a thousand separate clients must not share the server's event loop, or they pace its batches.
  * The first room warms the service up (a running service has compiled its hot paths; a fresh one
  * spends the first burst in the JIT) and is not reported; each further round is a new room.
- * Prints one JSON line per measured round.
+ * With `spreadMs`, the agents' choices start evenly spread over that many milliseconds instead of
+ * all at once. Prints one JSON line per measured round.
  */
 import { percentile, runHotRoom } from '../test/support/hot-room.js';
 
-const [base, agents, rounds] = process.argv.slice(2);
+const [base, agents, rounds, spread] = process.argv.slice(2);
+const spreadMs = Number(spread ?? 0);
 await runHotRoom(base!, Number(agents ?? 1000));
 for (let round = 0; round < Number(rounds ?? 3); round++) {
-  const run = await runHotRoom(base!, Number(agents ?? 1000));
+  const run = await runHotRoom(base!, Number(agents ?? 1000), spreadMs);
   console.log(
     JSON.stringify({
       acknowledged: run.acknowledged,

@@ -52,9 +52,10 @@ function post(
 
 /**
  * Seats `agents` agents, each holding its own keep-alive connection (its seat is taken over it),
- * then has all of them choose at once and verifies the receipt chain.
+ * then has all of them choose — at once, or with their starts spread evenly over `spreadMs` — and
+ * verifies the receipt chain.
  */
-export async function runHotRoom(base: string, agents: number): Promise<HotRoomRun> {
+export async function runHotRoom(base: string, agents: number, spreadMs = 0): Promise<HotRoomRun> {
   const connections = Array.from({ length: agents }, () => new Agent({ keepAlive: true, maxSockets: 1 }));
   try {
     const created = await post(connections[0]!, `${base}/api/rooms`, null, {
@@ -76,6 +77,7 @@ export async function runHotRoom(base: string, agents: number): Promise<HotRoomR
     let acknowledged = 0;
     await Promise.all(
       tokens.map(async (token, i) => {
+        if (spreadMs > 0) await new Promise((resolve) => setTimeout(resolve, (i * spreadMs) / agents));
         const started = performance.now();
         const answer = await post(connections[i]!, `${base}/api/rooms/${slug}/choose`, token, {
           choice: ['alpha', 'beta', 'gamma'][i % 3],
