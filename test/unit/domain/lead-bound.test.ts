@@ -25,11 +25,13 @@ function countedLead(ballots: BallotRecord[], options: string[], electorate: str
   const votes = ballots
     .filter((b) => electorate.includes(b.participantId))
     .map((b) => engineVote('plurality', b.agentId, b.ballot));
+  const voters = new Set(votes.map((v) => v.voter_id)).size;
   const output = runMechanism('plurality', {
     parameters: engineParameters('plurality', { options, quorumFraction: 0, agreement: false }),
-    eligible_voters: electorate.length,
+    // One agent seated twice is one voter to the engine.
+    eligible_voters: Math.max(electorate.length, voters),
     votes,
-    participating_voters: votes.length,
+    participating_voters: voters,
     deterministic_seed: 'd',
   });
   const scores = options.map((o) => output.per_option_score[o] ?? 0);
