@@ -3,13 +3,14 @@
  * the bare-fastify baselines measured first in the same run.
  *   npm run bench                      (BENCH_SECONDS=5 per load phase by default)
  *   BENCH_ONLY=one-room npm run bench  (run only the named cases; the baselines always run)
+ *   BENCH_CONNECTIONS=100 npm run bench (connections per load phase; 10 by default)
  */
 import { cases } from './cases/index.js';
 import { type BenchContext, type BenchRow, load, printTable } from './table.js';
 import Fastify from 'fastify';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const CONNECTIONS = 10;
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const only = process.env.BENCH_ONLY?.split(',').filter(Boolean);
 
 async function measureBaselines(): Promise<BenchContext['baselines']> {
