@@ -1,7 +1,9 @@
 /**
  * The request rate limits of 01 §7 as a fastify onRequest hook: per client IP on every route, per
  * credential on mutating requests. It runs after routing and before room existence and body
- * parsing (check order step 2). A long-poll or SSE request counts once, when it starts.
+ * parsing (check order step 2). A long-poll or SSE request counts once, when it starts. An MCP request
+ * carries exactly one JSON-RPC call (batches are refused, mcp/batch.ts), so counting the request here
+ * counts each tool call against the per-address limit.
  */
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import {

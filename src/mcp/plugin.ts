@@ -2,8 +2,9 @@
  * Mounts both catalogs on the fastify app: `POST /mcp` and `POST /mcp/host`, each served in both MCP
  * eras by the SDK's web-standard handler. The routes live in their own encapsulated context whose
  * only body parser keeps the raw bytes, so the SDK sees exactly what the client sent (and answers
- * empty or malformed JSON itself). GET and DELETE have no route: the app's not-found handler answers
- * them with the REST 405 envelope.
+ * empty or malformed JSON itself). The one exception is a JSON-RPC batch, refused before the SDK sees
+ * it (batch.ts). GET and DELETE have no route: the app's not-found handler answers them with the REST
+ * 405 envelope.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
@@ -11,6 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BODY_LIMIT } from '../http/body.js';
 import type { Services } from '../operations/services.js';
 import type { AnyOperation, Catalog } from '../operations/types.js';
+import { BATCH_REFUSAL, isBatch } from './batch.js';
 import type { CallOrigin } from './call-tool.js';
 import { buildCatalog, CATALOG_PATHS } from './catalog.js';
 import { catalogServerFactory } from './server.js';
@@ -49,6 +51,7 @@ async function serve(
     if (!reply.raw.writableFinished) abort.abort();
   });
   const body = request.body as Buffer | undefined;
+  if (isBatch(header(request, 'content-type'), body)) return reply.code(400).send(BATCH_REFUSAL);
   const webRequest = new Request(`${request.protocol}://${request.host}${request.url}`, {
     method: request.method,
     headers: webHeaders(request),

@@ -9,6 +9,7 @@ import type { Catalog } from '../operations/types.js';
 import { type CallOrigin, callTool } from './call-tool.js';
 import type { ToolSpec } from './catalog.js';
 import { CATALOG_INSTRUCTIONS } from './descriptions.js';
+import { MCP_PROTOCOL_VERSIONS } from './versions.js';
 
 type Arguments = Record<string, unknown>;
 
@@ -37,7 +38,14 @@ export function catalogServerFactory(spec: CatalogServerSpec): (origin: CallOrig
   return (origin) => {
     const server = new McpServer(
       { name: 'conclave', version: spec.version },
-      { capabilities: { tools: { listChanged: false } }, instructions: CATALOG_INSTRUCTIONS[spec.catalog] },
+      {
+        capabilities: { tools: { listChanged: false } },
+        instructions: CATALOG_INSTRUCTIONS[spec.catalog],
+        // Without this the SDK also serves 2025-06-18, 2025-03-26 and older; with it `initialize` answers
+        // any other requested version with 2025-11-25, and a request whose MCP-Protocol-Version header
+        // names another version is refused with 400, as the MCP specification prescribes.
+        supportedProtocolVersions: [...MCP_PROTOCOL_VERSIONS],
+      },
     );
     for (const { tool, schema } of tools) {
       server.registerTool(

@@ -1,0 +1,41 @@
+/**
+ * JSON-RPC batches are refused on both MCP endpoints, whatever version the client claims
+ * (docs/architecture.md, MCP). Batching existed only in MCP 2025-03-26; 2025-06-18 removed it, and the
+ * two versions the service negotiates (2026-07-28 and the stateless 2025-11-25) take one JSON-RPC
+ * message per POST. Serving batches would let one HTTP request, counted once by the rate limits
+ * (http/rate-limit-hook.ts), carry a hundred creates, joins or parked waits. The answer is the one the
+ * SDK itself gives a batch on the 2026-07-28 era: HTTP 400 with JSON-RPC `-32600` (Invalid Request).
+ */
+import { isJsonContentType, ProtocolErrorCode } from '@modelcontextprotocol/server';
+
+/** The only bytes JSON allows before a value. */
+const JSON_WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+const OPENING_BRACKET = 0x5b;
+
+export const BATCH_REFUSAL = {
+  jsonrpc: '2.0',
+  id: null,
+  error: {
+    code: ProtocolErrorCode.InvalidRequest,
+    message:
+      'Invalid Request: JSON-RPC batches are not accepted (MCP 2025-06-18 and later have no batching). ' +
+      'Send one JSON-RPC message per request; each request counts against the rate limits on its own.',
+  },
+} as const;
+
+/**
+ * Whether a POST body is a JSON-RPC batch (a JSON array). Only the first significant byte is read
+ * unless it is `[`; a body that is not valid JSON is left to the SDK, which answers it with `-32700`.
+ */
+export function isBatch(contentType: string | undefined, body: Buffer | undefined): boolean {
+  if (body === undefined || !isJsonContentType(contentType)) return false;
+  let start = 0;
+  while (start < body.length && JSON_WHITESPACE.has(body[start]!)) start++;
+  if (body[start] !== OPENING_BRACKET) return false;
+  try {
+    JSON.parse(body.toString('utf8'));
+    return true;
+  } catch {
+    return false;
+  }
+}
