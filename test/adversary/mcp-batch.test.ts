@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCP_PROTOCOL_VERSIONS } from '../../src/mcp/index.js';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { connectLegacy, connectModern, ok } from '../support/mcp-clients.js';
+import { startRedisServer } from '../support/redis-server.js';
 import { call, type RunningService, startService } from '../support/service.js';
 
 const IP_LIMIT = 40;
@@ -138,6 +139,36 @@ describe('a JSON-RPC batch against the per-address limit', () => {
     }
     expect(answers.filter((a) => a.status === 200 && succeeded(a).length === 1)).toHaveLength(IP_LIMIT);
     expect(answers.slice(IP_LIMIT).map((a) => a.status)).toEqual([429, 429]);
+  });
+});
+
+const redis = await startRedisServer();
+afterAll(async () => {
+  await redis?.stop();
+});
+
+describe.skipIf(redis === null)('a JSON-RPC batch against the per-address limit kept in Redis', () => {
+  it(`creates at most ${IP_LIMIT} rooms a minute across two processes`, async () => {
+    const clock = new ManualClock(Date.now());
+    const env = {
+      STORE: 'redis',
+      REDIS_URL: redis!.url,
+      REDIS_KEY_PREFIX: `adv-${randomUUID().slice(0, 8)}:`,
+      RATE_LIMIT_IP_PER_MIN: String(IP_LIMIT),
+    };
+    const processes = [await startService({ clock, env }), await startService({ clock, env })];
+    try {
+      let created = 0;
+      for (const [i, version] of CLAIMED_VERSIONS.entries()) {
+        const batch = batchOf(BATCH, (n) => toolCall('create_room', { about: `redis batch room ${n}` }));
+        const answer = await post(`${processes[i % 2]!.base}/mcp/host`, batch, version);
+        created += succeeded(answer).length;
+        expectNoMultiplication(answer);
+      }
+      expect(created).toBeLessThanOrEqual(IP_LIMIT);
+    } finally {
+      for (const svc of processes) await svc.stop();
+    }
   });
 });
 
