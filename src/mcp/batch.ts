@@ -1,10 +1,11 @@
 /**
  * JSON-RPC batches are refused on both MCP endpoints, whatever version the client claims
- * (docs/architecture.md, Robustness at the edges: MCP framing). Batching existed only in MCP 2025-03-26; 2025-06-18 removed it, and the
- * two versions the service negotiates (2026-07-28 and the stateless 2025-11-25) take one JSON-RPC
- * message per POST. Serving batches would let one HTTP request, counted once by the rate limits
- * (http/rate-limit-hook.ts), carry a hundred creates, joins or parked waits. The answer is the one the
- * SDK itself gives a batch on the 2026-07-28 era: HTTP 400 with JSON-RPC `-32600` (Invalid Request).
+ * (docs/architecture.md, Robustness at the edges: MCP framing). Batching existed only in MCP
+ * 2025-03-26; 2025-06-18 removed it, and the two versions the service negotiates (2026-07-28 and the
+ * stateless 2025-11-25) take one JSON-RPC message per POST. Serving batches would let one HTTP
+ * request, counted once by the rate limits (http/rate-limit-hook.ts), carry a hundred creates, joins
+ * or parked waits. The answer is the one the SDK itself gives a batch on the 2026-07-28 era: HTTP 400
+ * with JSON-RPC `-32600` (Invalid Request).
  */
 import { isJsonContentType, ProtocolErrorCode } from '@modelcontextprotocol/server';
 
