@@ -357,6 +357,45 @@ describe.each(STORES)('mandate identity on $store', ({ store, env }) => {
   });
 });
 
+describe('issuer-key fetch failures', () => {
+  let svc: RunningService;
+  beforeAll(async () => {
+    svc = await startService();
+  });
+  afterAll(async () => {
+    await svc?.stop();
+  });
+
+  it('say only that the keys could not be fetched: nothing about DNS or private addresses', async () => {
+    const clock = new ManualClock(Date.now());
+    const self = agent();
+    // A name that resolves to loopback, a loopback literal, and a name that does not resolve at all:
+    // the answers must not tell them apart (no DNS result, no "private address", no ENOTFOUND).
+    const messages: string[] = [];
+    for (const origin of ['https://localhost', 'https://127.0.0.1', 'https://no-such-issuer.invalid']) {
+      const iat = Math.floor(clock.now() / 1000);
+      const payload = { iss: origin, sub: self.did, jti: `urn:uuid:${randomUUID()}`, iat, exp: iat + 600 };
+      const jws = signCompact(
+        { alg: 'EdDSA', kid: 'k1', typ: MANDATE_TYP },
+        { ...payload, svc: { rooms: ['*'], actions: ['choose'] } },
+        self.key,
+      );
+      const res = await call(svc.base, 'POST', '/api/rooms', { body: { about: 'x' }, headers: { 'x-mandate': jws } });
+      expect([res.status, res.body.error.code, res.body.error.details.reason]).toEqual([
+        401,
+        'mandate.issuer_untrusted',
+        'keys_unavailable',
+      ]);
+      expect(res.body.error.message).toContain("could not fetch the issuer's keys");
+      expect(res.body.error.message).not.toMatch(
+        /ENOTFOUND|EAI_AGAIN|getaddrinfo|resolves|loopback|private or reserved|EACCES/,
+      );
+      messages.push(res.body.error.message.replaceAll(origin, '<origin>'));
+    }
+    expect(new Set(messages).size).toBe(1);
+  });
+});
+
 /** A hosted agent through the device flow: approved by the operator, polled on the manual clock. */
 async function hostedAgent(svc: RunningService, clock: ManualClock) {
   const started = await call(svc.base, 'POST', '/oauth/device_authorization', { body: { client_id: 'agent-cli' } });
