@@ -9,6 +9,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatChainReport } from '../../src/cli/report.js';
 import { verifyRoomReceiptChain } from '../../src/client/verify.js';
 import {
   didKeyFromPublicKey,
@@ -296,6 +297,10 @@ describe.each(STORES)('mandate identity on $store', ({ store, env }) => {
         { agent_id: delegate.did, agent_iss: principal.did, mandate_ref: delegated.jti },
       ]),
     );
+    // `conclave verify` prints the same attribution.
+    const printed = formatChainReport(report, room.slug);
+    expect(printed).toContain(`ballot of ${self.did}, issued by ${self.did} (mandate ${fresh.jti})`);
+    expect(printed).toContain(`ballot of ${delegate.did}, issued by ${principal.did} (mandate ${delegated.jti})`);
   });
 
   it('refuses a foreign issuer naming a hosted-agent subject, a mandate for another service, and a revoked hosted key', async (t) => {
