@@ -24,7 +24,7 @@ function mandateLinkKey(mandate: Verified): string {
 }
 
 /** The credential-link keys a caller's seats are indexed under (see linkSeat), newest scheme first. */
-export function seatLinkKeys(credentials: RequestContext['credentials']): string[] {
+function seatLinkKeys(credentials: RequestContext['credentials']): string[] {
   if (credentials.verified) return [mandateLinkKey(credentials.verified), `sub:${credentials.verified.sub}`];
   if (credentials.bearer) return [`token:${hashSecret(credentials.bearer)}`];
   return [];
