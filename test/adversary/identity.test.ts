@@ -187,7 +187,7 @@ describe.each(STORES)('mandate identity on $store', ({ store, env }) => {
     // What the attacker learns from the room: the victim's sub and even its jti.
     const full = await call(base, 'GET', `/api/rooms/${room.slug}?include=full`, { token: room.creator_token });
     const seat = full.body.participants.find((p: any) => p.agent_did === victim.did);
-    expect(seat).toMatchObject({ agent_did: victim.did, mandate_id: real.jti });
+    expect(seat).toMatchObject({ agent_did: victim.did, agent_iss: victim.did, mandate_id: real.jti });
     const attacker = agent();
     const forged = mint(clock, attacker, seat.agent_did, { jti: seat.mandate_id });
 
