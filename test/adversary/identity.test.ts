@@ -315,6 +315,19 @@ describe.each(STORES)('mandate identity on $store', ({ store, env }) => {
     expect(joined.status).toBe(200);
     const sub = `urn:svc:agent:${hosted.public_id}`;
     expect(joined.body.agent_did).toBe(sub);
+    // The hosted agent's ballot is attributed to (this service, its subject).
+    const chosen = await call(base, 'POST', `/api/rooms/${room.slug}/choose`, {
+      body: { choice: 'yes' },
+      headers: { 'x-mandate': hosted.mandate },
+    });
+    expect(chosen.body).toMatchObject({ status: 'resolved', resolved_winner: 'yes' });
+    const outcome = await call(base, 'GET', `/api/rooms/${room.slug}/outcome`, { token: room.creator_token });
+    const jwks = await call(base, 'GET', '/.well-known/jwks.json');
+    const report = await verifyRoomReceiptChain(outcome.body, { jwks: jwks.body });
+    expect(report.errors).toEqual([]);
+    expect(report.receipts[0]!.ballots).toEqual([
+      { agent_id: sub, agent_iss: new URL(base).origin, mandate_ref: expect.stringMatching(/^urn:uuid:/) },
+    ]);
 
     // A did:key issuer naming the hosted agent's subject.
     const attacker = agent();
@@ -359,6 +372,11 @@ describe.each(STORES)('mandate identity on $store', ({ store, env }) => {
     }
     const listed = await tool(base, 'list_rooms', {}, hosted.mandate, true);
     expect(listed.structuredContent.error.code).toBe('mandate.revoked');
+    // A did:key mandate naming the revoked agent's subject is still nobody's way in.
+    const afterRevoke = await call(base, 'GET', `/api/rooms/${room.slug}`, {
+      headers: { 'x-mandate': mint(clock, agent(), sub).jws },
+    });
+    expect([afterRevoke.status, afterRevoke.body.error.code]).toEqual([401, 'mandate.malformed']);
   });
 });
 
