@@ -11,6 +11,8 @@ export interface SeatRequest {
   role: Role;
   via: JoinVia;
   agentDid: string | null;
+  /** The verified issuer of the joining mandate; null without one. */
+  agentIss?: string | null;
   mandateId: string | null;
 }
 

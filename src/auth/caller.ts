@@ -5,11 +5,13 @@
  * anonymous access would be allowed, and the room's `config.auth` decides which kinds it accepts.
  * Mandates are verified before this point (operations/run.ts); here they are only mapped to seats.
  */
+import { foreignIssuer } from '../domain/membership.js';
 import { memberById } from '../domain/roster.js';
 import type { RoomState } from '../domain/state.js';
 import type { Actor, Member } from '../domain/types.js';
 import { type ProtocolError, protocolError } from '../errors.js';
 import type { VerifiedMandate } from './mandates.js';
+import { mandateSeat } from './seat-binding.js';
 import { hashSecret, sameHash } from './secrets.js';
 
 export interface PresentedCredentials {
@@ -82,9 +84,10 @@ function mandateCaller(state: RoomState, presented: PresentedCredentials): Calle
   const mandate = presented.verified;
   if (!mandate) throw new Error('a presented mandate must be verified before resolving the caller');
   const credential = hashSecret(presented.mandate!);
-  const member = state.room.members.find((m) => m.agentDid === mandate.sub);
-  return member
-    ? { kind: 'member', member, credentialHash: credential, mandate }
+  const seat = mandateSeat(state.room.members, mandate);
+  if (seat.kind === 'foreign') throw foreignIssuer(state.slug);
+  return seat.kind === 'seat'
+    ? { kind: 'member', member: seat.member, credentialHash: credential, mandate }
     : { kind: 'outsider', credentialHash: credential, mandate };
 }
 
@@ -152,6 +155,7 @@ export function actorOf(state: RoomState, caller: Caller): Actor | null {
     displayName: member.displayName,
     agentId: caller.mandate?.sub ?? `participant:${member.id}`,
     mandateRef: caller.mandate?.jti ?? null,
+    agentIss: caller.mandate?.issuerPrincipal ?? null,
     // A mandate alone is never an operator credential (01 §4).
     isOperator: member.isCreator && caller.mandate === null,
     isAdmin: false,

@@ -96,8 +96,14 @@ export function createIssuerTrust(options: IssuerTrustOptions): IssuerTrust {
     let loaded: Awaited<ReturnType<IssuerDocumentCache['current']>>;
     try {
       loaded = await documents.current(origin, now);
-    } catch (error) {
-      throw issuerUntrusted(iss, 'keys_unavailable', (error as Error).message);
+    } catch {
+      // One message whatever failed: the cause (a DNS answer, a refused private address, a timeout)
+      // would let anyone probe which host names resolve, and to what, through this service.
+      throw issuerUntrusted(
+        iss,
+        'keys_unavailable',
+        `could not fetch the issuer's keys (GET ${origin}/.well-known/svc.json must answer 200 with JSON listing its keys, over HTTPS, from a public address)`,
+      );
     }
     let document = loaded.document;
     return {

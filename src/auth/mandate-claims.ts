@@ -5,6 +5,7 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { type DecodedJws, decodeCompact, JwsError, MANDATE_TYP, publicKeyFromDidKey } from '../receipts/index.js';
 import { mandateMalformed } from './mandate-errors.js';
+import { isHostedSubject } from './seat-binding.js';
 
 /** The actions that act in a room (08 §4.3); any of them also admits a join. */
 export const ACTING_ACTIONS = [
@@ -84,6 +85,15 @@ function readClaims(payload: Record<string, unknown>, selfIssuer: string | null)
   const isSelf = selfIssuer !== null && (iss === selfIssuer || iss === `${selfIssuer}${DISCOVERY_PATH}`);
   const issuer: IssuerForm = isSelf ? { kind: 'self' } : issuerForm(iss);
   const sub = boundedString(payload.sub, 'sub', 512);
+  // Hosted-agent subjects are this service's namespace: only its own mandates may name them, or
+  // anyone could sign a did:key mandate for a hosted agent's seat (docs/architecture.md, Credentials).
+  if (isHostedSubject(sub) && !isSelf) {
+    throw mandateMalformed(
+      `its sub ${JSON.stringify(sub)} is in this service's hosted-agent namespace (urn:svc:agent:…), which only mandates this service issued may name, and its iss is another issuer`,
+      'foreign_hosted_subject',
+    );
+  }
+  if (selfIssuer !== null) checkAudience(payload.aud, selfIssuer);
   const jti = boundedString(payload.jti, 'jti', 256);
   const exp = integer(payload.exp, 'exp');
   const nbf = payload.nbf === undefined ? undefined : integer(payload.nbf, 'nbf');
@@ -117,6 +127,25 @@ function readClaims(payload: Record<string, unknown>, selfIssuer: string | null)
 }
 
 const DISCOVERY_PATH = '/.well-known/svc.json';
+
+/**
+ * `aud` is optional (clients in the wild send none); when present, a string or an array of strings,
+ * it must name this service by its public base URL (= its `issuer_id`), with or without a trailing
+ * slash. A mandate addressed to another service is not replayable here.
+ */
+function checkAudience(aud: unknown, selfIssuer: string): void {
+  if (aud === undefined) return;
+  const names = typeof aud === 'string' ? [aud] : aud;
+  if (!Array.isArray(names) || !names.every((n) => typeof n === 'string')) {
+    throw claimError('aud', 'a string or an array of strings');
+  }
+  const self = selfIssuer.replace(/\/+$/, '');
+  if (names.some((n) => n.replace(/\/+$/, '') === self)) return;
+  throw mandateMalformed(
+    `it is addressed to another service: its aud does not name this service (${self}); drop aud or set it to ${self}`,
+    'audience',
+  );
+}
 
 /**
  * `iss` is a `did:key`, an origin or that origin's discovery URL. Plain `http` is accepted here and

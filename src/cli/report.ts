@@ -11,6 +11,11 @@ export function formatChainReport(report: ChainReport, source: string): string {
       `${r.ok ? '✓' : '✗'} #${r.sequence ?? '?'} ${r.label} (${what}): signature ${mark(r.signature)}  hash ${mark(r.hash)}  link ${mark(r.link)}  replay ${mark(r.replay)}`,
     );
     for (const error of r.errors) lines.push(`    ✗ ${error}`);
+    // Mandate ballots are attributed to (issuer, sub), not the sub alone (docs/architecture.md, Credentials).
+    for (const b of r.ballots.filter((ballot) => ballot.mandate_ref !== null)) {
+      const issuer = b.agent_iss === null ? 'issuer not recorded' : `issued by ${b.agent_iss}`;
+      lines.push(`    ballot of ${b.agent_id}, ${issuer} (mandate ${b.mandate_ref})`);
+    }
   }
   const general = report.errors.filter((e) => !report.receipts.some((r) => e.startsWith(`${r.label}:`)));
   for (const error of general) lines.push(`✗ ${error}`);

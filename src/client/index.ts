@@ -8,6 +8,8 @@ export type { RoomEvent, StreamEventsInput } from './sse.js';
 export type { Auth, CallOptions } from './transport.js';
 export {
   type AgreementReport,
+  type BallotAttribution,
+  ballotAttributions,
   type ChainReport,
   type Jwks,
   publicKeyFromJwks,

@@ -6,6 +6,8 @@
  */
 import { replayReceipt, verifyAgreementReceiptSemantics } from '../mechanisms/replay.js';
 import {
+  type BallotAttribution,
+  ballotAttributions,
   verifyRoomReceiptChain as checkChainOrder,
   ed25519JwkFor,
   isRecord,
@@ -15,7 +17,8 @@ import {
 import { checkJwsHeader, decodeCompact, type JoseHeader, type JwsPayload, RECEIPT_TYP } from '../receipts/compact.js';
 import { receiptHash } from '../receipts/hash.js';
 
-export { receiptKid, replayReceipt, verifyAgreementReceiptSemantics };
+export { ballotAttributions, receiptKid, replayReceipt, verifyAgreementReceiptSemantics };
+export type { BallotAttribution };
 export type { AgreementReport, ReplayReport } from '../mechanisms/replay.js';
 
 export interface Jwks {
@@ -100,6 +103,12 @@ export interface ReceiptReport {
   hash: boolean;
   link: boolean;
   replay: boolean | null;
+  /**
+   * Who each signed ballot is attributed to: `agent_id` (a mandate's sub, or `participant:<id>`), the
+   * issuer of a mandate-cast ballot (`agent_iss`; null for token ballots and receipts signed before
+   * the field existed) and the mandate's jti. Empty for conclusions and hidden votes.
+   */
+  ballots: BallotAttribution[];
   ok: boolean;
   errors: string[];
 }
@@ -198,6 +207,7 @@ async function verifyEntry(
     hash,
     link,
     replay,
+    ballots: ballotAttributions(svc),
     ok: errors.length === 0,
     errors,
   };

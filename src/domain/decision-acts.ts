@@ -33,6 +33,7 @@ export function withChoice(
     participantId: pid,
     agentId: actor.agentId,
     mandateRef: actor.mandateRef,
+    ...(actor.agentIss ? { agentIss: actor.agentIss } : {}),
     ballot,
     castAt: now,
     rationale,
@@ -55,7 +56,13 @@ export function withAbstention(decision: DecisionData, actor: Actor, reason: str
     ballots: decision.ballots.filter((b) => b.participantId !== pid),
     abstentions: [
       ...decision.abstentions.filter((a) => a.participantId !== pid),
-      { participantId: pid, agentId: actor.agentId, reason, declaredAt: now },
+      {
+        participantId: pid,
+        agentId: actor.agentId,
+        ...(actor.agentIss ? { agentIss: actor.agentIss } : {}),
+        reason,
+        declaredAt: now,
+      },
     ],
   };
 }

@@ -18,6 +18,21 @@ function inviteInvalid(reason: string, message: string): ProtocolError {
   return protocolError('invite.invalid', `${message} Ask the room operator for a new invite.`, { details: { reason } });
 }
 
+/**
+ * A mandate naming a sub whose seat here was joined by another issuer (docs/architecture.md,
+ * Credentials): refused on every use, reads included, so it neither acts nor reads as that seat.
+ */
+export function foreignIssuer(slug: string): ProtocolError {
+  return protocolError(
+    'authority.denied',
+    `This mandate's subject holds a seat in room ${slug} that was joined with a mandate of another issuer (iss). A seat answers only to mandates of the issuer that joined it: present a mandate from that issuer, or use a subject of your own.`,
+    {
+      hint: "Use a mandate signed by the seat's own issuer.",
+      details: { authority: 'seat', required: 'same_issuer' },
+    },
+  );
+}
+
 function findInvite(room: RoomContext, admission: Admission, now: number): InviteRecord | ProtocolError | null {
   if (admission.inviteHash === undefined) return null;
   const invite = room.invites.find((i) => i.tokenHash === admission.inviteHash);
@@ -69,9 +84,14 @@ export function planJoin(
   admission: Admission,
   now: number,
 ): JoinPlan | ProtocolError {
-  // 02 §7: a mandate whose subject already holds a seat reconnects to it (never a new seat).
+  // 02 §7: a mandate whose subject already holds a seat reconnects to it (never a new seat). The
+  // caller was matched to the seat's issuer before (auth/seat-binding.ts); a seat bound to another
+  // issuer is never reconnected, whatever reaches this point.
   const seated = seat.agentDid === null ? undefined : room.members.find((m) => m.agentDid === seat.agentDid);
-  if (seated) return { kind: 'reconnect', member: seated };
+  if (seated) {
+    if (seated.agentIss != null && seated.agentIss !== (seat.agentIss ?? null)) return foreignIssuer(room.slug);
+    return { kind: 'reconnect', member: seated };
+  }
   const invite = findInvite(room, admission, now);
   if (invite instanceof Error) return invite;
   const usable = invite;
@@ -104,6 +124,7 @@ export function planJoin(
     tokenHash: seat.tokenHash,
     supersededHashes: [],
     agentDid: seat.agentDid,
+    ...(seat.agentDid !== null ? { agentIss: seat.agentIss ?? null } : {}),
     mandateId: seat.mandateId,
   };
   const accepted = usable ? { ...usable, acceptedAt: now, acceptedParticipantId: member.id } : null;

@@ -54,6 +54,11 @@ export interface Member {
   /** Hashes of tokens rotated out by seat recovery, kept for the room's lifetime. */
   supersededHashes: string[];
   agentDid: string | null;
+  /**
+   * The issuer a mandate seat is bound to (the verified `iss` principal: a did:key or an HTTPS origin);
+   * null for token seats. Absent on seats stored before seats recorded it (seat-binding.ts decides those).
+   */
+  agentIss?: string | null;
   mandateId: string | null;
 }
 
@@ -77,6 +82,8 @@ export interface Actor {
   /** Receipt attribution: mandate sub, or `participant:<id>`, or `operator`. */
   agentId: string;
   mandateRef: string | null;
+  /** The verified issuer of a mandate act, recorded beside the sub in receipts (`agent_iss`). */
+  agentIss?: string | null;
   isOperator: boolean;
   isAdmin: boolean;
 }
@@ -85,6 +92,8 @@ export interface BallotRecord {
   participantId: string;
   agentId: string;
   mandateRef: string | null;
+  /** Set on mandate-cast ballots only (ballots stored earlier have none). */
+  agentIss?: string;
   ballot: CanonicalBallot;
   castAt: number;
   rationale: string | null;
@@ -93,6 +102,8 @@ export interface BallotRecord {
 export interface AbstentionRecord {
   participantId: string;
   agentId: string;
+  /** Set on mandate abstentions only. */
+  agentIss?: string;
   reason: string;
   declaredAt: number;
 }

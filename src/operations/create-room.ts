@@ -165,6 +165,7 @@ export const createRoom = {
       displayName,
       agentId: mandate?.sub ?? `participant:${creatorId}`,
       mandateRef: mandate?.jti ?? null,
+      agentIss: mandate?.issuerPrincipal ?? null,
       isOperator: true,
       isAdmin: false,
     };
@@ -179,6 +180,7 @@ export const createRoom = {
           role: 'participant',
           via: 'create',
           agentDid: mandate?.sub ?? null,
+          agentIss: mandate?.issuerPrincipal ?? null,
           mandateId: mandate?.jti ?? null,
         },
         admission: { passwordGiven: false, passwordOk: false },

@@ -84,6 +84,7 @@ export const joinRoom = {
               role: 'participant',
               via: mandate ? 'mandate' : 'join',
               agentDid: mandate?.sub ?? null,
+              agentIss: mandate?.issuerPrincipal ?? null,
               mandateId: mandate?.jti ?? null,
             },
             admission: {

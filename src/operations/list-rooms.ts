@@ -5,24 +5,36 @@
 import { z } from 'zod';
 import { authRequired } from '../auth/caller.js';
 import { hashSecret } from '../auth/secrets.js';
+import { issuerOwnsSeat } from '../auth/seat-binding.js';
 import { iso, roomStatus } from '../domain/views/common.js';
 import { roomUrl } from '../runtime/sealing.js';
 import type { OperationDef, RequestContext } from './types.js';
 
 const listRoomsInput = z.object({ limit: z.number().int().min(1).max(100).optional() });
 
-/** The credential-link keys a caller's seats are indexed under (see linkSeat). */
-export function seatLinkKey(credentials: RequestContext['credentials']): string | null {
-  if (credentials.verified) return `sub:${credentials.verified.sub}`;
-  if (credentials.bearer) return `token:${hashSecret(credentials.bearer)}`;
-  return null;
+type Verified = NonNullable<RequestContext['credentials']['verified']>;
+
+/**
+ * Mandate seats are indexed by (issuer, sub), so another issuer naming the same sub can neither list
+ * nor crowd out the seat's rooms. Links written before seats were bound to their issuer are keyed by
+ * the sub alone (`sub:…`): still read, and filtered by the seat's issuer like everything else.
+ */
+function mandateLinkKey(mandate: Verified): string {
+  return `seat:${JSON.stringify([mandate.issuerPrincipal, mandate.sub])}`;
 }
 
-/** Indexes a new seat for list_rooms: its token, and its mandate subject when it has one. */
+/** The credential-link keys a caller's seats are indexed under (see linkSeat), newest scheme first. */
+function seatLinkKeys(credentials: RequestContext['credentials']): string[] {
+  if (credentials.verified) return [mandateLinkKey(credentials.verified), `sub:${credentials.verified.sub}`];
+  if (credentials.bearer) return [`token:${hashSecret(credentials.bearer)}`];
+  return [];
+}
+
+/** Indexes a new seat for list_rooms: its token, and its mandate (issuer, subject) when it has one. */
 export async function linkSeat(ctx: RequestContext, slug: string, token: string | null): Promise<void> {
   const now = ctx.services.clock.now();
   if (token !== null) await ctx.services.store.linkRoom(`token:${hashSecret(token)}`, slug, now);
-  if (ctx.credentials.verified) await ctx.services.store.linkRoom(`sub:${ctx.credentials.verified.sub}`, slug, now);
+  if (ctx.credentials.verified) await ctx.services.store.linkRoom(mandateLinkKey(ctx.credentials.verified), slug, now);
 }
 
 export const listRooms = {
@@ -40,16 +52,19 @@ export const listRooms = {
   mcpOnly: true,
   mcp: { tool: 'list_rooms', catalogs: ['host'], readOnly: true },
   async handle(ctx, input) {
-    const key = seatLinkKey(ctx.credentials);
-    if (key === null) throw authRequired('list_rooms', 'MCP list_rooms');
+    const keys = seatLinkKeys(ctx.credentials);
+    if (keys.length === 0) throw authRequired('list_rooms', 'MCP list_rooms');
     const { services } = ctx;
     const now = services.clock.now();
-    const tokenHash = ctx.credentials.verified ? null : hashSecret(ctx.credentials.bearer!);
+    const mandate = ctx.credentials.verified ?? null;
+    const tokenHash = mandate ? null : hashSecret(ctx.credentials.bearer!);
+    const slugs = new Set<string>();
+    for (const key of keys) for (const slug of await services.store.linkedRooms(key, 500)) slugs.add(slug);
     const rooms: Record<string, unknown>[] = [];
-    for (const slug of await services.store.linkedRooms(key, 500)) {
+    for (const slug of slugs) {
       const state = await services.registry.read(slug);
       const member = state?.room.members.find((m) =>
-        tokenHash === null ? m.agentDid === ctx.credentials.verified!.sub : m.tokenHash === tokenHash,
+        mandate ? issuerOwnsSeat(m, mandate) : m.tokenHash === tokenHash,
       );
       if (!state || !member) continue;
       rooms.push({

@@ -111,6 +111,26 @@ function checkJwsHash(entry: Record<string, unknown>, label: string, errors: str
   }
 }
 
+/**
+ * Who each ballot of a decision receipt's `svc` is attributed to: `agent_id` (a mandate's sub, or
+ * `participant:<id>`), the issuer of a mandate-cast ballot (`agent_iss`; null for token ballots and
+ * receipts signed before the field existed) and the mandate's jti (docs/architecture.md, Credentials).
+ */
+export interface BallotAttribution {
+  agent_id: string;
+  agent_iss: string | null;
+  mandate_ref: string | null;
+}
+
+export function ballotAttributions(svc: Record<string, unknown>): BallotAttribution[] {
+  if (!Array.isArray(svc.votes)) return [];
+  return svc.votes.filter(isRecord).map((vote) => ({
+    agent_id: String(vote.agent_id),
+    agent_iss: typeof vote.agent_iss === 'string' ? vote.agent_iss : null,
+    mandate_ref: typeof vote.mandate_ref === 'string' ? vote.mandate_ref : null,
+  }));
+}
+
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

@@ -6,6 +6,8 @@ export type ReceiptOutcomeStatus = 'completed' | 'rejected' | 'tied' | 'no_quoru
 
 export interface ReceiptVote {
   agent_id: string;
+  /** The verified issuer of a mandate-cast ballot (docs/architecture.md, Credentials); absent otherwise. */
+  agent_iss?: string;
   choice: string;
   weight: number;
   cast_at: string;
@@ -15,6 +17,8 @@ export interface ReceiptVote {
 
 export interface ReceiptAbstention {
   agent_id: string;
+  /** The verified issuer of a mandate abstention; absent otherwise. */
+  agent_iss?: string;
   reason: string;
   declared_at: string;
 }
@@ -145,10 +149,12 @@ export function buildDecisionReceiptPayload(input: DecisionReceiptInput): Decisi
         weight: v.weight,
         cast_at: v.cast_at,
         mandate_ref: v.mandate_ref,
+        ...(v.agent_iss !== undefined ? { agent_iss: v.agent_iss } : {}),
         signature: null,
       })),
       abstentions: input.abstentions.map((a) => ({
         agent_id: a.agent_id,
+        ...(a.agent_iss !== undefined ? { agent_iss: a.agent_iss } : {}),
         reason: a.reason,
         declared_at: a.declared_at,
       })),

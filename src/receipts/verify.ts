@@ -3,7 +3,13 @@ import { createPublicKey, type KeyObject } from 'node:crypto';
 import { type ChainCheck, ed25519JwkFor, outcomeReceipts, receiptKid } from './chain.js';
 import { verifyCompactReceipt } from './jws.js';
 
-export { type ChainCheck, receiptKid, verifyRoomReceiptChain } from './chain.js';
+export {
+  type BallotAttribution,
+  ballotAttributions,
+  type ChainCheck,
+  receiptKid,
+  verifyRoomReceiptChain,
+} from './chain.js';
 
 /** The Ed25519 key with this `kid` in a JWKS (see ed25519JwkFor), as a Node KeyObject. */
 export function publicKeyFromJwks(doc: { keys: unknown[] }, kid: string): KeyObject {

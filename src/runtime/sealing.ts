@@ -56,10 +56,12 @@ export function signDecisionReceipt(
           weight: 1,
           cast_at: iso(v.castAt),
           mandate_ref: v.mandateRef,
+          ...(v.agentIss !== undefined ? { agent_iss: v.agentIss } : {}),
           signature: null,
         })),
     abstentions: seal.abstentions.map((a) => ({
       agent_id: a.agentId,
+      ...(a.agentIss !== undefined ? { agent_iss: a.agentIss } : {}),
       reason: a.reason,
       declared_at: iso(a.declaredAt),
     })),

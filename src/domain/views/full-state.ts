@@ -65,6 +65,9 @@ export function fullState(
       deliberated_at: iso(m.deliberatedAt),
       voted_at: iso(m.votedAt),
       agent_did: m.agentDid,
+      // The issuer a mandate seat answers to (docs/architecture.md, Credentials); null for token seats
+      // and for mandate seats stored before seats recorded it.
+      agent_iss: m.agentIss ?? null,
       mandate_id: m.mandateId,
     })),
     invites: mayListInvites ? room.invites.map((i) => inviteView(i, now)) : [],

@@ -494,3 +494,46 @@ describe('check order (08 §4.4)', () => {
     ).resolves.toBeTruthy();
   });
 });
+
+describe('verifyMandate: subject namespace and audience (docs/architecture.md, Credentials)', () => {
+  it('accepts urn:svc:agent subjects only in mandates this service issued', async () => {
+    const { deps, key } = await httpsDeps();
+    const own = await verifyMandate(
+      sign(claims({ iss: BASE, sub: 'urn:svc:agent:acct_abc' }), deps.keyring.current),
+      ctx(),
+      deps,
+    );
+    expect(own.sub).toBe('urn:svc:agent:acct_abc');
+    for (const sub of ['urn:svc:agent:acct_abc', 'URN:SVC:AGENT:acct_abc']) {
+      const https = await expectCode(verifyMandate(sign(claims({ sub }), key), ctx(), deps), 'mandate.malformed', {
+        check: 'parse',
+        reason: 'foreign_hosted_subject',
+      });
+      expect(https.message).toMatch(/hosted-agent namespace/);
+      const agent = keyFromByte(11);
+      await expectCode(verifyMandate(selfIssued(agent, { sub }), ctx(), deps), 'mandate.malformed', {
+        check: 'parse',
+        reason: 'foreign_hosted_subject',
+      });
+    }
+  });
+
+  it('accepts a mandate without aud or naming this service, and refuses one addressed elsewhere', async () => {
+    const { deps, key } = await httpsDeps();
+    for (const aud of [undefined, BASE, `${BASE}/`, [BASE], ['https://other.example', BASE]]) {
+      const jws = sign(claims(aud === undefined ? {} : { aud }), key);
+      await expect(verifyMandate(jws, ctx(), deps), JSON.stringify(aud)).resolves.toMatchObject({ iss: ISSUER });
+    }
+    for (const aud of ['https://other.example', [], ['https://other.example'], `${BASE}/r/x`]) {
+      const error = await expectCode(verifyMandate(sign(claims({ aud }), key), ctx(), deps), 'mandate.malformed', {
+        check: 'parse',
+        reason: 'audience',
+      });
+      expect(error.message).toMatch(/addressed to another service/);
+    }
+    await expectCode(verifyMandate(sign(claims({ aud: 42 }), key), ctx(), deps), 'mandate.malformed', {
+      check: 'parse',
+      reason: 'claims',
+    });
+  });
+});

@@ -1,0 +1,177 @@
+/**
+ * Mandate seats written before seats stored their issuer (test/fixtures/pre-issuer, written by commit
+ * cdbe108) keep answering to the mandates that really created them, and to no forger: the
+ * self-issued agent reads, lists and acts with its own key, and its new ballot names its issuer; a
+ * did:key mandate of another key naming its sub and its published jti reaches nothing. The seat a
+ * did:key principal joined for another did:key has no provable issuer: refused for the principal,
+ * reachable by the subject's own key (docs/architecture.md, Credentials). On SQLite from the
+ * fixture's own file, and on Redis from the same room written into a private redis-server as stored.
+ */
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  didKeyFromPublicKey,
+  MANDATE_TYP,
+  rawPublicKey,
+  type SigningKey,
+  signCompact,
+  signingKeyFromSeed,
+} from '../../../src/receipts/index.js';
+import { ManualClock } from '../../../src/runtime/clock.js';
+import type { StoredEvent, StoredReceipt } from '../../../src/store/port.js';
+import { openRedisStore } from '../../../src/store/redis-store.js';
+import { rpc } from '../../support/mcp-clients.js';
+import { startRedisServer, type TestRedisServer } from '../../support/redis-server.js';
+import { call, type RunningService, startService } from '../../support/service.js';
+
+const FIXTURE = path.join(import.meta.dirname, '../../fixtures/pre-issuer');
+const SLUG = 'kqp5hbpgwt';
+const ALICE = 't_Yuj7Y-xokI5DnNt7v1dngitsAx_V6zT8l_Sl8ZpCQEc';
+const WRITTEN_AT = 1793527200000;
+const LATER = WRITTEN_AT + 60_000;
+
+const keyOf = (seed: number) => signingKeyFromSeed(new Uint8Array(32).fill(seed));
+const didOf = (key: SigningKey) => didKeyFromPublicKey(rawPublicKey(key.publicKey));
+const agentKey = keyOf(21);
+const principalKey = keyOf(22);
+const delegateKey = keyOf(23);
+const AGENT = didOf(agentKey);
+const DELEGATE = didOf(delegateKey);
+const AGENT_JTI = 'urn:uuid:00000000-0000-4000-8000-000000000021';
+const DELEGATE_JTI = 'urn:uuid:00000000-0000-4000-8000-000000000023';
+
+/** The fixture's mandates exactly as make.ts signed them, or another one with the same claims shape. */
+function mint(key: SigningKey, sub: string, jti: string): string {
+  const iss = didOf(key);
+  const iat = WRITTEN_AT / 1000;
+  return signCompact(
+    { alg: 'EdDSA', kid: iss, typ: MANDATE_TYP },
+    { iss, sub, jti, iat, exp: iat + 10 * 365 * 86400, svc: { rooms: ['*'], actions: ['choose', 'discuss'] } },
+    key,
+  );
+}
+
+async function listRooms(base: string, mandate: string): Promise<string[]> {
+  const res = await rpc(
+    `${base}/mcp/host`,
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'list_rooms', arguments: {}, _meta: { mandate } },
+    }),
+    { 'mcp-protocol-version': '2025-11-25' },
+  );
+  return res.json.result.structuredContent.rooms.map((r: { slug: string }) => r.slug);
+}
+
+async function exercise(svc: RunningService): Promise<void> {
+  const { base } = svc;
+  const as = (mandate: string) => ({ headers: { 'x-mandate': mandate } });
+  const real = mint(agentKey, AGENT, AGENT_JTI);
+  // The seat's own key, with the mandate that joined it and with a fresh one.
+  for (const mandate of [real, mint(agentKey, AGENT, 'urn:uuid:fresh-after-upgrade')]) {
+    const read = await call(base, 'GET', `/api/rooms/${SLUG}`, as(mandate));
+    expect(read.status).toBe(200);
+    expect(read.body.role).toBe('participant');
+  }
+  expect(await listRooms(base, real)).toEqual([SLUG]);
+
+  // A forger with the sub and the jti the room publishes.
+  const forged = mint(keyOf(99), AGENT, AGENT_JTI);
+  for (const [method, url, body] of [
+    ['GET', `/api/rooms/${SLUG}`, undefined],
+    ['POST', `/api/rooms/${SLUG}/choose`, { choice: 'no' }],
+    ['POST', `/api/rooms/${SLUG}/discuss`, { body: 'forged' }],
+  ] as const) {
+    const res = await call(base, method, url, { ...as(forged), ...(body ? { body } : {}) });
+    expect([res.status, res.body.error.code], `${method} ${url}`).toEqual([403, 'authority.denied']);
+  }
+  expect(await listRooms(base, forged)).toEqual([]);
+
+  // The principal's seat for another did:key: its issuer cannot be proven, so it is refused ...
+  const principal = await call(base, 'GET', `/api/rooms/${SLUG}`, as(mint(principalKey, DELEGATE, DELEGATE_JTI)));
+  expect([principal.status, principal.body.error.code]).toEqual([403, 'authority.denied']);
+  // ... and the subject's own key still reaches it.
+  const own = await call(base, 'GET', `/api/rooms/${SLUG}`, as(mint(delegateKey, DELEGATE, 'urn:uuid:own')));
+  expect(own.status).toBe(200);
+
+  // The agent revises its pre-upgrade ballot: the new ballot records its issuer.
+  const revised = await call(base, 'POST', `/api/rooms/${SLUG}/choose`, { ...as(real), body: { choice: 'no' } });
+  expect(revised.status).toBe(200);
+  const state = (await svc.service.services.registry.read(SLUG))!;
+  const ballot = state.decisions[0]!.data.ballots.find((b) => b.agentId === AGENT)!;
+  expect(ballot).toMatchObject({ mandateRef: AGENT_JTI, agentIss: AGENT });
+  const alice = await call(base, 'GET', `/api/rooms/${SLUG}`, { token: ALICE });
+  expect(alice.status).toBe(200);
+}
+
+describe('mandate seats stored before seats recorded their issuer', () => {
+  let dir = '';
+  let redis: TestRedisServer | null = null;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'conclave-pre-issuer-'));
+    redis = await startRedisServer();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('answer to their own issuer and to no forger, from the SQLite file', async () => {
+    const dataDir = path.join(dir, 'sqlite');
+    await cp(FIXTURE, dataDir, { recursive: true });
+    const svc = await startService({ clock: new ManualClock(LATER), dataDir });
+    try {
+      await exercise(svc);
+    } finally {
+      await svc.stop({ keepData: true });
+    }
+  });
+
+  it('answer to their own issuer and to no forger, from Redis', async (t) => {
+    if (!redis) {
+      if (process.env.CI === 'true') throw new Error('redis-server is required for this test');
+      t.skip();
+      return;
+    }
+    const db = new Database(path.join(FIXTURE, 'conclave.db'), { readonly: true });
+    const room = db.prepare('SELECT snapshot, next_deadline FROM rooms WHERE slug = ?').get(SLUG) as any;
+    const events = (db.prepare('SELECT * FROM events WHERE slug = ? ORDER BY seq').all(SLUG) as any[]).map(
+      (row): StoredEvent => ({ ...row, data: JSON.parse(row.data), slug: undefined }),
+    );
+    const receipts = db
+      .prepare('SELECT sequence, decision_id, jws, receipt_hash FROM receipts WHERE slug = ? ORDER BY sequence')
+      .all(SLUG) as StoredReceipt[];
+    db.close();
+    const store = await openRedisStore({ url: redis.url });
+    await store.reserveSlug(SLUG);
+    await store.commit({
+      slug: SLUG,
+      expected_version: 0,
+      snapshot: room.snapshot,
+      events: events.map(({ slug: _slug, ...event }: any) => event),
+      receipts,
+      next_deadline: room.next_deadline,
+    });
+    // The list_rooms link the code before wrote for the seat (keyed by the sub alone).
+    await store.linkRoom(`sub:${AGENT}`, SLUG, WRITTEN_AT);
+    await store.close();
+
+    const dataDir = path.join(dir, 'redis');
+    await cp(FIXTURE, dataDir, { recursive: true });
+    const svc = await startService({
+      clock: new ManualClock(LATER),
+      dataDir,
+      env: { STORE: 'redis', REDIS_URL: redis.url },
+    });
+    try {
+      await exercise(svc);
+    } finally {
+      await svc.stop({ keepData: true });
+    }
+  });
+});

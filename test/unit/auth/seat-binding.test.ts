@@ -1,0 +1,65 @@
+/**
+ * Which mandate seat a mandate reaches (auth/seat-binding.ts): the issuer stored on the seat decides;
+ * seats stored before seats recorded their issuer answer only to an issuer no one else can be.
+ */
+import { describe, expect, it } from 'vitest';
+import { isHostedSubject, type MandateIdentity, mandateSeat } from '../../../src/auth/seat-binding.js';
+import type { Member } from '../../../src/domain/types.js';
+
+const seat = (agentDid: string, mandateId: string, agentIss?: string | null): Member => ({
+  id: 'p1',
+  displayName: 'agent',
+  role: 'participant',
+  isCreator: false,
+  joinedAt: 0,
+  deliberatedAt: null,
+  votedAt: null,
+  tokenHash: null,
+  supersededHashes: [],
+  agentDid,
+  ...(agentIss !== undefined ? { agentIss } : {}),
+  mandateId,
+});
+
+const mandate = (
+  issuerKind: MandateIdentity['issuerKind'],
+  issuerPrincipal: string,
+  sub: string,
+  jti = 'urn:uuid:other',
+): MandateIdentity => ({ issuerKind, issuerPrincipal, sub, jti });
+
+describe('mandateSeat', () => {
+  it('reaches a seat only with its stored issuer and sub', () => {
+    const members = [seat('did:key:zSub', 'urn:uuid:join', 'https://issuer.example')];
+    expect(mandateSeat(members, mandate('https', 'https://issuer.example', 'did:key:zSub')).kind).toBe('seat');
+    expect(mandateSeat(members, mandate('did:key', 'did:key:zSub', 'did:key:zSub', 'urn:uuid:join')).kind).toBe(
+      'foreign',
+    );
+    expect(mandateSeat(members, mandate('https', 'https://issuer.example', 'did:key:zOther')).kind).toBe('none');
+  });
+
+  it('decides seats stored without an issuer by who alone could have signed', () => {
+    const hosted = [seat('urn:svc:agent:acct_x', 'urn:uuid:join')];
+    expect(mandateSeat(hosted, mandate('self', 'https://svc.example', 'urn:svc:agent:acct_x')).kind).toBe('seat');
+
+    const own = [seat('did:key:zSub', 'urn:uuid:join')];
+    expect(mandateSeat(own, mandate('did:key', 'did:key:zSub', 'did:key:zSub')).kind).toBe('seat');
+    // The published jti in another key's mandate proves nothing.
+    expect(mandateSeat(own, mandate('did:key', 'did:key:zForger', 'did:key:zSub', 'urn:uuid:join')).kind).toBe(
+      'foreign',
+    );
+
+    const viaHttps = [seat('agent-7', 'urn:uuid:join')];
+    expect(mandateSeat(viaHttps, mandate('https', 'https://issuer.example', 'agent-7', 'urn:uuid:join')).kind).toBe(
+      'seat',
+    );
+    expect(mandateSeat(viaHttps, mandate('https', 'https://issuer.example', 'agent-7')).kind).toBe('foreign');
+  });
+
+  it('treats the hosted-agent namespace case-insensitively', () => {
+    expect(isHostedSubject('urn:svc:agent:acct_x')).toBe(true);
+    expect(isHostedSubject('URN:SVC:Agent:acct_x')).toBe(true);
+    expect(isHostedSubject('urn:svc:agents:acct_x')).toBe(false);
+    expect(isHostedSubject('did:key:z6Mk')).toBe(false);
+  });
+});
