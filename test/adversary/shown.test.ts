@@ -10,6 +10,8 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { OPERATIONS } from '../../src/operations/table.js';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { connectModern, type McpSession, ok } from '../support/mcp-clients.js';
 import { call, type RunningService, startService } from '../support/service.js';
@@ -289,6 +291,85 @@ describe('rooms stored before the rule', () => {
         body: { choice: 'be\u202Eta' },
       });
       expect(chose.status, JSON.stringify(chose.body)).toBe(200);
+    } finally {
+      await svc.stop();
+    }
+  });
+});
+
+/**
+ * Input fields that are not texts others read: references to what exists (slugs, ids, option and
+ * member references), credentials, enums, cursors, URLs. A new string field must land in an
+ * operation's `shownText` or here, so no shown text slips past the rules unnoticed.
+ */
+const NOT_SHOWN = new Set([
+  'slug',
+  'include',
+  'since',
+  'password',
+  'invite',
+  'decision_id',
+  'decision',
+  'stance',
+  'choice',
+  'eligible',
+  'eligible_participant_ids',
+  'role',
+  'expires_at',
+  'binding',
+  'code',
+  'participant',
+  'settings',
+  'wait',
+  'for',
+  'since_seq',
+  'since_event_id',
+  'limit',
+  'url',
+  'event_types',
+  'id',
+]);
+
+describe('every text others are shown is declared', () => {
+  it('classes each string input field of every operation as shown text or as a reference', () => {
+    const unclassed: string[] = [];
+    for (const operation of OPERATIONS) {
+      const json = z.toJSONSchema(operation.input, { io: 'input', unrepresentable: 'any' }) as any;
+      const root = json.$ref ? json.$defs[json.$ref.split('/').pop()] : json;
+      for (const [field, schema] of Object.entries(root.properties ?? {})) {
+        if (!JSON.stringify(schema).includes('"string"')) continue;
+        if (operation.shownText?.[field] === undefined && !NOT_SHOWN.has(field)) {
+          unclassed.push(`${operation.name}.${field}`);
+        }
+      }
+    }
+    expect(unclassed).toEqual([]);
+  });
+});
+
+describe('the device approval page', () => {
+  it('refuses control, bidi and invisible characters in what the approving operator reads', async () => {
+    const svc = await startService({
+      clock: new ManualClock(),
+      env: { CONCLAVE_ADMIN_TOKEN: 'shown-admin-token-0123456789abcdef0123456789' },
+    });
+    try {
+      for (const [name, value] of [
+        ['from', 'Ann\u202E (your admin)'],
+        ['agent_slug', 'k7m3\npq2dnx'],
+        ['client_id', 'agent\u200Bcli'],
+      ]) {
+        const res = await call(svc.base, 'POST', '/oauth/device_authorization', {
+          body: { client_id: 'agent-cli', [name!]: value },
+        });
+        expect(res.status, `${name}: ${JSON.stringify(res.body)}`).toBe(400);
+        expect(res.body.error).toBe('invalid_request');
+        expect(res.body.error_description).toMatch(new RegExp(`^${name} contains U\\+`));
+      }
+      const fine = await call(svc.base, 'POST', '/oauth/device_authorization', {
+        body: { client_id: 'agent-cli', from: 'Ann <ann@example.invalid>' },
+      });
+      expect(fine.status).toBe(200);
     } finally {
       await svc.stop();
     }
