@@ -48,6 +48,7 @@ export const RESERVED_NAMES: readonly string[] = [
 
 const SUSPECT = /[\p{Cc}\p{Default_Ignorable_Code_Point}\u2028\u2029\uFFF9-\uFFFB]/gu;
 const DEFAULT_IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
+const NON_ASCII = /[^\p{ASCII}]/u;
 const BIDI = new Set([0x061c, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069]);
 
 /** Default-ignorable code points real text needs: joiners and variation selectors. */
@@ -154,6 +155,8 @@ export function shownTextProblem(text: string, kind: ShownTextKind): TextProblem
 
 /** The comparison form of a shown text: NFKC, without default-ignorable code points; case kept. */
 export function textIdentity(text: string): string {
+  // ASCII is its own NFKC form and holds no default-ignorable: most options skip the normalizer.
+  if (!NON_ASCII.test(text)) return text;
   return text.replace(DEFAULT_IGNORABLE, '').normalize('NFKC').replace(DEFAULT_IGNORABLE, '');
 }
 
