@@ -5,6 +5,7 @@
  * http/oauth-routes.ts only read parameters and map the errors.
  */
 import { randomInt, randomUUID } from 'node:crypto';
+import { shownTextProblem } from '../domain/shown-text.js';
 import { invalidInput } from '../errors.js';
 import { type Keyring, MANDATE_TYP, signCompact } from '../receipts/index.js';
 import type { DeviceGrant, HostedKey, IdentityStore, Revocation } from './identity-store.js';
@@ -309,6 +310,10 @@ function optionalString(params: OAuthParams, name: string, max: number): string 
   if (value.length < 1 || value.length > max) {
     throw new OAuthError('invalid_request', `${name} must be 1..${max} characters.`);
   }
+  // client_id, agent_slug and from are shown to the operator who approves (docs/architecture.md,
+  // What others are shown): no line breaks, controls, bidi or invisible characters in any of them.
+  const problem = shownTextProblem(value, 'line');
+  if (problem) throw new OAuthError('invalid_request', `${name} ${problem.message}.`);
   return value;
 }
 

@@ -6,6 +6,7 @@ import { invalidInput, protocolError, type ProtocolError } from '../errors.js';
 import type { CanonicalBallot } from '../mechanisms/index.js';
 import { clip, iso } from './format.js';
 import { ballotText, resolveOptionRef, singleChoiceNumber } from './ballots.js';
+import { lookalikeOf } from './shown-text.js';
 import type { Actor, BallotRecord, DecisionData, DecisionFacts, EventDraft } from './types.js';
 
 export function notEligible(decision: DecisionData, facts: DecisionFacts, actor: Actor): ProtocolError | null {
@@ -114,6 +115,14 @@ export function propose(
     return {
       kind: 'duplicate',
       reason: `The option is already present as option ${existing + 1} ("${clip(decision.options[existing]!, 80)}"); the slate is unchanged.`,
+    };
+  }
+  // A proposal that only reads like an existing option (NFKC, invisible characters) is that option.
+  const lookalike = lookalikeOf(decision.options, option);
+  if (lookalike !== null) {
+    return {
+      kind: 'duplicate',
+      reason: `The option reads the same as option ${lookalike + 1} ("${clip(decision.options[lookalike]!, 80)}") once Unicode compatibility forms (NFKC) and invisible characters are set aside; the slate is unchanged. Choose option ${lookalike + 1} by its number.`,
     };
   }
   if (decision.options.length >= facts.maxOptions) {

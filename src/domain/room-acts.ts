@@ -3,6 +3,7 @@
  * decision (§5), discussion caps (§12), admission and seats (02 §4, §7). The room machine calls these.
  */
 import { invalidInput, protocolError, type ProtocolError } from '../errors.js';
+import { duplicateOptions } from './shown-text.js';
 import { decisionElectorate, memberById, rosterGateOpen, roomElectorate } from './roster.js';
 import type { Actor, DecisionData, DecisionFacts, Message, RoomData, Speech, Stance } from './types.js';
 
@@ -121,14 +122,8 @@ export interface AskInput {
 export function validateAsk(room: RoomContext, input: AskInput): string[] | null | ProtocolError {
   const route = `the ask action / POST /api/rooms/${room.slug}/ask`;
   const options = input.options ?? [];
-  const dup = options.find((o, i) => options.indexOf(o) !== i);
-  if (dup !== undefined) {
-    return invalidInput(
-      'options',
-      `Option "${dup}" is listed twice; options must be unique (${route}).`,
-      'invalid_value',
-    );
-  }
+  const dup = duplicateOptions(options, route);
+  if (dup) return dup;
   const minOptions = room.config.option_proposal_authority.kind === 'none' ? 2 : 0;
   if (options.length < minOptions || options.length > room.config.max_options) {
     return invalidInput(

@@ -3,6 +3,7 @@
  * the room and decision electorates (03-decisions.md §8) and the roster gate (§9.3).
  */
 import { protocolError, type ProtocolError } from '../errors.js';
+import { nameIdentity } from './shown-text.js';
 import type { Actor, AuthorityConfig, DecisionData, InviteRecord, Member, RoomData } from './types.js';
 
 export function memberById(room: Pick<RoomData, 'members'>, id: string | null): Member | undefined {
@@ -147,11 +148,12 @@ export function rosterGateOpen(room: RoomData, now: number): boolean {
   return room.invites.some((i) => i.role === 'participant' && i.expected && inviteStatus(i, now) === 'pending');
 }
 
+/** Names compare as others read them: case, NFKC forms and invisible characters set aside. */
 export function uniqueDisplayName(room: RoomData, wanted: string): string {
-  const taken = new Set(room.members.map((m) => m.displayName.toLowerCase()));
-  if (!taken.has(wanted.toLowerCase())) return wanted;
+  const taken = new Set(room.members.map((m) => nameIdentity(m.displayName)));
+  if (!taken.has(nameIdentity(wanted))) return wanted;
   for (let n = 2; ; n++) {
     const candidate = `${wanted} (${n})`;
-    if (!taken.has(candidate.toLowerCase())) return candidate;
+    if (!taken.has(nameIdentity(candidate))) return candidate;
   }
 }

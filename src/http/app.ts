@@ -18,6 +18,7 @@ import { EVENT_STREAM_PATH } from './event-stream-route.js';
 import { type Capabilities, registerMetaRoutes } from './meta.js';
 import { OAUTH_ROUTES } from './oauth-routes.js';
 import { registerPageAssets } from './page-assets.js';
+import { installPageSecurity } from './page-security.js';
 import { registerRoomPage } from './room-page.js';
 import { registerVisualizerPage } from './visualizer-page.js';
 import { registerOperationRoutes } from './routes.js';
@@ -108,6 +109,7 @@ export async function buildHttpApp(
     reply.header('x-correlation-id', request.id);
   });
   installHostCheck(app);
+  installPageSecurity(app);
   installEarlyBodyLimit(app.server);
 
   await app.register(cors, {

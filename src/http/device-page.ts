@@ -1,27 +1,20 @@
 /**
  * The operator's approval page for the device flow (08 §6.2). The admin token is typed into the
- * page and sent from script in an Authorization header: never in a URL, a cookie or a form post.
- * The only inline script carries a per-response nonce; nothing else may run or be framed.
+ * page and sent by the page's served script (/assets/device.js, src/pages/device-page.ts) in an
+ * Authorization header: never in a URL, a cookie or a form post. Nothing inline runs, and the page
+ * cannot be framed: the page headers (src/http/page-security.ts) say so.
  */
 import type { DeviceGrant } from '../auth/identity-store.js';
 
 export interface DevicePageInput {
-  nonce: string;
   enabled: boolean;
   /** The user code as the operator typed it (already validated or null). */
   userCode: string | null;
   request: DeviceGrant | null;
 }
 
-export function devicePageHeaders(nonce: string): Record<string, string> {
-  return {
-    'content-type': 'text/html; charset=utf-8',
-    'cache-control': 'no-store',
-    'content-security-policy': `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
-    'x-frame-options': 'DENY',
-    'referrer-policy': 'no-referrer',
-    'x-content-type-options': 'nosniff',
-  };
+export function devicePageHeaders(): Record<string, string> {
+  return { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' };
 }
 
 export function renderDevicePage(input: DevicePageInput): string {
@@ -31,16 +24,11 @@ export function renderDevicePage(input: DevicePageInput): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
+<link rel="icon" href="data:,">
 <title>Approve a device request</title>
-<style>
-body { font-family: system-ui, sans-serif; max-width: 40rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.5; }
-th { text-align: left; padding-right: 1rem; vertical-align: top; }
-code { font-size: 1.1em; }
-button { margin-right: 0.5rem; padding: 0.4rem 1rem; }
-#result { margin-top: 1rem; font-weight: bold; }
-</style>
+<link rel="stylesheet" href="/assets/page.css">
 </head>
-<body>
+<body class="device-page">
 <h1>Approve a device request</h1>
 ${body(input)}
 </body>
@@ -73,38 +61,14 @@ function body(input: DevicePageInput): string {
 <table>
 ${rows.map(([name, value]) => `<tr><th>${name}</th><td>${value === null ? '<em>not given</em>' : escapeHtml(value)}</td></tr>`).join('\n')}
 </table>
+<div id="decision" data-user-code="${escapeHtml(input.userCode)}">
 <p><label>Admin token <input id="admin-token" type="password" autocomplete="off"></label></p>
 <p><button id="approve" type="button">Approve</button><button id="deny" type="button">Deny</button></p>
 <p id="result" role="status"></p>
-<script nonce="${input.nonce}">
-(() => {
-  const userCode = ${scriptString(input.userCode)};
-  const result = document.getElementById('result');
-  async function decide(approve) {
-    const token = document.getElementById('admin-token').value;
-    if (!token) { result.textContent = 'Enter the admin token first.'; return; }
-    const response = await fetch(new URL('device/approve', location.href), {
-      method: 'POST',
-      headers: { authorization: 'Bearer ' + token, 'content-type': 'application/json' },
-      body: JSON.stringify({ user_code: userCode, approve }),
-    });
-    const answer = await response.json().catch(() => null);
-    result.textContent = response.ok
-      ? 'Request ' + answer.status + '.'
-      : (answer && answer.error && answer.error.message) || 'The request failed (HTTP ' + response.status + ').';
-    if (response.ok) for (const id of ['approve', 'deny']) document.getElementById(id).disabled = true;
-  }
-  document.getElementById('approve').addEventListener('click', () => decide(true));
-  document.getElementById('deny').addEventListener('click', () => decide(false));
-})();
-</script>`;
+</div>
+<script type="module" src="/assets/device.js"></script>`;
 }
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-/** A JSON string literal that cannot close the script element. */
-function scriptString(text: string): string {
-  return JSON.stringify(text).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026');
 }

@@ -4,7 +4,6 @@
  * errors; the approval endpoint answers the REST envelope. Both form-encoded and JSON bodies are
  * read; the form parser is scoped to this plugin.
  */
-import { randomBytes } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DEVICE_CODE_GRANT, type DeviceFlow, OAuthError, type OAuthParams, SCOPES } from '../auth/device-flow.js';
 import { invalidInput, ProtocolError, protocolError } from '../errors.js';
@@ -70,13 +69,12 @@ async function oauthPlugin(app: FastifyInstance, { deviceFlow, baseUrl }: OAuthR
   });
 
   app.get('/oauth/device', async (request, reply) => {
-    const nonce = randomBytes(16).toString('base64');
     const given = (request.query as Record<string, unknown>).user_code;
     const userCode = typeof given === 'string' && given.trim() !== '' ? given.trim().slice(0, 20) : null;
     const pending = userCode !== null && deviceFlow.enabled ? await deviceFlow.pendingRequest(userCode) : null;
     return reply
-      .headers(devicePageHeaders(nonce))
-      .send(renderDevicePage({ nonce, enabled: deviceFlow.enabled, userCode, request: pending }));
+      .headers(devicePageHeaders())
+      .send(renderDevicePage({ enabled: deviceFlow.enabled, userCode, request: pending }));
   });
 
   app.post('/oauth/device/approve', { bodyLimit: BODY_LIMIT }, async (request, reply) => {

@@ -11,7 +11,6 @@ import { agentView } from '../domain/views/agent-view.js';
 import { outcomeView } from '../domain/views/outcome.js';
 import type { Services } from '../operations/services.js';
 import { escapeHtml, roomSections } from '../pages/room-render.js';
-import { PAGE_CSS } from '../pages/styles.js';
 import { roomNotFound } from '../runtime/registry.js';
 
 /** JSON safe inside a script element: no room text can close it. */
@@ -67,7 +66,7 @@ export function registerRoomPage(app: FastifyInstance, services: Services): void
     const html = `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,"><title>Conclave room ${escapeHtml(slug)}</title>
-<style>${PAGE_CSS}</style></head>
+<link rel="stylesheet" href="/assets/page.css"></head>
 <body>
 ${body}
 <footer><p>Agents: read <a href="${escapeHtml(`${base}/.well-known/svc.json`)}">the discovery document</a> and the API at <code>${escapeHtml(`${base}/api/rooms/${slug}`)}</code>.</p></footer>

@@ -6,7 +6,6 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { escapeHtml } from '../pages/room-render.js';
-import { PAGE_CSS } from '../pages/styles.js';
 import { chartDrawings, machineCharts } from '../visualizer/charts.js';
 import { type Chart, transitionLabel } from '../visualizer/chart-model.js';
 
@@ -35,7 +34,7 @@ export function registerVisualizerPage(app: FastifyInstance): void {
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,">
 <title>Conclave state-chart visualizer</title>
-<style>${PAGE_CSS}</style></head>
+<link rel="stylesheet" href="/assets/page.css"></head>
 <body>
 <header><h1>Conclave state-chart visualizer</h1>
 <p class="muted">The room and decision machines, drawn from their definitions. Pick a room to see where its actors are, live, and step back through how they got there.</p></header>

@@ -32,6 +32,7 @@ export const abstain = {
   requestSchemaName: 'AbstainRequest',
   responseSchemaName: 'AbstainResponse',
   mutating: true,
+  shownText: { reason: 'paragraphs' },
   mandateAction: 'choose',
   deferValidation: true,
   mcp: { tool: 'abstain', catalogs: ['participant'] },

@@ -46,6 +46,7 @@ export const ask = {
   requestSchemaName: 'AskRequest',
   responseSchemaName: 'AskResponse',
   mutating: true,
+  shownText: { question: 'line', context: 'paragraphs', options: 'line' },
   mandateAction: 'ask',
   deferValidation: true,
   mcp: { tool: 'ask', catalogs: ['participant', 'host'] },

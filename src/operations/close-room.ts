@@ -32,6 +32,7 @@ export const closeRoom = {
   requestSchemaName: 'CloseRequest',
   responseSchemaName: 'CloseResponse',
   mutating: true,
+  shownText: { statement: 'paragraphs' },
   mandateAction: 'close',
   deferValidation: true,
   mcp: { tool: 'close_room', catalogs: ['participant', 'host'] },

@@ -5,6 +5,7 @@ import type { RoomCommand } from '../../machines/room.events.js';
 import type { RoomInput } from '../../machines/room.machine.js';
 import { hashPassword, hashSecret, randomToken } from '../auth/secrets.js';
 import { parsePartialConfig, resolveConfig, roomConfigSchema } from '../domain/config.js';
+import { duplicateOptions } from '../domain/shown-text.js';
 import type { Actor } from '../domain/types.js';
 import { iso } from '../domain/format.js';
 import { decisionSummary } from '../domain/views/decision-summary.js';
@@ -77,13 +78,8 @@ function checkCreateFields(
   if (options.some((o) => o.trim().length === 0)) {
     throw invalidInput('options', `Options must not be empty or whitespace-only (${route}).`, 'invalid_value');
   }
-  const dup = options.find((o, i) => options.indexOf(o) !== i);
-  if (dup !== undefined)
-    throw invalidInput(
-      'options',
-      `Option "${dup}" is listed twice; options must be unique (${route}).`,
-      'invalid_value',
-    );
+  const dup = duplicateOptions(options, route);
+  if (dup) throw dup;
   const opensDecision = input.question !== undefined && input.defer_first_decision !== true;
   if (!opensDecision && options.length > 0) {
     throw invalidInput(
@@ -125,6 +121,13 @@ export const createRoom = {
   requestSchemaName: 'CreateRoomRequest',
   responseSchemaName: 'CreateRoomResponse',
   mutating: true,
+  shownText: {
+    question: 'line',
+    about: 'paragraphs',
+    context: 'paragraphs',
+    options: 'line',
+    display_name: 'creator_name',
+  },
   mcp: { tool: 'create_room', catalogs: ['host'] },
   async handle(ctx, input) {
     // A mandate makes its subject the owner and binds the creator seat to it (08 §4.3: no room scope check).

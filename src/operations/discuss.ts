@@ -27,6 +27,7 @@ export const discuss = {
   requestSchemaName: 'DiscussRequest',
   responseSchemaName: 'DiscussResponse',
   mutating: true,
+  shownText: { body: 'paragraphs' },
   mandateAction: 'discuss',
   deferValidation: true,
   mcp: { tool: 'discuss', catalogs: ['participant'] },

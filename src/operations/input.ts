@@ -4,6 +4,7 @@
  * deferred-validation rule of room acts. Shared so REST and MCP reject bad input identically.
  */
 import type { z } from 'zod';
+import { shownTextProblem } from '../domain/shown-text.js';
 import { invalidInput, type ProtocolError } from '../errors.js';
 import { refuseUnrepresentable } from './json-safety.js';
 import type { AnyOperation } from './types.js';
@@ -19,39 +20,72 @@ export function zodToProtocolError(
 ): ProtocolError {
   const issue = error.issues[0]!;
   const field = fieldName(issue.path.map(String).join('.') || 'body');
-  const route = `${operation.method} ${operation.path}`;
-  const reason =
+  return fieldError(
+    field,
+    issue.code === 'invalid_type' && issue.input === undefined
+      ? 'is required'
+      : issue.message.replace(/^Invalid input: /, ''),
+    operation,
     issue.code === 'invalid_type'
       ? 'wrong_type'
       : issue.code === 'too_big' || issue.code === 'too_small'
         ? 'out_of_range'
-        : 'invalid_value';
-  const detail =
-    issue.code === 'invalid_type' && issue.input === undefined
-      ? 'is required'
-      : issue.message.replace(/^Invalid input: /, '');
+        : 'invalid_value',
+  );
+}
+
+/** The protocol's input.invalid for `field`, worded "The field "x" is …" and naming the route. */
+function fieldError(field: string, detail: string, operation: AnyOperation, reason: string): ProtocolError {
+  const route = `${operation.method} ${operation.path}`;
+  const said = detail.startsWith('is ') || detail.startsWith('contains ') ? detail : `is invalid: ${detail}`;
   return invalidInput(
     field,
-    `The field "${field}" ${detail.startsWith('is ') ? detail : `is invalid: ${detail}`} (the ${operation.mcp?.tool ?? operation.name} action / ${route}).`,
+    `The field "${field}" ${said} (the ${operation.mcp?.tool ?? operation.name} action / ${route}).`,
     reason,
   );
+}
+
+/**
+ * The texts other agents are shown (the operation's `shownText` fields), checked after the schema
+ * so each is known to be a string or a string array: the first refusal, or undefined.
+ */
+function shownTextError(
+  operation: AnyOperation,
+  input: Record<string, unknown>,
+  fieldName: (field: string) => string,
+): ProtocolError | undefined {
+  for (const [field, kind] of Object.entries(operation.shownText ?? {})) {
+    const value = input[field];
+    const texts: [string, unknown][] = Array.isArray(value)
+      ? value.map((text, index) => [`${field}.${index}`, text])
+      : [[field, value]];
+    for (const [path, text] of texts) {
+      if (typeof text !== 'string') continue;
+      const problem = shownTextProblem(text, kind);
+      if (problem) return fieldError(fieldName(path), problem.message, operation, 'invalid_value');
+    }
+  }
+  return undefined;
 }
 
 /**
  * Parses the raw fields with the operation's input schema. A value JCS could not carry is a body-parsing
  * failure (01 §9 step 4), thrown at once. A schema failure is thrown at once too, except for
  * operations that defer validation (room acts check terminal state and authority first): those get
- * the error handed over together with just the slug.
+ * the error handed over together with just the slug. The texts others are shown are field checks too,
+ * made once the schema passed.
  */
 export function parseOperationInput(
   operation: AnyOperation,
   raw: Record<string, unknown>,
-  fieldName?: (field: string) => string,
+  fieldName: (field: string) => string = (field) => field,
 ): { input: unknown; invalid: ProtocolError | undefined } {
   refuseUnrepresentable(raw, fieldName);
   const parsed = (operation.input as z.ZodType).safeParse(raw);
-  if (parsed.success) return { input: parsed.data, invalid: undefined };
-  const invalid = zodToProtocolError(parsed.error, operation, fieldName);
+  const invalid = parsed.success
+    ? shownTextError(operation, parsed.data as Record<string, unknown>, fieldName)
+    : zodToProtocolError(parsed.error, operation, fieldName);
+  if (!invalid) return { input: parsed.data, invalid: undefined };
   if (!operation.deferValidation) throw invalid;
   return { input: { slug: raw.slug }, invalid };
 }

@@ -62,6 +62,7 @@ export const createInvite = {
   requestSchemaName: 'CreateInviteRequest',
   responseSchemaName: 'CreateInviteResponse',
   mutating: true,
+  shownText: { label: 'seat_name' },
   deferValidation: true,
   mcp: { tool: 'invite_to_room', catalogs: ['host'] },
   async handle(ctx, input, invalid) {

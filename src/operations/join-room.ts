@@ -51,6 +51,7 @@ export const joinRoom = {
   requestSchemaName: 'JoinRoomRequest',
   responseSchemaName: 'JoinRoomResponse',
   mutating: true,
+  shownText: { display_name: 'seat_name' },
   mandateAction: 'member_join_request',
   mcp: { tool: 'join_room', catalogs: ['participant'] },
   async handle(ctx, input) {

@@ -38,6 +38,7 @@ export const propose = {
   requestSchemaName: 'ProposeRequest',
   responseSchemaName: 'ProposeResponse',
   mutating: true,
+  shownText: { option: 'line' },
   mandateAction: 'propose',
   deferValidation: true,
   mcp: { tool: 'propose', catalogs: ['participant'] },

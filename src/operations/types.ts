@@ -6,6 +6,7 @@
 import type { z } from 'zod';
 import type { PresentedCredentials } from '../auth/caller.js';
 import type { MandateAction } from '../auth/mandates.js';
+import type { ShownTextKind } from '../domain/shown-text.js';
 import type { ProtocolError } from '../errors.js';
 import type { Services } from './services.js';
 
@@ -58,6 +59,11 @@ export interface OperationDef<I = unknown> {
    * a validation failure is handed to the handler instead of being thrown at once.
    */
   deferValidation?: boolean;
+  /**
+   * The input fields other agents are shown, and how each is checked (domain/shown-text.ts): a
+   * string, or an array of strings checked one by one.
+   */
+  shownText?: Readonly<Record<string, ShownTextKind>>;
   mcp?: { tool: string; catalogs: Catalog[]; readOnly?: boolean };
   /** Served over MCP only (`list_rooms`): no REST route, not in the OpenAPI document. */
   mcpOnly?: true;

@@ -1,5 +1,10 @@
-/** The pages' one stylesheet, inlined into each page (no request leaves for it). */
-export const PAGE_CSS = `
+import { CHART_STYLE } from '../visualizer/chart-svg.js';
+
+/**
+ * The pages' one stylesheet, served as /assets/page.css: the pages' policy runs no inline style
+ * (src/http/page-security.ts). The charts' standalone looks come first; the page's rules restyle them.
+ */
+export const PAGE_CSS = `${CHART_STYLE}
 :root{color-scheme:light;--ink:#1b1f24;--muted:#4a525d;--line:#c9d1dc;--accent:#0b57d0;--ok:#0a6b2d;--bad:#a3141c;--now:#ffe08a;--now-line:#8a5a00}
 *{box-sizing:border-box}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--ink);background:#fff}
@@ -36,4 +41,9 @@ button{cursor:pointer;background:#eef3fd}
 .mode{font-weight:600}
 .decided-list{list-style:none;padding:0}
 .decided-list>li{border-top:1px solid var(--line);padding-top:.25rem}
+.device-page{max-width:40rem;margin:2rem auto;padding:0 1rem}
+.device-page th{text-align:left;padding-right:1rem;vertical-align:top}
+.device-page code{font-size:1.1em}
+.device-page button{margin-right:.5rem}
+.device-page #result{margin-top:1rem;font-weight:bold}
 `;

@@ -19,8 +19,11 @@ const TITLE_HEIGHT = 22;
 const escapeXml = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-// Standalone looks; a page restyles (and highlights) with more specific rules.
-const STYLE = [
+/**
+ * Standalone looks; a page restyles (and highlights) with more specific rules. A page's policy
+ * allows no inline style, so pages draw without it and serve these rules in their stylesheet.
+ */
+export const CHART_STYLE = [
   '.chart .state rect{fill:#f4f6fb;stroke:#2b3a55;stroke-width:1.5}',
   '.chart .state.compound rect{fill:none}',
   '.chart .state.transient rect{stroke-dasharray:4 3}',
@@ -100,7 +103,8 @@ function placeNodes(node: ElkNode, dx: number, dy: number, out: Map<string, Plac
 
 const round = (n: number) => Math.round(n * 10) / 10;
 
-export async function chartSvg(chart: Chart): Promise<string> {
+/** `embedded`: for a page, which styles the chart from its own stylesheet (no `<style>` element). */
+export async function chartSvg(chart: Chart, options: { embedded?: boolean } = {}): Promise<string> {
   const layout = await new ElkConstructor().layout(elkGraph(chart));
   const placed = new Map<string, Placed>();
   placeNodes(layout, 0, 0, placed);
@@ -109,7 +113,7 @@ export async function chartSvg(chart: Chart): Promise<string> {
   const out: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-chart="${escapeXml(chart.id)}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-labelledby="${escapeXml(chart.id)}-chart-title">`,
     `<title id="${escapeXml(chart.id)}-chart-title">State chart of the ${escapeXml(chart.id)} machine</title>`,
-    `<style>${STYLE}</style>`,
+    ...(options.embedded ? [] : [`<style>${CHART_STYLE}</style>`]),
     '<defs><marker id="arrow-' +
       escapeXml(chart.id) +
       '" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="arrowhead"/></marker></defs>',

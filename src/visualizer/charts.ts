@@ -21,11 +21,14 @@ export function machineCharts(): Charts {
   return charts;
 }
 
-/** Both charts as SVG (ELK layout is asynchronous; the drawings are made on first use and kept). */
+/**
+ * Both charts as SVG for a page, styled by the page's stylesheet (ELK layout is asynchronous; the
+ * drawings are made on first use and kept).
+ */
 export function chartDrawings(): Promise<Record<keyof Charts, string>> {
   drawings ??= (async () => {
     const { room, decision } = machineCharts();
-    return { room: await chartSvg(room), decision: await chartSvg(decision) };
+    return { room: await chartSvg(room, { embedded: true }), decision: await chartSvg(decision, { embedded: true }) };
   })();
   return drawings;
 }

@@ -1,0 +1,38 @@
+/**
+ * The headers every page carries, set in one place (docs/architecture.md, Pages): whatever route
+ * answers with text/html — the room page, the visualizer, the device approval page, and any page
+ * added later — gets a Content-Security-Policy that runs only this host's scripts and styles, and may
+ * not be framed (the visualizer and the device page take a token or a password in a form, so a
+ * framing site could overlay them). No page is meant to be embedded. Every response, JSON included,
+ * is `nosniff` and sends no Referer onwards (a room URL names the room).
+ */
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * No inline script, style or handler may run: the pages load /assets/*.js and /assets/page.css, and
+ * images are this host's or `data:` (the pages' empty favicon). The scripts read the API on this
+ * origin only; forms post only here.
+ */
+export const PAGE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+export function installPageSecurity(app: FastifyInstance): void {
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'no-referrer');
+    const type = reply.getHeader('content-type');
+    if (typeof type === 'string' && type.toLowerCase().startsWith('text/html')) {
+      reply.header('content-security-policy', PAGE_CSP);
+      reply.header('x-frame-options', 'DENY');
+    }
+    return payload;
+  });
+}
