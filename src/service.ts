@@ -62,6 +62,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     keyring,
     baseUrl: () => services.baseUrl,
     maxCachedRooms: config.roomCacheSize,
+    maxCachedBytes: config.roomCacheBytes,
     onCommit: (notice) => {
       scheduler?.note(notice.nextDeadline);
       engagement.onCommit(notice);
