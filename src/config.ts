@@ -70,7 +70,7 @@ const envSchema = z.object({
   /** Mutating requests per minute per credential (01 §7); 0 disables the limiter. */
   RATE_LIMIT_CREDENTIAL_PER_MIN: z.coerce.number().int().min(0).default(120),
   /** Rooms one client address may create per hour (every transport, any credential); 0 disables. */
-  RATE_LIMIT_CREATE_PER_HOUR: z.coerce.number().int().min(0).default(60),
+  RATE_LIMIT_CREATE_PER_HOUR: z.coerce.number().int().min(0).default(30),
   /** Comma-separated trusted HTTPS mandate issuer origins (08 §4.7); empty = any HTTPS issuer. */
   MANDATE_ISSUER_ALLOWLIST: z
     .string()
