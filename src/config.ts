@@ -62,7 +62,7 @@ const envSchema = z.object({
     .number()
     .int()
     .min(1)
-    .default(64 * 1024 * 1024),
+    .default(32 * 1024 * 1024),
   /** Long-polls and SSE streams one process holds at once; past it, new ones get 503. */
   MAX_PARKED_CONNECTIONS: z.coerce.number().int().min(1).default(20_000),
   /** Requests per minute per client IP (01 §7); 0 disables the limiter. */

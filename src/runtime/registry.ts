@@ -105,7 +105,7 @@ export interface RuntimeDeps {
 
 /** ROOM_CACHE_SIZE and ROOM_CACHE_BYTES defaults (src/config.ts; docs/architecture.md, Memory). */
 export const DEFAULT_CACHED_ROOMS = 1000;
-export const DEFAULT_CACHED_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_CACHED_BYTES = 32 * 1024 * 1024;
 
 /**
  * A cached room's weight: the snapshot text it keeps (to rebuild the actor after a refused command)
