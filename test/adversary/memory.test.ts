@@ -31,6 +31,15 @@ function text(mark: string, char: string, length: number): string {
   return mark + char.repeat(length - mark.length);
 }
 
+/** The largest decision one ask can open: the protocol's full question and context, the options' total. */
+function largestAsk(mark: string): Record<string, unknown> {
+  return {
+    question: text(`${mark}:`, '語', TEXT_LIMITS.question),
+    context: text(`${mark}:`, '語', TEXT_LIMITS.context),
+    options: [text(`${mark}.1:`, '語', TEXT_LIMITS.optionsPerDecision - 2), 'no'],
+  };
+}
+
 /**
  * Room bodies from the largest the service might accept downwards. The first is the room of the
  * issue (8 options of 500,000 ASCII characters: just under the 4 MiB body limit). The second is the
@@ -49,28 +58,31 @@ function candidates(n: number): { name: string; body: Record<string, unknown> }[
     },
     {
       name: 'the text limits, two-byte characters',
-      body: {
-        question: text(`${n}:`, '語', TEXT_LIMITS.question),
-        about: text(`${n}:`, '語', TEXT_LIMITS.about),
-        context: text(`${n}:`, '語', TEXT_LIMITS.context),
-        options: [text(`${n}.1:`, '語', TEXT_LIMITS.optionsPerDecision - 2), 'no'],
-      },
+      body: { ...largestAsk(`${n}`), about: text(`${n}:`, '語', TEXT_LIMITS.about) },
     },
   ];
 }
 
-describe('100 of the largest rooms from one address', () => {
-  let svc: ChildService;
+/**
+ * A service process of its own for one attack (its RSS is the measure). The creation limit is raised
+ * so every creation reaches the memory bound under test; the default limit is exercised below.
+ */
+function attackedService(): () => ChildService {
+  let svc: ChildService | undefined;
   beforeAll(async () => {
-    // The creation limit is raised here so all 100 creations reach the memory bound under test;
-    // the default limit (30 an hour) is exercised below.
     svc = await spawnService({ RATE_LIMIT_IP_PER_MIN: '0', RATE_LIMIT_CREATE_PER_HOUR: '1000' }, { capture: true });
   }, 60_000);
   afterAll(async () => {
     await svc?.stop();
   });
+  return () => svc!;
+}
+
+describe('100 of the largest rooms from one address', () => {
+  const service = attackedService();
 
   it('keeps the process up and its RSS growth under 400 MiB', async () => {
+    const svc = service();
     const pid = svc.child.pid!;
     // Warm up the routes the attack uses, so the baseline includes the service's own working set.
     for (let i = 0; i < 5; i++) {
@@ -121,27 +133,13 @@ describe('100 of the largest rooms from one address', () => {
   }, 300_000);
 });
 
-/** The largest decision one ask can open: the protocol's full question and context, the options' total. */
-function largestAsk(mark: string): Record<string, unknown> {
-  return {
-    question: text(`${mark}:`, '語', TEXT_LIMITS.question),
-    context: text(`${mark}:`, '語', TEXT_LIMITS.context),
-    options: [text(`${mark}.1:`, '語', TEXT_LIMITS.optionsPerDecision - 2), 'no'],
-  };
-}
-
 describe('rooms grown after creation, from one address', () => {
-  let svc: ChildService;
-  beforeAll(async () => {
-    svc = await spawnService({ RATE_LIMIT_IP_PER_MIN: '0', RATE_LIMIT_CREATE_PER_HOUR: '1000' }, { capture: true });
-  }, 60_000);
-  afterAll(async () => {
-    await svc?.stop();
-  });
+  const service = attackedService();
 
   // Each room takes five open decisions of the largest size (~3 million characters, ~12 MiB as the
   // cache weighs it): 40 of them held by a cache bounded only in count would take ~460 MiB.
   it('keeps the RSS growth under 400 MiB: the cache evicts by weight', async () => {
+    const svc = service();
     const pid = svc.child.pid!;
     const warm = await call(svc.base, 'POST', '/api/rooms', { body: { question: 'Warm up?', options: ['a', 'b'] } });
     expect(warm.status).toBe(200);
@@ -243,6 +241,46 @@ describe('the cache weighs rooms (in process)', () => {
     } finally {
       await tiny.stop();
     }
+  });
+});
+
+describe('the options of one decision hold 500,000 characters together', () => {
+  let svc: RunningService;
+  beforeAll(async () => {
+    svc = await startService();
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  it('on create, ask and propose, with a teaching 400', async () => {
+    const { base } = svc;
+    const half = (mark: string) => text(mark, 'o', TEXT_LIMITS.optionsPerDecision / 2);
+    const over = await call(base, 'POST', '/api/rooms', {
+      body: { question: 'Too much?', options: [half('a'), half('b'), 'c'] },
+    });
+    expect(over.status).toBe(400);
+    expect(over.body.error).toMatchObject({
+      code: 'input.invalid',
+      details: { field: 'options', reason: 'out_of_range', limit: 500_000, total: 500_001 },
+    });
+    expect(over.body.error.message).toMatch(/500000 characters together/);
+
+    const room = await call(base, 'POST', '/api/rooms', {
+      body: { question: 'Just enough?', options: [half('a'), half('b')], config: { max_open_decisions: 2 } },
+    });
+    expect(room.status).toBe(200);
+    const token = room.body.creator_token;
+    const proposed = await call(base, 'POST', `/api/rooms/${room.body.slug}/options`, { token, body: { option: 'c' } });
+    expect(proposed.status).toBe(400);
+    expect(proposed.body.error.details).toMatchObject({ field: 'option', reason: 'out_of_range', total: 500_001 });
+
+    const asked = await call(base, 'POST', `/api/rooms/${room.body.slug}/ask`, {
+      token,
+      body: { question: 'Again?', options: [half('x'), half('y'), 'z'] },
+    });
+    expect(asked.status).toBe(400);
+    expect(asked.body.error.details).toMatchObject({ field: 'options', reason: 'out_of_range' });
   });
 });
 
