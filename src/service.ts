@@ -85,6 +85,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
   );
   metrics = new ServiceMetrics({
     cachedRooms: () => registry.cachedRooms,
+    cachedBytes: () => registry.cachedBytes,
     parkedWaiters: () => engagement.waiters.parked,
     openStreams: () => engagement.streams.size,
     pendingDeliveries: () => store.engagement.pendingDeliveries(),

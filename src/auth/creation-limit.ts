@@ -4,7 +4,9 @@
  * and disk). It counts creations over REST and MCP alike, whatever credential comes with them: a
  * self-issued mandate costs nothing to mint, so exempting credentials would exempt everyone.
  * The counts live on the request-rate counters (in Redis when the store is Redis, so the limit holds
- * across processes); only creations that passed validation are counted.
+ * across processes); only creations that passed validation are counted. A retry with the same
+ * Idempotency-Key counts again (the replay is found later, by the registry), so a client at its limit
+ * that lost the answer waits for the window like any other creation.
  */
 import { type ProtocolError, protocolError } from '../errors.js';
 import { StoreUnavailableError } from '../store/port.js';
