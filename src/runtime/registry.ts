@@ -154,8 +154,9 @@ const LOCK_WAIT_MS = 3_000;
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
 export class RoomRegistry {
-  /** Least recently used first (Map order); each entry with the weight it was counted at. */
+  /** Least recently used first (Map order). */
   private readonly cache = new Map<string, Entry>();
+  /** Each cached room's weight as it was counted into `bytes` (a room grows between weighings). */
   private readonly weights = new Map<string, number>();
   private bytes = 0;
   private readonly mailbox = new Mailbox();
