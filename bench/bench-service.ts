@@ -19,6 +19,7 @@ export async function startBenchService(env: Record<string, string> = {}) {
       HOST: '127.0.0.1',
       RATE_LIMIT_IP_PER_MIN: '0',
       RATE_LIMIT_CREDENTIAL_PER_MIN: '0',
+      RATE_LIMIT_CREATE_PER_HOUR: '0',
       ...env,
     }),
   );

@@ -54,12 +54,23 @@ const envSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false'),
   /** Room actors kept in memory (least recently used evicted; about 14 KiB each); others reload from the store. */
   ROOM_CACHE_SIZE: z.coerce.number().int().min(1).default(1000),
+  /**
+   * What the cached room actors may weigh together, in bytes (an upper estimate of their resident
+   * size); the least recently used are evicted past it. docs/architecture.md, Memory.
+   */
+  ROOM_CACHE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(32 * 1024 * 1024),
   /** Long-polls and SSE streams one process holds at once; past it, new ones get 503. */
   MAX_PARKED_CONNECTIONS: z.coerce.number().int().min(1).default(20_000),
   /** Requests per minute per client IP (01 §7); 0 disables the limiter. */
   RATE_LIMIT_IP_PER_MIN: z.coerce.number().int().min(0).default(600),
   /** Mutating requests per minute per credential (01 §7); 0 disables the limiter. */
   RATE_LIMIT_CREDENTIAL_PER_MIN: z.coerce.number().int().min(0).default(120),
+  /** Rooms one client address may create per hour (every transport, any credential); 0 disables. */
+  RATE_LIMIT_CREATE_PER_HOUR: z.coerce.number().int().min(0).default(30),
   /** Comma-separated trusted HTTPS mandate issuer origins (08 §4.7); empty = any HTTPS issuer. */
   MANDATE_ISSUER_ALLOWLIST: z
     .string()
@@ -108,6 +119,7 @@ export interface ServiceConfig {
   webhookAllowPrivate: boolean;
   maxParkedConnections: number;
   roomCacheSize: number;
+  roomCacheBytes: number;
   rateLimits: RateLimitSettings;
   trustProxy: true | string[] | undefined;
   mandateIssuers: IssuerPolicy;
@@ -150,7 +162,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE === 'true',
     maxParkedConnections: e.MAX_PARKED_CONNECTIONS,
     roomCacheSize: e.ROOM_CACHE_SIZE,
-    rateLimits: { ipPerMinute: e.RATE_LIMIT_IP_PER_MIN, credentialPerMinute: e.RATE_LIMIT_CREDENTIAL_PER_MIN },
+    roomCacheBytes: e.ROOM_CACHE_BYTES,
+    rateLimits: {
+      ipPerMinute: e.RATE_LIMIT_IP_PER_MIN,
+      credentialPerMinute: e.RATE_LIMIT_CREDENTIAL_PER_MIN,
+      createPerHour: e.RATE_LIMIT_CREATE_PER_HOUR,
+    },
     trustProxy: trustProxyOf(e.TRUST_PROXY),
     mandateIssuers: {
       allowlist: e.MANDATE_ISSUER_ALLOWLIST,

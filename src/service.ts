@@ -62,6 +62,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     keyring,
     baseUrl: () => services.baseUrl,
     maxCachedRooms: config.roomCacheSize,
+    maxCachedBytes: config.roomCacheBytes,
     onCommit: (notice) => {
       scheduler?.note(notice.nextDeadline);
       engagement.onCommit(notice);
@@ -84,6 +85,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
   );
   metrics = new ServiceMetrics({
     cachedRooms: () => registry.cachedRooms,
+    cachedBytes: () => registry.cachedBytes,
     parkedWaiters: () => engagement.waiters.parked,
     openStreams: () => engagement.streams.size,
     pendingDeliveries: () => store.engagement.pendingDeliveries(),

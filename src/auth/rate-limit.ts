@@ -14,6 +14,8 @@ export interface RateLimitSettings {
   ipPerMinute: number;
   /** Mutating requests per minute per credential; 0 disables. */
   credentialPerMinute: number;
+  /** Rooms created per hour per client IP (creation-limit.ts); 0 disables. */
+  createPerHour: number;
 }
 
 export interface RateDecision {

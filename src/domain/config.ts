@@ -31,6 +31,40 @@ export const DEFAULT_ROOM_CONFIG: RoomConfig = {
   max_open_decisions: 1,
 };
 
+/**
+ * How much text a room can be given, in characters (UTF-16 code units, as JSON strings count them).
+ * The per-field maxima are the protocol's; the total option text of one decision is this service's
+ * own bound (the protocol bounds each option, not their sum), so that the largest room a client can
+ * create stays small beside the room cache and the disk (docs/architecture.md, Memory and disk): one
+ * option of the protocol's full length fits, or any number of shorter ones up to the same total.
+ */
+export const TEXT_LIMITS = {
+  question: 500,
+  about: 100_000,
+  context: 100_000,
+  option: 500_000,
+  optionsPerDecision: 500_000,
+} as const;
+
+/** The characters of a slate's option texts together. */
+export function optionChars(options: readonly string[]): number {
+  let total = 0;
+  for (const option of options) total += option.length;
+  return total;
+}
+
+/** 400 when a decision's options would hold more text than TEXT_LIMITS.optionsPerDecision; else null. */
+export function slateTextError(options: readonly string[], field: string, route: string): ProtocolError | null {
+  const total = optionChars(options);
+  if (total <= TEXT_LIMITS.optionsPerDecision) return null;
+  return invalidInput(
+    field,
+    `The options of one decision may hold ${TEXT_LIMITS.optionsPerDecision} characters together; these would hold ${total}. Shorten the options, or link to long texts instead of pasting them (${route}).`,
+    'out_of_range',
+    { limit: TEXT_LIMITS.optionsPerDecision, total },
+  );
+}
+
 export const CONFIG_KEYS = Object.keys(DEFAULT_ROOM_CONFIG) as (keyof RoomConfig)[];
 export const IMMUTABLE_KEYS: readonly (keyof RoomConfig)[] = ['type', 'visibility', 'mechanism'];
 export const MUTABLE_KEYS = CONFIG_KEYS.filter((k) => !IMMUTABLE_KEYS.includes(k));

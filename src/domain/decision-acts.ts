@@ -4,6 +4,7 @@
  */
 import { invalidInput, protocolError, type ProtocolError } from '../errors.js';
 import type { CanonicalBallot } from '../mechanisms/index.js';
+import { slateTextError } from './config.js';
 import { clip, iso } from './format.js';
 import { ballotText, resolveOptionRef, singleChoiceNumber } from './ballots.js';
 import { lookalikeOf } from './shown-text.js';
@@ -132,6 +133,12 @@ export function propose(
       'option_cap_reached',
     );
   }
+  const slateError = slateTextError(
+    [...decision.options, option],
+    'option',
+    `the propose action / POST /api/rooms/${facts.slug}/options`,
+  );
+  if (slateError) return slateError;
   return {
     kind: 'added',
     decision: {

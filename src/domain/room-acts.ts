@@ -3,6 +3,7 @@
  * decision (§5), discussion caps (§12), admission and seats (02 §4, §7). The room machine calls these.
  */
 import { invalidInput, protocolError, type ProtocolError } from '../errors.js';
+import { slateTextError } from './config.js';
 import { duplicateOptions } from './shown-text.js';
 import { decisionElectorate, memberById, rosterGateOpen, roomElectorate } from './roster.js';
 import type { Actor, DecisionData, DecisionFacts, Message, RoomData, Speech, Stance } from './types.js';
@@ -132,6 +133,8 @@ export function validateAsk(room: RoomContext, input: AskInput): string[] | null
       'out_of_range',
     );
   }
+  const slateError = slateTextError(options, 'options', route);
+  if (slateError) return slateError;
   if (input.agreement === true && !['simple_majority', 'supermajority'].includes(room.config.mechanism)) {
     return invalidInput(
       'agreement',

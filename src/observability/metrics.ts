@@ -10,6 +10,8 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 
 export interface MetricSources {
   cachedRooms(): number;
+  /** Their weight together (RoomRegistry.cachedBytes), held under ROOM_CACHE_BYTES. */
+  cachedBytes(): number;
   parkedWaiters(): number;
   openStreams(): number;
   /** Pending webhook deliveries (the whole deployment's outbox); may fail while the store is away. */
@@ -96,6 +98,14 @@ export class ServiceMetrics {
       registers,
       collect() {
         this.set(sources.cachedRooms());
+      },
+    });
+    new Gauge({
+      name: 'conclave_rooms_cached_bytes',
+      help: 'Estimated resident bytes of the room actors held in this process (bounded by ROOM_CACHE_BYTES).',
+      registers,
+      collect() {
+        this.set(sources.cachedBytes());
       },
     });
     new Gauge({

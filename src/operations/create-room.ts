@@ -3,8 +3,9 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { RoomCommand } from '../../machines/room.events.js';
 import type { RoomInput } from '../../machines/room.machine.js';
+import { limitRoomCreation } from '../auth/creation-limit.js';
 import { hashPassword, hashSecret, randomToken } from '../auth/secrets.js';
-import { parsePartialConfig, resolveConfig, roomConfigSchema } from '../domain/config.js';
+import { parsePartialConfig, resolveConfig, roomConfigSchema, slateTextError, TEXT_LIMITS } from '../domain/config.js';
 import { duplicateOptions } from '../domain/shown-text.js';
 import type { Actor } from '../domain/types.js';
 import { iso } from '../domain/format.js';
@@ -19,10 +20,10 @@ const SLUG_ALPHABET = 'abcdefghjkmnpqrstvwxyz23456789';
 
 export const createRoomInput = z
   .object({
-    question: z.string().min(3).max(500).optional(),
-    about: z.string().max(100_000).nullable().optional(),
-    context: z.string().max(100_000).nullable().optional(),
-    options: z.array(z.string().min(1).max(500_000)).max(500).optional(),
+    question: z.string().min(3).max(TEXT_LIMITS.question).optional(),
+    about: z.string().max(TEXT_LIMITS.about).nullable().optional(),
+    context: z.string().max(TEXT_LIMITS.context).nullable().optional(),
+    options: z.array(z.string().min(1).max(TEXT_LIMITS.option)).max(500).optional(),
     config: z.unknown().optional().meta({ description: 'RoomConfig (partial); unknown keys are rejected' }),
     password: z.string().min(12).max(1024).optional(),
     defer_first_decision: z.boolean().optional(),
@@ -80,6 +81,8 @@ function checkCreateFields(
   }
   const dup = duplicateOptions(options, route);
   if (dup) throw dup;
+  const slateError = slateTextError(options, 'options', route);
+  if (slateError) throw slateError;
   const opensDecision = input.question !== undefined && input.defer_first_decision !== true;
   if (!opensDecision && options.length > 0) {
     throw invalidInput(
@@ -144,6 +147,8 @@ export const createRoom = {
 
     const { services } = ctx;
     const now = services.clock.now();
+    // Counted once the request is known to be valid, before any work is spent on the room.
+    await limitRoomCreation(services.requestRates, ctx.clientIp, now);
     let slug = newSlug();
     while (!(await services.store.reserveSlug(slug))) slug = newSlug();
     const creatorToken = randomToken('t_');

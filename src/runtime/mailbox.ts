@@ -16,6 +16,11 @@ export class Mailbox {
     return result;
   }
 
+  /** Whether the key has queued or running work. */
+  active(key: string): boolean {
+    return this.tails.has(key);
+  }
+
   /** Number of keys with queued or running work (for shutdown and metrics). */
   get busy(): number {
     return this.tails.size;

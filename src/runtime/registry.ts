@@ -53,6 +53,8 @@ interface Entry {
   archiving: string[];
   /** The stored snapshot is in an older shape: the next batch commits even if it changes nothing. */
   stale: boolean;
+  /** Characters of the archived decisions' stored JSON (part of the cache weight, see weightOf). */
+  archivedChars: number;
 }
 
 export interface IdempotencySpec {
@@ -94,6 +96,25 @@ export interface RuntimeDeps {
   /** A commit refused by the version check or the fence; the turn runs again on fresh state. */
   onConflict?: () => void;
   maxCachedRooms?: number;
+  /**
+   * What the cached room actors may weigh together (weightOf: an estimate of their resident bytes).
+   * The least recently used are evicted past it, so a few huge rooms cannot take the process's memory.
+   */
+  maxCachedBytes?: number;
+}
+
+/** ROOM_CACHE_SIZE and ROOM_CACHE_BYTES defaults (src/config.ts; docs/architecture.md, Memory). */
+export const DEFAULT_CACHED_ROOMS = 1000;
+export const DEFAULT_CACHED_BYTES = 32 * 1024 * 1024;
+
+/**
+ * A cached room's weight: the snapshot text it keeps (to rebuild the actor after a refused command)
+ * plus the actor's objects parsed from that text, plus its archived decisions, at two bytes per
+ * character (V8's widest string form). An estimate that errs high: Latin-1 text takes one.
+ */
+const BYTES_PER_CHAR = 2;
+function weightOf(entry: Entry): number {
+  return BYTES_PER_CHAR * (2 * entry.snapshotText.length + entry.archivedChars);
 }
 
 interface Collected {
@@ -133,7 +154,11 @@ const LOCK_WAIT_MS = 3_000;
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
 export class RoomRegistry {
+  /** Least recently used first (Map order). */
   private readonly cache = new Map<string, Entry>();
+  /** Each cached room's weight as it was counted into `bytes` (a room grows between weighings). */
+  private readonly weights = new Map<string, number>();
+  private bytes = 0;
   private readonly mailbox = new Mailbox();
   /** Turns queued per room that no batch has taken yet. */
   private readonly queues = new Map<string, QueuedTurn[]>();
@@ -183,6 +208,7 @@ export class RoomRegistry {
       archived: new Map(),
       archiving: [],
       stale: false,
+      archivedChars: 0,
     };
     actor.start();
     const infos: Record<string, unknown>[] = [];
@@ -257,7 +283,7 @@ export class RoomRegistry {
   /** Forgets a room's cached actor. */
   evict(slug: string): void {
     this.cache.get(slug)?.actor.stop();
-    this.cache.delete(slug);
+    this.uncache(slug);
   }
 
   async drain(): Promise<void> {
@@ -267,6 +293,11 @@ export class RoomRegistry {
   /** Room actors held in this process. */
   get cachedRooms(): number {
     return this.cache.size;
+  }
+
+  /** Their weight together (weightOf), held under maxCachedBytes. */
+  get cachedBytes(): number {
+    return this.bytes;
   }
 
   private turn<R>(slug: string, spec: TurnSpec<R>): Promise<TurnResult<R>> {
@@ -384,6 +415,7 @@ export class RoomRegistry {
       if (!snapshot || decisionPhase(snapshot.value) !== 'resolved') continue;
       collected.archived.push({ decision_id: id, seq: snapshot.context.seq, data: JSON.stringify(snapshot.context) });
       entry.archived.set(id, snapshot.context);
+      entry.archivedChars += collected.archived.at(-1)!.data.length;
       entry.archiving.push(id);
       entry.actor.send({ type: 'ARCHIVE', decisionId: id });
     }
@@ -527,6 +559,9 @@ export class RoomRegistry {
     entry.head = stored.head;
     entry.snapshotText = snapshotText;
     entry.stale = false;
+    // The room may have grown: weigh it again (and make room for it). A cached twin loaded while this
+    // entry was evicted mid-turn is now behind the store: this entry replaces it.
+    if (this.cache.has(entry.slug)) this.remember(entry);
     this.deps.onCommit?.({ slug: entry.slug, head: stored.head, events, nextDeadline });
   }
 
@@ -547,7 +582,7 @@ export class RoomRegistry {
     if (cached && cached.version === record.version && cached.revision === record.revision) return cached;
     cached?.actor.stop();
     const { actor, stale } = restoreActor(record.snapshot);
-    const archived = await this.archiveOf(slug, actor, cached?.archived);
+    const { archived, chars } = await this.archiveOf(slug, actor, cached);
     const entry: Entry = {
       slug,
       actor,
@@ -557,6 +592,7 @@ export class RoomRegistry {
       head: record.head,
       snapshotText: record.snapshot,
       archived,
+      archivedChars: chars,
       archiving: [],
     };
     this.remember(entry);
@@ -572,21 +608,23 @@ export class RoomRegistry {
   private async archiveOf(
     slug: string,
     actor: RoomActor,
-    known: ReadonlyMap<string, DecisionData> = new Map(),
-  ): Promise<Map<string, DecisionData>> {
+    cached: Entry | undefined,
+  ): Promise<{ archived: Map<string, DecisionData>; chars: number }> {
     const snapshot = actor.getSnapshot();
     const children = snapshot.children as Record<string, AnyActorRef | undefined>;
     const archivedIds = snapshot.context.decisionIds.filter((id) => !children[id]);
-    const read = async (after: number, into: Map<string, DecisionData>) => {
+    const read = async (after: number, into: Map<string, DecisionData>, chars: number) => {
       for (const a of await this.deps.store.archivedDecisions(slug, after)) {
         into.set(a.decision_id, JSON.parse(a.data) as DecisionData);
+        chars += a.data.length;
       }
-      return into;
+      return { archived: into, chars };
     };
+    const known = cached?.archived ?? new Map<string, DecisionData>();
     const lastSeq = Math.max(0, ...[...known.values()].map((d) => d.seq));
-    const archived = await read(lastSeq, new Map(known));
-    if (archivedIds.every((id) => archived.has(id))) return archived;
-    return read(0, new Map());
+    const found = await read(lastSeq, new Map(known), cached?.archivedChars ?? 0);
+    if (archivedIds.every((id) => found.archived.has(id))) return found;
+    return read(0, new Map(), 0);
   }
 
   /** Puts the actor back to the last committed snapshot (after a rejected or failed command). */
@@ -597,21 +635,39 @@ export class RoomRegistry {
     if (current === entry.snapshotText) return;
     entry.actor.stop();
     if (entry.snapshotText === '') {
-      this.cache.delete(entry.slug);
+      this.uncache(entry.slug);
       return;
     }
     entry.actor = restoreActor(entry.snapshotText).actor;
   }
 
+  /**
+   * Caches the entry as the most recently used, then evicts the least recently used until both the
+   * count and the weight fit. A room heavier than the whole budget is not kept at all: it is served
+   * from the store on each request (it reloads like any evicted room).
+   */
   private remember(entry: Entry): void {
-    this.cache.delete(entry.slug);
+    this.uncache(entry.slug);
+    const weight = weightOf(entry);
     this.cache.set(entry.slug, entry);
-    const max = this.deps.maxCachedRooms ?? 1000;
-    while (this.cache.size > max) {
+    this.weights.set(entry.slug, weight);
+    this.bytes += weight;
+    const maxRooms = this.deps.maxCachedRooms ?? DEFAULT_CACHED_ROOMS;
+    const maxBytes = this.deps.maxCachedBytes ?? DEFAULT_CACHED_BYTES;
+    while (this.cache.size > maxRooms || (this.bytes > maxBytes && this.cache.size > 0)) {
       const oldest = this.cache.keys().next().value as string;
-      this.cache.get(oldest)?.actor.stop();
-      this.cache.delete(oldest);
+      const evicted = this.cache.get(oldest)!;
+      this.uncache(oldest);
+      // A room with a turn in flight keeps its actor running: that turn still commits from it.
+      if (evicted !== entry && !this.queues.has(oldest) && !this.mailbox.active(oldest)) evicted.actor.stop();
     }
+  }
+
+  /** Drops a room from the cache and its weight from the total (the actor is the caller's business). */
+  private uncache(slug: string): void {
+    this.bytes -= this.weights.get(slug) ?? 0;
+    this.weights.delete(slug);
+    this.cache.delete(slug);
   }
 
   private async lockFor(slug: string): Promise<RoomLock | null> {

@@ -63,6 +63,7 @@ describe('GET /metrics', () => {
       before.get('conclave_room_commit_duration_seconds_count')!,
     );
     expect(after.get('conclave_rooms_cached')).toBeGreaterThanOrEqual(1);
+    expect(after.get('conclave_rooms_cached_bytes')).toBeGreaterThan(0);
     expect(after.has('conclave_process_resident_memory_bytes')).toBe(true);
     // Label values are route templates: no slug and no token ever appears.
     const text = (await call(svc.base, 'GET', '/metrics')).text;

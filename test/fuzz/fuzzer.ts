@@ -108,6 +108,7 @@ async function startService(env: Record<string, string>): Promise<Service> {
       LOG_LEVEL: 'info',
       RATE_LIMIT_IP_PER_MIN: '0',
       RATE_LIMIT_CREDENTIAL_PER_MIN: '0',
+      RATE_LIMIT_CREATE_PER_HOUR: '0',
       CONCLAVE_ADMIN_TOKEN: ADMIN_TOKEN,
       ...env,
       PORT: String(port),

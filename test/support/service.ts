@@ -25,6 +25,7 @@ export async function startService(
     // Suites send many requests from 127.0.0.1; the rate-limit suites turn the limiters back on.
     RATE_LIMIT_IP_PER_MIN: '0',
     RATE_LIMIT_CREDENTIAL_PER_MIN: '0',
+    RATE_LIMIT_CREATE_PER_HOUR: '0',
     ...options.env,
   });
   const service = await createService(config, options.clock ? { clock: options.clock } : {});

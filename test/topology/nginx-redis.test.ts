@@ -35,6 +35,7 @@ describe.skipIf(!hasNginx || redis === null)('three processes behind nginx on on
     CONCLAVE_SIGNING_KEY_SEED: randomBytes(32).toString('hex'),
     RATE_LIMIT_IP_PER_MIN: '0',
     RATE_LIMIT_CREDENTIAL_PER_MIN: '0',
+    RATE_LIMIT_CREATE_PER_HOUR: '0',
     LOG_LEVEL: 'error',
   };
 
