@@ -28,9 +28,9 @@ export interface Nginx {
   stop(): Promise<void>;
 }
 
-export async function startNginx(upstreams: string[]): Promise<Nginx> {
+/** The template rendered for these upstreams into a fresh run directory, as docker-compose.yml renders it. */
+async function writeNginxConfig(upstreams: string[], port: number): Promise<{ runDir: string; file: string }> {
   const runDir = await mkdtemp(path.join(tmpdir(), 'conclave-nginx-'));
-  const port = await freePort();
   const config = await renderNginxConfig({
     NGINX_PORT: `127.0.0.1:${port}`,
     NGINX_RUN_DIR: runDir,
@@ -38,6 +38,31 @@ export async function startNginx(upstreams: string[]): Promise<Nginx> {
   });
   const file = path.join(runDir, 'nginx.conf');
   await writeFile(file, config);
+  return { runDir, file };
+}
+
+/** `nginx -t` on the rendered template: whether nginx accepts it, and what it said. */
+export async function checkNginxConfig(upstreams: string[]): Promise<{ ok: boolean; output: string }> {
+  const { runDir, file } = await writeNginxConfig(upstreams, await freePort());
+  try {
+    const child = spawn(NGINX, ['-t', '-p', runDir, '-c', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    return { ok: code === 0, output };
+  } finally {
+    await rm(runDir, { recursive: true, force: true });
+  }
+}
+
+export async function startNginx(upstreams: string[]): Promise<Nginx> {
+  const port = await freePort();
+  const { runDir, file } = await writeNginxConfig(upstreams, port);
   const child: ChildProcess = spawn(NGINX, ['-p', runDir, '-c', file, '-g', 'daemon off;'], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
