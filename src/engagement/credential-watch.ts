@@ -95,14 +95,15 @@ export function watchCredential(
   return {
     check(state) {
       if (expiresAt !== null && context.clock.now() >= expiresAt) return ended(mandateExpired(mandate!.exp));
-      let now: string | null;
+      let current: string | null;
       try {
-        now = seatAt(context, state);
+        current = seatAt(context, state);
       } catch (error) {
         if (error instanceof ProtocolError) return ended(error);
         throw error;
       }
-      if (now !== seat) return { error: null, reason: 'seat_changed' };
+      // A seat that is no longer this credential's ends the connection; an outsider who joins meanwhile keeps it.
+      if (seat !== null && current !== seat) return { error: null, reason: 'seat_changed' };
       if (seat !== null && invites.some((code) => revoked(state, code)))
         return { error: null, reason: 'invite_revoked' };
       return null;
