@@ -8,6 +8,7 @@
  * and on Redis with the connections parked on one process and the eviction made on another.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -164,6 +165,31 @@ function evictionSuite(
 evictionSuite('sessions end with their credential (embedded store)', async () => {
   const svc = await startService();
   return { local: svc, remote: svc.base, stop: () => svc.stop() };
+});
+
+describe('a seat recovery outlives the process that made it', () => {
+  it('keeps the old token superseded and the new one valid across a restart', async () => {
+    // A recovery makes no event; before, it was never committed, so a restart brought the evicted token back.
+    const first = await startService();
+    const seat = await invitedSeat(first.base);
+    const recovered = await call(first.base, 'POST', `/api/rooms/${seat.slug}/join`, {
+      body: { invite: seat.inviteToken },
+    });
+    expect(recovered.body.recovered).toBe(true);
+    await first.stop({ keepData: true });
+    const second = await startService({ dataDir: first.dataDir });
+    try {
+      const evicted = await call(second.base, 'GET', `/api/rooms/${seat.slug}`, { token: seat.token });
+      expect([evicted.status, evicted.body.error?.code]).toEqual([401, 'participant.token_superseded']);
+      const current = await call(second.base, 'GET', `/api/rooms/${seat.slug}`, {
+        token: recovered.body.participant_token,
+      });
+      expect(current.status).toBe(200);
+    } finally {
+      await second.stop();
+      await rm(first.dataDir, { recursive: true, force: true });
+    }
+  });
 });
 
 const redis = await startRedisServer();
