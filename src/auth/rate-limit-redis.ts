@@ -2,13 +2,21 @@
  * The rate counters of rate-limit.ts on Redis, so limits hold across service processes. Each key is
  * a sorted set of call timestamps (score = epoch ms); every operation is one Lua script, so
  * check-and-count is atomic. Keys: `<prefix>rate:req:<key>` and `<prefix>rate:mandate:<key>`.
+ *
+ * A request limit must never become "unlimited" because Redis is slow or away (an attacker who can
+ * stall Redis, or just load it, would otherwise lift every limit): each request is also counted in
+ * this process's own counters, and when Redis has not answered within REDIS_DECISION_MS the local
+ * count decides. Degraded, a client gets at most the limit per process instead of per deployment.
+ * See docs/architecture.md, "Robustness at the edges".
  */
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { within } from '../runtime/within.js';
 import {
   ALLOWED,
   MAX_MANDATE_LOG_ENTRIES,
   type MandateRateCounter,
+  MemoryRateCounters,
   type RateDecision,
   type RequestRateCounter,
 } from './rate-limit.js';
@@ -61,8 +69,18 @@ interface RateScripts {
   conclaveRateRecord(key: string, now: number, retainMs: number, member: string, maxEntries: number): Promise<number>;
 }
 
+/**
+ * How long a request limit waits for Redis before the local count decides. A healthy Redis runs the
+ * script in well under a millisecond on loopback and a few across a network, so only a stalled or
+ * overloaded Redis takes 50 ms; it is also half of the HTTP hook's own 100 ms bound, so the local
+ * decision always arrives before the hook would give up and let the request through.
+ */
+export const REDIS_DECISION_MS = 50;
+
 export class RedisRateCounters implements RequestRateCounter, MandateRateCounter {
   private readonly redis: Redis & RateScripts;
+  /** This process's share of every request limit: the decision when Redis does not answer in time. */
+  private readonly local = new MemoryRateCounters();
 
   constructor(
     redis: Redis,
@@ -75,6 +93,12 @@ export class RedisRateCounters implements RequestRateCounter, MandateRateCounter
   }
 
   async take(key: string, limit: number, windowMs: number, now: number): Promise<RateDecision> {
+    const local = await this.local.take(key, limit, windowMs, now);
+    const shared = this.takeShared(key, limit, windowMs, now).catch(() => null);
+    return (await within(shared, REDIS_DECISION_MS, () => null)) ?? local;
+  }
+
+  private async takeShared(key: string, limit: number, windowMs: number, now: number): Promise<RateDecision> {
     const [allowed, leaving] = await this.redis.conclaveRateTake(
       `${this.prefix}rate:req:${key}`,
       now,

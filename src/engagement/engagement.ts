@@ -10,6 +10,7 @@ import type { CommitNotice } from '../runtime/registry.js';
 import type { RoomStore } from '../store/port.js';
 import { ParkingCapacity } from './capacity.js';
 import { CommitBus } from './commit-bus.js';
+import type { CredentialWatch } from './credential-watch.js';
 import { EventStream, EventStreams } from './event-stream.js';
 import { type LongPollCall, longPoll } from './long-poll.js';
 import { consumeOnRead } from './opener-wakes.js';
@@ -126,7 +127,7 @@ export class Engagement {
    * Opens an SSE stream after `afterSeq`. Throws the 503 envelope when full, before `begin` takes the
    * response over and writes the stream's headers.
    */
-  openStream(slug: string, afterSeq: number, begin: () => ServerResponse): void {
+  openStream(slug: string, afterSeq: number, begin: () => ServerResponse, watch: CredentialWatch | null = null): void {
     this.capacity.enter();
     let response: ServerResponse;
     try {
@@ -149,6 +150,7 @@ export class Engagement {
         this.streams.remove(stream);
         this.capacity.leave();
       },
+      watch,
     );
     this.streams.add(stream);
     stream.start();

@@ -7,8 +7,10 @@
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { redactEvent } from '../domain/views/events.js';
+import type { RoomState } from '../domain/state.js';
 import type { RoomStore } from '../store/port.js';
 import type { CommitBus } from './commit-bus.js';
+import type { CredentialWatch, SessionEnd } from './credential-watch.js';
 import type { StateSource } from './waiters.js';
 
 export const HEARTBEAT_MS = 15_000;
@@ -36,6 +38,8 @@ export class EventStream {
     afterSeq: number,
     private readonly response: ServerResponse,
     private readonly onClose: () => void,
+    /** The credential the stream was opened with, re-checked against every state it reads. */
+    private readonly watch: CredentialWatch | null = null,
   ) {
     this.lastSeq = afterSeq;
   }
@@ -54,6 +58,7 @@ export class EventStream {
     const onGone = () => this.close();
     this.response.on('close', onGone);
     this.cleanups.push(() => this.response.off('close', onGone));
+    if (this.watch) this.cleanups.push(this.watch.arm((end) => this.end(end)));
     void this.pump();
   }
 
@@ -69,6 +74,26 @@ export class EventStream {
     this.onClose();
   }
 
+  /**
+   * Ends the stream because of its credential. The stream's status line is long sent, so the reason
+   * goes in a last comment (ignored by EventSource clients); a reconnect with Last-Event-ID gets the
+   * 401 envelope when the credential no longer works.
+   */
+  private end(end: SessionEnd): void {
+    if (this.closed) return;
+    const message = end.error ? `${end.error.code}: ${end.error.message}` : end.reason;
+    this.write(`: stream ended, ${message.replace(/[\r\n]+/g, ' ')}\n\n`);
+    this.close();
+  }
+
+  /** Whether the credential still holds in this state; ends the stream when it does not. */
+  private stillAllowed(state: RoomState): boolean {
+    const end = this.watch?.check(state);
+    if (!end) return true;
+    this.end(end);
+    return false;
+  }
+
   private async pump(): Promise<void> {
     if (this.pumping) {
       this.again = true;
@@ -78,6 +103,12 @@ export class EventStream {
     try {
       do {
         this.again = false;
+        // Every commit notice re-checks the credential, also those that add no event.
+        if (this.watch) {
+          const state = await this.deps.states.read(this.slug);
+          if (!state) return this.close();
+          if (!this.stillAllowed(state)) return;
+        }
         await this.drain();
       } while (this.again && !this.closed);
     } catch (error) {
@@ -98,6 +129,8 @@ export class EventStream {
         this.close();
         return;
       }
+      // The events of a seat recovery are not for the session it evicts.
+      if (!this.stillAllowed(state)) return;
       for (const event of events) {
         if (this.closed) return;
         const view = redactEvent(state, event);

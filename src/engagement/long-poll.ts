@@ -7,6 +7,7 @@ import type { Clock } from '../runtime/clock.js';
 import { roomNotFound } from '../runtime/registry.js';
 import type { EngagementStore } from '../store/engagement-port.js';
 import type { WaitQuery } from './actionable.js';
+import type { CredentialWatch } from './credential-watch.js';
 import { claimOpenerSeal } from './opener-wakes.js';
 import { timeoutBody, wakeBody } from './wait-response.js';
 import type { StateSource, WaiterRegistry, WaitOutcome } from './waiters.js';
@@ -27,6 +28,8 @@ export interface LongPollCall {
   waitSeconds: number;
   /** Aborted when the client goes away: the waiter is released at once. */
   signal?: AbortSignal | undefined;
+  /** The credential the call was made with, re-checked on every commit while parked. */
+  watch?: CredentialWatch | null | undefined;
 }
 
 export async function longPoll(deps: LongPollDeps, call: LongPollCall): Promise<Record<string, unknown>> {
@@ -36,6 +39,9 @@ export async function longPoll(deps: LongPollDeps, call: LongPollCall): Promise<
       : await parkUntilDeliverable(deps, call);
   if (outcome.kind === 'wake') return wakeBody(outcome.state, call.query.mode, outcome.wake, deps.clock.now());
   if (outcome.kind === 'gone') throw roomNotFound(call.slug);
+  // A superseded token or revoked mandate answers with its 401; a revoked invite (the token still
+  // works) answers like a timeout, and the next call re-authenticates.
+  if (outcome.kind === 'ended' && outcome.end.error) throw outcome.end.error;
   const state: RoomState | null = await deps.states.read(call.slug);
   if (!state) throw roomNotFound(call.slug);
   return timeoutBody(state, call.query.mode, deps.clock.now());
@@ -43,7 +49,7 @@ export async function longPoll(deps: LongPollDeps, call: LongPollCall): Promise<
 
 /** Parks; an opener-seal wake is consumed on delivery, and only the consumer that wins it gets it. */
 async function parkUntilDeliverable(deps: LongPollDeps, call: LongPollCall): Promise<WaitOutcome> {
-  const parked = deps.waiters.park(call.slug, call.query, call.waitSeconds * 1000, call.signal);
+  const parked = deps.waiters.park(call.slug, call.query, call.waitSeconds * 1000, call.signal, call.watch ?? null);
   try {
     for (;;) {
       const outcome = await parked.next();

@@ -10,6 +10,7 @@ import type { RoomStore, StoredEvent } from '../store/port.js';
 import { evaluateWake, factsNeeded, isActivityFor, type WaitQuery, type Wake, type WakeFacts } from './actionable.js';
 import type { ParkingCapacity } from './capacity.js';
 import type { CommitBus } from './commit-bus.js';
+import type { CredentialWatch, SessionEnd } from './credential-watch.js';
 import { pendingOpenerSeal } from './opener-wakes.js';
 
 export interface StateSource {
@@ -21,7 +22,9 @@ export type WaitOutcome =
   | { kind: 'wake'; state: RoomState; wake: Wake }
   | { kind: 'timeout' }
   | { kind: 'aborted' }
-  | { kind: 'gone' };
+  | { kind: 'gone' }
+  /** The credential the wait was opened with was superseded, revoked or expired (credential-watch.ts). */
+  | { kind: 'ended'; end: SessionEnd };
 
 export interface WaiterDeps {
   states: StateSource;
@@ -46,7 +49,10 @@ class Waiter {
   private taker: ((outcome: WaitOutcome) => void) | null = null;
   private finished = false;
 
-  constructor(readonly query: WaitQuery) {}
+  constructor(
+    readonly query: WaitQuery,
+    readonly watch: CredentialWatch | null,
+  ) {}
 
   get open(): boolean {
     return !this.finished && this.held === null;
@@ -103,16 +109,26 @@ export class WaiterRegistry {
     return wake ? { kind: 'wake', state, wake } : { kind: 'timeout' };
   }
 
-  /** Parks a waiter until a wake, `waitMs` of wall time, or the signal. Throws 503 when full. */
-  park(slug: string, query: WaitQuery, waitMs: number, signal?: AbortSignal): ParkedWait {
+  /**
+   * Parks a waiter until a wake, `waitMs` of wall time, the signal, or the end of the credential it was
+   * opened with (`watch`, re-checked on every evaluation). Throws 503 when full.
+   */
+  park(
+    slug: string,
+    query: WaitQuery,
+    waitMs: number,
+    signal?: AbortSignal,
+    watch: CredentialWatch | null = null,
+  ): ParkedWait {
     this.deps.capacity.enter();
-    const waiter = new Waiter(query);
+    const waiter = new Waiter(query, watch);
     const group = this.groupOf(slug);
     group.waiters.add(waiter);
     const timer = setTimeout(() => waiter.deliver({ kind: 'timeout' }), waitMs);
     const abort = () => waiter.deliver({ kind: 'aborted' });
     signal?.addEventListener('abort', abort, { once: true });
     if (signal?.aborted) abort();
+    const disarm = watch?.arm((end) => waiter.deliver({ kind: 'ended', end })) ?? (() => {});
     const check = () => void this.evaluate(slug, [waiter]).catch((error) => this.deps.onError(error, slug));
     check();
     let released = false;
@@ -124,6 +140,7 @@ export class WaiterRegistry {
         released = true;
         waiter.finish();
         clearTimeout(timer);
+        disarm();
         signal?.removeEventListener('abort', abort);
         group.waiters.delete(waiter);
         if (group.waiters.size === 0 && this.groups.get(slug) === group) {
@@ -185,6 +202,11 @@ export class WaiterRegistry {
     const facts = new FactGatherer(this.deps.store, state);
     for (const waiter of waiters) {
       if (!waiter.open) continue;
+      const end = waiter.watch?.check(state);
+      if (end) {
+        waiter.deliver({ kind: 'ended', end });
+        continue;
+      }
       const wake = evaluateWake(state, waiter.query, await facts.gather(waiter.query));
       if (wake) waiter.deliver({ kind: 'wake', state, wake });
     }

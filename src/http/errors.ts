@@ -83,11 +83,26 @@ function closeAfterDraining(request: FastifyRequest, reply: FastifyReply): void 
   });
 }
 
+/**
+ * How a refused call is logged: one info line naming the code, never the error object (a 4xx is the
+ * client's mistake or an attack, and its stack says nothing about the service; a flood of refusals
+ * must stay one short line each). The message is left out too: it can repeat what the client sent.
+ * Failures (5xx) are logged by the callers with their stack.
+ */
+export function logRefusal(
+  log: { info(details: Record<string, unknown>, message: string): void },
+  refusal: ProtocolError,
+  context: Record<string, unknown> = {},
+): void {
+  log.info({ ...context, error_code: refusal.code, status: refusal.status }, 'request refused');
+}
+
 export function installErrorHandling(app: FastifyInstance, allowedMethods: (path: string) => string[]): void {
   app.setErrorHandler((error, request, reply) => {
     const protocol = toProtocolError(error);
     if (error instanceof StoreUnavailableError) request.log.warn({ err: error }, 'store unavailable');
     else if (protocol.status >= 500) request.log.error({ err: error }, 'request failed');
+    else logRefusal(request.log, protocol);
     if (protocol.status === 413) closeAfterDraining(request, reply);
     return sendError(reply, request, protocol.toSpec(), protocol.status);
   });

@@ -4,6 +4,7 @@
  * error envelope; then the response is handed to an engagement EventStream.
  */
 import type { FastifyInstance } from 'fastify';
+import { watchCredential } from '../engagement/credential-watch.js';
 import { parseOperationInput } from '../operations/input.js';
 import { openEventStream } from '../operations/open-event-stream.js';
 import { runOperation } from '../operations/run.js';
@@ -36,16 +37,26 @@ export function eventStreamRoute(services: Services): (app: FastifyInstance) => 
       });
       const ctx = requestContext(services, request, `GET /api/rooms/${slug}/events/stream`, query);
       const { after_seq: afterSeq } = await runOperation(openEventStream, ctx, input, undefined);
-      services.engagement.openStream(slug, afterSeq as number, () => {
-        reply.hijack();
-        // Headers set by hooks (correlation id, CORS) are written by hand once the reply is hijacked.
-        for (const [name, value] of Object.entries(reply.getHeaders())) {
-          if (value !== undefined) reply.raw.setHeader(name, value);
-        }
-        reply.raw.writeHead(200, STREAM_HEADERS);
-        reply.raw.flushHeaders();
-        return reply.raw;
-      });
+      // The stream re-checks its credential on every commit; a seat recovery or revocation between the
+      // checks above and this read ends it at its first pump.
+      const opened = await services.registry.read(slug);
+      if (!opened) throw roomNotFound(slug);
+      const watch = watchCredential(services, slug, opened, ctx.credentials);
+      services.engagement.openStream(
+        slug,
+        afterSeq as number,
+        () => {
+          reply.hijack();
+          // Headers set by hooks (correlation id, CORS) are written by hand once the reply is hijacked.
+          for (const [name, value] of Object.entries(reply.getHeaders())) {
+            if (value !== undefined) reply.raw.setHeader(name, value);
+          }
+          reply.raw.writeHead(200, STREAM_HEADERS);
+          reply.raw.flushHeaders();
+          return reply.raw;
+        },
+        watch,
+      );
     });
   };
 }

@@ -18,7 +18,7 @@ import { sendError } from './errors.js';
 import { bearerOf } from './routes.js';
 
 const WINDOW_MS = 60_000;
-/** A limiter that cannot answer this fast (its Redis is away) lets the request through unlimited. */
+/** The last resort: a limiter that cannot answer this fast lets the request through (the Redis counters decide locally first, after 50 ms). */
 const LIMITER_TIMEOUT_MS = 100;
 const MUTATING_METHODS = new Set(['POST', 'PATCH', 'DELETE']);
 /** The one state-changing GET (01 §11). */

@@ -7,7 +7,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { FastifyBaseLogger } from 'fastify';
 import { envelope, invalidInput } from '../errors.js';
-import { toProtocolError } from '../http/errors.js';
+import { logRefusal, toProtocolError } from '../http/errors.js';
 import { IDEMPOTENCY_KEY, parseOperationInput } from '../operations/input.js';
 import { refuseUnrepresentable } from '../operations/json-safety.js';
 import type { Services } from '../operations/services.js';
@@ -137,6 +137,7 @@ export async function callTool(
   } catch (error) {
     const protocol = toProtocolError(error);
     if (protocol.status >= 500) origin.log.error({ err: error, tool: tool.name }, 'tool call failed');
+    else logRefusal(origin.log, protocol, { tool: tool.name });
     return jsonResult({ error: envelope(protocol.toSpec(), origin.requestId).error }, true);
   }
 }

@@ -84,7 +84,9 @@ async function mcpRoutes(app: FastifyInstance, options: McpOptions): Promise<voi
       },
       {
         maxRequestBodySize: BODY_LIMIT,
-        onerror: (error) => app.log.debug({ err: error, catalog }, 'MCP request rejected'),
+        // A malformed JSON-RPC request is the client's mistake: one line, no stack and no message (a parse
+        // error's message quotes the body, which may hold a token); see docs/architecture.md, Errors.
+        onerror: (error) => app.log.debug({ catalog, error: error.name }, 'MCP request rejected'),
       },
     );
     app.addHook('onClose', () => handler.close());

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { authRequired } from '../auth/caller.js';
 import { authorizeRead } from '../auth/read-gate.js';
 import type { WaitMode } from '../engagement/actionable.js';
+import { watchCredential } from '../engagement/credential-watch.js';
 import { sinceSeqSchema } from '../engagement/cursor.js';
 import { MAX_WAIT_SECONDS } from '../engagement/long-poll.js';
 import { roomNotFound } from '../runtime/registry.js';
@@ -58,6 +59,8 @@ export const nextAction = {
       query: { mode, reader: readerOf(state, caller), sinceSeq },
       waitSeconds: Math.min(input.wait ?? DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS),
       signal: ctx.signal,
+      // A superseded token or revoked mandate ends the wait at the next commit (docs/architecture.md).
+      watch: watchCredential(services, input.slug, state, ctx.credentials),
     });
   },
 } satisfies OperationDef<z.infer<typeof nextActionInput>>;

@@ -51,7 +51,7 @@ interface Entry {
   archived: Map<string, DecisionData>;
   /** Ids archived by the batch being committed: forgotten again if that commit fails. */
   archiving: string[];
-  /** The stored snapshot is in an older shape: the next batch commits even if it changes nothing. */
+  /** The stored snapshot is in an older shape, or behind an eventless change: the next batch commits. */
   stale: boolean;
   /** Characters of the archived decisions' stored JSON (part of the cache weight, see weightOf). */
   archivedChars: number;
@@ -455,6 +455,10 @@ export class RoomRegistry {
     }
     collected.drafts.push(...step.drafts);
     collected.receipts.push(...step.receipts);
+    // A change without an event (a seat recovery rotates the token and supersedes the old one) must
+    // still be committed: otherwise it lives only in this process's cache, other processes keep
+    // accepting the superseded token, and parked connections are never told (docs/architecture.md).
+    if (step.drafts.length === 0 && !sameMarks(before, actorMarks(entry.actor))) entry.stale = true;
     const result = spec.render(reply.info, this.state(entry, collected.drafts.length));
     if (idempotency) records.push(recordOf(idempotency, result, now));
     return { result, replayed: false };

@@ -18,7 +18,7 @@ function context(calls: LongPollCall[]): RequestContext {
   const state = {
     slug: 'room',
     head: 7,
-    room: { members: [member], config: { auth: 'either', visibility: 'unlisted' }, passwordHash: null },
+    room: { members: [member], invites: [], config: { auth: 'either', visibility: 'unlisted' }, passwordHash: null },
     decisions: [],
     concluded: false,
   };
