@@ -3,7 +3,6 @@
  * main.ts calls this for the real process; end-to-end tests call it with a temp data dir and a
  * manual clock.
  */
-import { mkdir } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import { type IdentityServices, openIdentityServices } from './auth/identity-services.js';
 import { hashSecret } from './auth/secrets.js';
@@ -24,6 +23,7 @@ import { RoomRegistry } from './runtime/registry.js';
 import { type UpgradeReport, upgradeStoredRooms } from './runtime/upgrade.js';
 import { ServiceMetrics } from './observability/metrics.js';
 import { DeadlineScheduler } from './runtime/scheduler.js';
+import { secureDataDir } from './store/file-modes.js';
 import { openStore } from './store/index.js';
 import type { RoomStore } from './store/port.js';
 
@@ -47,8 +47,11 @@ export interface Service {
 
 export async function createService(config: ServiceConfig, options: { clock?: Clock } = {}): Promise<Service> {
   const clock = options.clock ?? systemClock;
-  if (config.store.kind === 'sqlite') await mkdir(config.dataDir, { recursive: true });
+  secureDataDir(config.dataDir);
   const store = await openStore({ ...config.store, clock: () => clock.now() });
+  // Idempotency records an earlier version stored raw (credentials included) are dropped: they are
+  // only a 24 h replay cache, and a retry with their key simply runs again.
+  await store.purgeUnsealedIdempotency();
   const keyring = await loadKeyring({
     dataDir: config.dataDir,
     ...(config.signingKeySeed ? { seedHex: config.signingKeySeed } : {}),

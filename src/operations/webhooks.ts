@@ -149,7 +149,8 @@ export const registerWebhook = {
       disabled_at: null,
       cursor: state.head,
       failure_streak: 0,
-      idempotency,
+      // Only the scope and keyed fingerprint are stored, never the seal.
+      idempotency: idempotency && { scope: idempotency.scope, fingerprint: idempotency.fingerprint },
     };
     await services.store.engagement.createWebhook(hook);
     // Events committed since the head was read are enqueued now rather than at the next commit.
