@@ -4,6 +4,7 @@
  * manual clock.
  */
 import type { FastifyInstance } from 'fastify';
+import { GuessThrottle } from './auth/guess-throttle.js';
 import { type IdentityServices, openIdentityServices } from './auth/identity-services.js';
 import { hashSecret } from './auth/secrets.js';
 import type { ServiceConfig } from './config.js';
@@ -119,6 +120,10 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
   );
   services.mandates = identity.mandates;
   services.requestRates = { counter: identity.requestRates, settings: config.rateLimits };
+  services.guesses =
+    config.guessLimitPerMinute > 0
+      ? new GuessThrottle(identity.mandates.rateCaps, () => clock.now(), config.guessLimitPerMinute)
+      : null;
   services.hostedAccount = async (hostedKey, mandateJti) => {
     const key = await identity.deviceFlow.hostedKey(hostedKey);
     return key !== null && key.mandateJti === mandateJti ? key.publicId : null;

@@ -1,0 +1,202 @@
+/**
+ * Guess throttling (docs/architecture.md, Guess throttling): wrong room passwords, unknown invites
+ * and unknown bearer tokens (the admin token is the one an operator chooses) are counted, and a
+ * client address that keeps guessing is refused with 429 `rate_limit.exceeded` and a Retry-After
+ * before its next guess is even checked. Only failures count, so the rightful user's correct
+ * password costs nothing against the limits.
+ *
+ * Three counts, each a sliding log of failures in the shared rate counters (Redis when the service
+ * runs on Redis, so every process sees every guess):
+ * - per (room, address): 5 per minute and 20 per hour. The second tier is the backoff: short
+ *   bursts wait a minute, an address that keeps coming back waits up to an hour.
+ * - per address, over every room: 30 per 10 minutes, so spraying many rooms is held too.
+ * - per room: 20 per minute from every address together, a ceiling for an attacker with many
+ *   addresses. It holds only addresses that have already guessed wrong on this room in the last
+ *   hour: an address that never did is checked as usual, so one attacker's guessing cannot lock
+ *   the rightful user out of the room.
+ *
+ * Counting happens after a guess fails, so concurrent guesses would all pass the check before any
+ * is counted; the guesses in flight in this process count as failures until they end. Across
+ * processes the check and the count are separate calls: N processes may let through up to N
+ * guesses beyond a limit at the same instant, never more.
+ */
+import { ProtocolError, protocolError } from '../errors.js';
+import type { MandateRateCounter, RateDecision } from './rate-limit.js';
+
+interface Tier {
+  limit: number;
+  windowSec: number;
+}
+
+/** The default per-minute limit per (room, address) (GUESS_LIMIT_PER_MIN); the other limits scale with it. */
+export const DEFAULT_GUESSES_PER_MINUTE = 5;
+
+interface GuessLimits {
+  roomAddress: Tier[];
+  address: Tier[];
+  room: Tier[];
+}
+
+/** With the default of 5: 5/min and 20/h per (room, address), 30 per 10 min per address, 20/min per room. */
+export function guessLimits(perMinute: number): GuessLimits {
+  return {
+    roomAddress: [
+      { limit: perMinute, windowSec: 60 },
+      { limit: perMinute * 4, windowSec: 3600 },
+    ],
+    address: [{ limit: perMinute * 6, windowSec: 600 }],
+    room: [{ limit: perMinute * 4, windowSec: 60 }],
+  };
+}
+
+/** What a request presents that could be a guess. */
+export interface GuessAttempt {
+  /** The room the guess is about; null for room-less calls (a token on a discovery call). */
+  slug: string | null;
+  address: string;
+}
+
+/** Refusals that mean "this secret is wrong"; others (revoked invite, superseded token) are not guesses. */
+export function isWrongGuess(error: unknown): boolean {
+  if (!(error instanceof ProtocolError)) return false;
+  if (error.code === 'auth.invalid_password' || error.code === 'auth.invalid_token') return true;
+  return error.code === 'invite.invalid' && error.details?.reason === 'not_found';
+}
+
+export class GuessThrottle {
+  private readonly inFlight = new Map<string, number>();
+
+  private readonly limits: GuessLimits;
+
+  constructor(
+    private readonly counter: MandateRateCounter,
+    private readonly now: () => number,
+    perMinute = DEFAULT_GUESSES_PER_MINUTE,
+  ) {
+    this.limits = guessLimits(perMinute);
+  }
+
+  /**
+   * Runs `attempt` unless the address is held; counts it as a failure when it throws a wrong-guess
+   * refusal. Throws 429 `rate_limit.exceeded` when held.
+   */
+  async guard<T>(guess: GuessAttempt, attempt: () => Promise<T>): Promise<T> {
+    const keys = keysOf(guess);
+    await this.check(guess, keys);
+    for (const key of keys.all) this.inFlight.set(key, (this.inFlight.get(key) ?? 0) + 1);
+    try {
+      return await attempt();
+    } catch (error) {
+      if (isWrongGuess(error)) await this.recordFailure(keys);
+      throw error;
+    } finally {
+      for (const key of keys.all) {
+        const left = (this.inFlight.get(key) ?? 1) - 1;
+        if (left > 0) this.inFlight.set(key, left);
+        else this.inFlight.delete(key);
+      }
+    }
+  }
+
+  private async check(guess: GuessAttempt, keys: GuessKeys): Promise<void> {
+    const at = this.now();
+    const checks: Promise<RateDecision>[] = this.limits.address.map((tier) => this.decide(keys.address, tier, at));
+    if (keys.roomAddress !== null && keys.room !== null) {
+      const roomAddress = keys.roomAddress;
+      const guessedHere =
+        (this.inFlight.get(roomAddress) ?? 0) > 0 ||
+        !(await this.counter.check(roomAddress, 1, maxWindow(this.limits.roomAddress), at)).allowed;
+      if (guessedHere) {
+        checks.push(...this.limits.roomAddress.map((tier) => this.decide(roomAddress, tier, at)));
+        checks.push(...this.limits.room.map((tier) => this.decide(keys.room!, tier, at)));
+      }
+    }
+    const refused = (await Promise.all(checks)).filter((d) => !d.allowed);
+    if (refused.length > 0) {
+      throw tooManyGuesses(guess, this.limits.roomAddress[0]!, Math.max(...refused.map((d) => d.retryAfterSeconds)));
+    }
+  }
+
+  /** A tier's decision, with this process's guesses in flight counted as failures. */
+  private async decide(key: string, tier: Tier, at: number): Promise<RateDecision> {
+    const pending = this.inFlight.get(key) ?? 0;
+    if (pending >= tier.limit) return { allowed: false, retryAfterSeconds: 1 };
+    return this.counter.check(key, tier.limit - pending, tier.windowSec, at);
+  }
+
+  private async recordFailure(keys: GuessKeys): Promise<void> {
+    const at = this.now();
+    const writes = [this.counter.record(keys.address, at, maxWindow(this.limits.address))];
+    if (keys.roomAddress !== null)
+      writes.push(this.counter.record(keys.roomAddress, at, maxWindow(this.limits.roomAddress)));
+    if (keys.room !== null) writes.push(this.counter.record(keys.room, at, maxWindow(this.limits.room)));
+    await Promise.all(writes);
+  }
+}
+
+interface GuessKeys {
+  address: string;
+  roomAddress: string | null;
+  room: string | null;
+  all: string[];
+}
+
+function keysOf({ slug, address }: GuessAttempt): GuessKeys {
+  const keys = {
+    address: `guess:addr:${address}`,
+    roomAddress: slug === null ? null : `guess:room-addr:${slug}:${address}`,
+    room: slug === null ? null : `guess:room:${slug}`,
+  };
+  return { ...keys, all: [keys.address, keys.roomAddress, keys.room].filter((k): k is string => k !== null) };
+}
+
+function maxWindow(tiers: readonly Tier[]): number {
+  return Math.max(...tiers.map((t) => t.windowSec));
+}
+
+function tooManyGuesses(guess: GuessAttempt, tier: Tier, retryAfterSeconds: number): ProtocolError {
+  const where = guess.slug === null ? '' : ` for room ${guess.slug}`;
+  return protocolError(
+    'rate_limit.exceeded',
+    `Too many wrong passwords, invites or tokens from this client address${where}. Retry after ${retryAfterSeconds} s with the right credential; guessing again extends the wait.`,
+    {
+      hint: `Wait ${retryAfterSeconds} s (Retry-After); ask the room operator for an invite or the password.`,
+      details: {
+        scope: 'guess',
+        limit: tier.limit,
+        window_seconds: tier.windowSec,
+        retry_after_seconds: retryAfterSeconds,
+      },
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    },
+  );
+}
+
+/**
+ * Minted credentials (`t_…`, `it_…`, `rk_…`, 256 random bits) cannot be guessed, so a request that
+ * presents only those is not held up by a throttle check; anything else could be a guess.
+ */
+const MINTED_TOKEN = /^(t|it|rk|dc)_[A-Za-z0-9_-]{43}$/;
+
+/**
+ * The guess a request carries: a room password (X-Room-Password, MCP `password`, or a join's
+ * `password`), a join's invite, or a bearer token not of the minted shape (the admin token); null
+ * when it carries none, which keeps the throttle off the hot path of ordinary calls.
+ */
+export function guessIn(
+  ctx: { clientIp: string; credentials: { bearer?: string | undefined; password?: string | undefined } },
+  input: unknown,
+): GuessAttempt | null {
+  const fields = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
+  const slug = typeof fields.slug === 'string' ? fields.slug : null;
+  const { bearer, password } = ctx.credentials;
+  // A password or invite in the body of a call on an existing room (a join); creating a room with a
+  // password is not a guess.
+  const guessing =
+    password !== undefined ||
+    (slug !== null && typeof fields.password === 'string') ||
+    (slug !== null && typeof fields.invite === 'string' && !MINTED_TOKEN.test(fields.invite)) ||
+    (bearer !== undefined && !MINTED_TOKEN.test(bearer));
+  if (!guessing) return null;
+  return { slug, address: ctx.clientIp };
+}
