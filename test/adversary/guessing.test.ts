@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/runtime/clock.js';
+import { connectModern } from '../support/mcp-clients.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { call, type RunningService, startService } from '../support/service.js';
 
@@ -112,6 +113,30 @@ describe('one service', () => {
     // Another room is not held by this room's count (below the per-address ceiling).
     const other = await privateRoom(svc.base, '192.0.2.3');
     expect((await readWithPassword(svc.base, other, attacker)).status).toBe(200);
+  });
+
+  it('counts guesses over MCP like REST: a tool call gets the same 429 envelope', async () => {
+    const slug = await privateRoom(svc.base, '192.0.2.6');
+    // The MCP client connects from 127.0.0.1; REST guesses from the same address count together.
+    for (let i = 0; i < 3; i++) {
+      const res = await call(svc.base, 'GET', `/api/rooms/${slug}`, { headers: { 'x-room-password': `nope ${i}` } });
+      expect(res.status).toBe(401);
+    }
+    const session = await connectModern(`${svc.base}/mcp`);
+    try {
+      const outcomes = [];
+      for (let i = 0; i < 4; i++) outcomes.push(await session.call('read_room', { slug, password: `mcp wrong ${i}` }));
+      expect(outcomes.map((o) => o.body.error.code)).toEqual([
+        'auth.invalid_password',
+        'auth.invalid_password',
+        'rate_limit.exceeded',
+        'rate_limit.exceeded',
+      ]);
+      expect(outcomes[2]!.body.error.details.retry_after_seconds).toBeGreaterThanOrEqual(1);
+    } finally {
+      await session.close();
+    }
+    clock.advance(61_000);
   });
 
   it('unknown bearer tokens (admin-token guesses) are throttled per address too', async () => {
