@@ -53,6 +53,21 @@ export class ResponseSeal {
     return createHmac('sha256', this.#key('fingerprint')).update(text, 'utf8').digest('base64url');
   }
 
+  /**
+   * For records that keep their credential outside the seal (a webhook registration replays the
+   * signing secret from the webhook itself): the keyed fingerprint plus a tag of the client address.
+   */
+  addressBoundFingerprint(fingerprint: string): string {
+    const tag = createHmac('sha256', this.#key('address')).update(fingerprint, 'utf8').digest('base64url');
+    return `${fingerprint}.${tag}`;
+  }
+
+  /** Whether a stored address-bound fingerprint names this request from this address. */
+  compareBound(stored: string, fingerprint: string): 'same' | 'other_request' | 'other_address' {
+    if (stored.split('.')[0] !== fingerprint) return 'other_request';
+    return stored === this.addressBoundFingerprint(fingerprint) ? 'same' : 'other_address';
+  }
+
   seal(body: string, result: unknown): string {
     const binding: Binding = carriesCredential(result) ? 'address' : 'key';
     const iv = randomBytes(IV_BYTES);
@@ -101,7 +116,7 @@ function carriesCredential(result: unknown): boolean {
   return CREDENTIAL_FIELDS.some((field) => typeof record[field] === 'string');
 }
 
-function replayedElsewhere(): ProtocolError {
+export function replayedElsewhere(): ProtocolError {
   return protocolError(
     'idempotency.conflict',
     'The stored result for this Idempotency-Key carries a credential and was issued to another client address; it is only replayed to the address that made the request. Use a new Idempotency-Key for a new request.',

@@ -101,6 +101,38 @@ async function replayFromElsewhere(base: string, minted: Minted): Promise<void> 
     headers: from(CLIENT, minted.inviteKey),
   });
   expect(again.text).toBe(minted.invite.text);
+
+  // A webhook registration replays its signing secret: only to the address that registered it.
+  const hookKey = `hook-${randomUUID()}`;
+  const hookBody = { url: 'http://127.0.0.1:9/hook' };
+  const url = `/api/rooms/${minted.slug}/webhooks`;
+  const hook = await call(base, 'POST', url, {
+    token: minted.creatorToken,
+    body: hookBody,
+    headers: from(CLIENT, hookKey),
+  });
+  expect(hook.status).toBe(200);
+  const replay = await call(base, 'POST', url, {
+    token: minted.creatorToken,
+    body: hookBody,
+    headers: from(CLIENT, hookKey),
+  });
+  expect(replay.body.signing_secret).toBe(hook.body.signing_secret);
+  expect(replay.headers.get('idempotent-replayed')).toBe('true');
+  const elsewhere = await call(base, 'POST', url, {
+    token: minted.creatorToken,
+    body: hookBody,
+    headers: from(ATTACKER, hookKey),
+  });
+  expect(elsewhere.status).toBe(409);
+  expect(elsewhere.body.error.code).toBe('idempotency.conflict');
+  expect(elsewhere.text).not.toContain(hook.body.signing_secret);
+  const otherBody = await call(base, 'POST', url, {
+    token: minted.creatorToken,
+    body: { url: 'http://127.0.0.1:9/other' },
+    headers: from(CLIENT, hookKey),
+  });
+  expect(otherBody.status).toBe(409);
 }
 
 async function filesUnder(dir: string): Promise<string[]> {
@@ -126,7 +158,7 @@ async function secretsInFiles(dir: string, secrets: string[]): Promise<string[]>
 describe('on SQLite', () => {
   let svc: RunningService;
   beforeAll(async () => {
-    svc = await startService({ env: { TRUST_PROXY: 'true' } });
+    svc = await startService({ env: { TRUST_PROXY: 'true', WEBHOOK_ALLOW_PRIVATE: 'true' } });
   });
   afterAll(async () => {
     await svc.stop();
@@ -185,6 +217,7 @@ describe.skipIf(redis === null)('on Redis', () => {
     svc = await startService({
       env: {
         TRUST_PROXY: 'true',
+        WEBHOOK_ALLOW_PRIVATE: 'true',
         STORE: 'redis',
         REDIS_URL: redis!.url,
         REDIS_KEY_PREFIX: `adv-${randomUUID().slice(0, 8)}:`,
