@@ -135,7 +135,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     extensions: [
       mcpExtension({ services, operations: OPERATIONS }),
       eventStreamRoute(services),
-      (app) => registerOAuthRoutes(app, { deviceFlow: identity.deviceFlow, baseUrl }),
+      (app) => registerOAuthRoutes(app, { deviceFlow: identity.deviceFlow, baseUrl, guesses: services.guesses }),
     ],
     onRequest: [rateLimitHook(identity.requestRates, config.rateLimits, () => clock.now())],
     revocations: () => identity.revocations(),

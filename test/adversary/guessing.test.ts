@@ -14,6 +14,7 @@ import { startRedisServer } from '../support/redis-server.js';
 import { call, type RunningService, startService } from '../support/service.js';
 
 const PASSWORD = 'the right password';
+const ADMIN_TOKEN = `admin-${'z'.repeat(40)}`;
 const ATTACKERS = Array.from({ length: 8 }, (_, i) => `203.0.113.${i + 1}`);
 
 type Response = Awaited<ReturnType<typeof call>>;
@@ -63,7 +64,7 @@ describe('one service', () => {
   let svc: RunningService;
   const clock = new ManualClock(Date.now());
   beforeAll(async () => {
-    svc = await startService({ clock, env: { TRUST_PROXY: 'true' } });
+    svc = await startService({ clock, env: { TRUST_PROXY: 'true', CONCLAVE_ADMIN_TOKEN: ADMIN_TOKEN } });
   });
   afterAll(async () => {
     await svc.stop();
@@ -153,6 +154,31 @@ describe('one service', () => {
     }
     expect(answers.filter((r) => r.status === 401).length).toBeGreaterThan(0);
     expect(answers.filter((r) => r.status === 429).length).toBeGreaterThan(0);
+    clock.advance(11 * 60_000);
+  });
+
+  it('admin-token guesses on the device approval route are throttled', async () => {
+    const attacker = '203.0.113.202';
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const res = await call(svc.base, 'POST', '/oauth/device/approve', {
+        token: `guessed-admin-token-${i}-${'y'.repeat(32)}`,
+        body: { user_code: 'ABCD-EFGH', approve: true },
+        headers: { 'x-forwarded-for': attacker },
+      });
+      statuses.push(res.status);
+      if (res.status === 429) expectThrottled(res);
+    }
+    expect(statuses.filter((s) => s === 401).length).toBe(30);
+    expect(statuses.filter((s) => s === 429).length).toBe(10);
+    // The right admin token from another address is not held.
+    const admin = await call(svc.base, 'POST', '/oauth/device/approve', {
+      token: ADMIN_TOKEN,
+      body: { user_code: 'ABCD-EFGH', approve: true },
+      headers: { 'x-forwarded-for': '192.0.2.50' },
+    });
+    expect(admin.status).not.toBe(429);
+    expect(admin.status).not.toBe(401);
     clock.advance(11 * 60_000);
   });
 });
