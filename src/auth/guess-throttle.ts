@@ -21,6 +21,7 @@
  * guesses beyond a limit at the same instant, never more.
  */
 import { ProtocolError, protocolError } from '../errors.js';
+import { StoreUnavailableError } from '../store/port.js';
 import type { MandateRateCounter, RateDecision } from './rate-limit.js';
 
 interface Tier {
@@ -64,8 +65,12 @@ export function isWrongGuess(error: unknown): boolean {
 }
 
 export class GuessThrottle {
-  private readonly inFlight = new Map<string, number>();
-
+  /**
+   * Guesses in flight in this process, per key, by ticket: a guess counts those that arrived before
+   * it as failures, so a concurrent burst is held before any of it has failed, in arrival order.
+   */
+  private readonly inFlight = new Map<string, Set<number>>();
+  private nextTicket = 0;
   private readonly limits: GuessLimits;
 
   constructor(
@@ -82,44 +87,66 @@ export class GuessThrottle {
    */
   async guard<T>(guess: GuessAttempt, attempt: () => Promise<T>): Promise<T> {
     const keys = keysOf(guess);
-    await this.check(guess, keys);
-    for (const key of keys.all) this.inFlight.set(key, (this.inFlight.get(key) ?? 0) + 1);
+    const ticket = this.nextTicket++;
+    for (const key of keys.all) {
+      const tickets = this.inFlight.get(key) ?? new Set<number>();
+      tickets.add(ticket);
+      this.inFlight.set(key, tickets);
+    }
     try {
-      return await attempt();
-    } catch (error) {
-      if (isWrongGuess(error)) await this.recordFailure(keys);
-      throw error;
+      try {
+        await this.check(guess, keys, ticket);
+      } catch (error) {
+        // Fails closed: while the counters cannot answer, a guess is not checked at all (503).
+        if (error instanceof ProtocolError) throw error;
+        throw new StoreUnavailableError('the guess counters are unavailable', { cause: error });
+      }
+      try {
+        return await attempt();
+      } catch (error) {
+        // A count that cannot be written is lost; the next guess's check fails closed meanwhile.
+        if (isWrongGuess(error)) await this.recordFailure(keys).catch(() => undefined);
+        throw error;
+      }
     } finally {
       for (const key of keys.all) {
-        const left = (this.inFlight.get(key) ?? 1) - 1;
-        if (left > 0) this.inFlight.set(key, left);
-        else this.inFlight.delete(key);
+        const tickets = this.inFlight.get(key);
+        tickets?.delete(ticket);
+        if (tickets?.size === 0) this.inFlight.delete(key);
       }
     }
   }
 
-  private async check(guess: GuessAttempt, keys: GuessKeys): Promise<void> {
+  /** Guesses on this key that arrived before `ticket` and have not ended. */
+  private earlier(key: string, ticket: number): number {
+    let count = 0;
+    for (const other of this.inFlight.get(key) ?? []) if (other < ticket) count++;
+    return count;
+  }
+
+  private async check(guess: GuessAttempt, keys: GuessKeys, ticket: number): Promise<void> {
     const at = this.now();
-    const checks: Promise<RateDecision>[] = this.limits.address.map((tier) => this.decide(keys.address, tier, at));
+    const tiers: [string, Tier][] = this.limits.address.map((tier) => [keys.address, tier]);
     if (keys.roomAddress !== null && keys.room !== null) {
       const roomAddress = keys.roomAddress;
       const guessedHere =
-        (this.inFlight.get(roomAddress) ?? 0) > 0 ||
+        this.earlier(roomAddress, ticket) > 0 ||
         !(await this.counter.check(roomAddress, 1, maxWindow(this.limits.roomAddress), at)).allowed;
       if (guessedHere) {
-        checks.push(...this.limits.roomAddress.map((tier) => this.decide(roomAddress, tier, at)));
-        checks.push(...this.limits.room.map((tier) => this.decide(keys.room!, tier, at)));
+        tiers.push(...this.limits.roomAddress.map((tier): [string, Tier] => [roomAddress, tier]));
+        tiers.push(...this.limits.room.map((tier): [string, Tier] => [keys.room!, tier]));
       }
     }
-    const refused = (await Promise.all(checks)).filter((d) => !d.allowed);
+    const decisions = await Promise.all(tiers.map(([key, tier]) => this.decide(key, tier, ticket, at)));
+    const refused = decisions.filter((d) => !d.allowed);
     if (refused.length > 0) {
       throw tooManyGuesses(guess, this.limits.roomAddress[0]!, Math.max(...refused.map((d) => d.retryAfterSeconds)));
     }
   }
 
-  /** A tier's decision, with this process's guesses in flight counted as failures. */
-  private async decide(key: string, tier: Tier, at: number): Promise<RateDecision> {
-    const pending = this.inFlight.get(key) ?? 0;
+  /** A tier's decision, with this process's earlier guesses in flight counted as failures. */
+  private async decide(key: string, tier: Tier, ticket: number, at: number): Promise<RateDecision> {
+    const pending = this.earlier(key, ticket);
     if (pending >= tier.limit) return { allowed: false, retryAfterSeconds: 1 };
     return this.counter.check(key, tier.limit - pending, tier.windowSec, at);
   }
