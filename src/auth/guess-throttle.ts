@@ -6,7 +6,8 @@
  * password costs nothing against the limits.
  *
  * Three counts, each a sliding log of failures in the shared rate counters (Redis when the service
- * runs on Redis, so every process sees every guess):
+ * runs on Redis, so every process sees every guess); the numbers are those of the default
+ * GUESS_LIMIT_PER_MIN = 5, and all of them scale with it:
  * - per (room, address): 5 per minute and 20 per hour. The second tier is the backoff: short
  *   bursts wait a minute, an address that keeps coming back waits up to an hour.
  * - per address, over every room: 30 per 10 minutes, so spraying many rooms is held too.
@@ -16,9 +17,10 @@
  *   the rightful user out of the room.
  *
  * Counting happens after a guess fails, so concurrent guesses would all pass the check before any
- * is counted; the guesses in flight in this process count as failures until they end. Across
- * processes the check and the count are separate calls: N processes may let through up to N
- * guesses beyond a limit at the same instant, never more.
+ * is counted: a guess therefore counts the guesses in flight in this process that arrived before it
+ * as failures. Across processes the check and the count are separate calls: N processes may each let
+ * a limit's worth through at the same instant, never more. When the counters cannot answer, the
+ * guess is refused (503), never let through unchecked.
  */
 import { ProtocolError, protocolError } from '../errors.js';
 import { StoreUnavailableError } from '../store/port.js';
