@@ -140,10 +140,14 @@ export class GuessThrottle {
       }
     }
     const decisions = await Promise.all(tiers.map(([key, tier]) => this.decide(key, tier, ticket, at)));
-    const refused = decisions.filter((d) => !d.allowed);
-    if (refused.length > 0) {
-      throw tooManyGuesses(guess, this.limits.roomAddress[0]!, Math.max(...refused.map((d) => d.retryAfterSeconds)));
-    }
+    // The answer names the tier that holds the address longest.
+    let longest = -1;
+    decisions.forEach((decision, i) => {
+      if (!decision.allowed && (longest < 0 || decision.retryAfterSeconds > decisions[longest]!.retryAfterSeconds)) {
+        longest = i;
+      }
+    });
+    if (longest >= 0) throw tooManyGuesses(guess, tiers[longest]![1], decisions[longest]!.retryAfterSeconds);
   }
 
   /** A tier's decision, with this process's earlier guesses in flight counted as failures. */

@@ -35,6 +35,19 @@ describe('guess throttle', () => {
     expect(await codeOf(throttle.guard(guess, async () => 'ok'))).toBe('ok');
   });
 
+  it('backs off: after 20 wrong in an hour the answer names the hour tier and its longer wait', async () => {
+    const { throttle, advance } = setup();
+    const guess = { slug: 'room4', address: '203.0.113.4' };
+    for (let burst = 0; burst < 4; burst++) {
+      for (let i = 0; i < 5; i++) expect(await codeOf(throttle.guard(guess, wrong))).toBe('auth.invalid_password');
+      advance(61_000);
+    }
+    const held = await throttle.guard(guess, wrong).catch((e) => e);
+    expect(held.code).toBe('rate_limit.exceeded');
+    expect(held.details).toMatchObject({ scope: 'guess', limit: 20, window_seconds: 3600 });
+    expect(Number(held.headers['retry-after'])).toBeGreaterThan(3000);
+  });
+
   it('counts guesses in flight, so a concurrent burst is held before any has failed', async () => {
     const { throttle } = setup();
     const guess = { slug: 'room2', address: '203.0.113.2' };
