@@ -65,6 +65,8 @@ const envSchema = z.object({
     .default(32 * 1024 * 1024),
   /** Long-polls and SSE streams one process holds at once; past it, new ones get 503. */
   MAX_PARKED_CONNECTIONS: z.coerce.number().int().min(1).default(20_000),
+  /** Wrong passwords, invites or tokens per minute per (room, client address); 0 disables (auth/guess-throttle.ts). */
+  GUESS_LIMIT_PER_MIN: z.coerce.number().int().min(0).default(5),
   /** Requests per minute per client IP (01 §7); 0 disables the limiter. */
   RATE_LIMIT_IP_PER_MIN: z.coerce.number().int().min(0).default(600),
   /** Mutating requests per minute per credential (01 §7); 0 disables the limiter. */
@@ -121,6 +123,8 @@ export interface ServiceConfig {
   roomCacheSize: number;
   roomCacheBytes: number;
   rateLimits: RateLimitSettings;
+  /** Wrong guesses per minute per (room, client address); the other guess limits scale with it; 0 = off. */
+  guessLimitPerMinute: number;
   trustProxy: true | string[] | undefined;
   mandateIssuers: IssuerPolicy;
 }
@@ -168,6 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
       credentialPerMinute: e.RATE_LIMIT_CREDENTIAL_PER_MIN,
       createPerHour: e.RATE_LIMIT_CREATE_PER_HOUR,
     },
+    guessLimitPerMinute: e.GUESS_LIMIT_PER_MIN,
     trustProxy: trustProxyOf(e.TRUST_PROXY),
     mandateIssuers: {
       allowlist: e.MANDATE_ISSUER_ALLOWLIST,

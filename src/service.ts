@@ -3,8 +3,8 @@
  * main.ts calls this for the real process; end-to-end tests call it with a temp data dir and a
  * manual clock.
  */
-import { mkdir } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
+import { GuessThrottle } from './auth/guess-throttle.js';
 import { type IdentityServices, openIdentityServices } from './auth/identity-services.js';
 import { hashSecret } from './auth/secrets.js';
 import type { ServiceConfig } from './config.js';
@@ -24,6 +24,7 @@ import { RoomRegistry } from './runtime/registry.js';
 import { type UpgradeReport, upgradeStoredRooms } from './runtime/upgrade.js';
 import { ServiceMetrics } from './observability/metrics.js';
 import { DeadlineScheduler } from './runtime/scheduler.js';
+import { secureDataDir } from './store/file-modes.js';
 import { openStore } from './store/index.js';
 import type { RoomStore } from './store/port.js';
 
@@ -47,8 +48,11 @@ export interface Service {
 
 export async function createService(config: ServiceConfig, options: { clock?: Clock } = {}): Promise<Service> {
   const clock = options.clock ?? systemClock;
-  if (config.store.kind === 'sqlite') await mkdir(config.dataDir, { recursive: true });
+  secureDataDir(config.dataDir);
   const store = await openStore({ ...config.store, clock: () => clock.now() });
+  // Idempotency records an earlier version stored raw (credentials included) are dropped: they are
+  // only a 24 h replay cache, and a retry with their key simply runs again.
+  await store.purgeUnsealedIdempotency();
   const keyring = await loadKeyring({
     dataDir: config.dataDir,
     ...(config.signingKeySeed ? { seedHex: config.signingKeySeed } : {}),
@@ -118,6 +122,10 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
   );
   services.mandates = identity.mandates;
   services.requestRates = { counter: identity.requestRates, settings: config.rateLimits };
+  services.guesses =
+    config.guessLimitPerMinute > 0
+      ? new GuessThrottle(identity.mandates.rateCaps, () => clock.now(), config.guessLimitPerMinute)
+      : null;
   services.hostedAccount = async (hostedKey, mandateJti) => {
     const key = await identity.deviceFlow.hostedKey(hostedKey);
     return key !== null && key.mandateJti === mandateJti ? key.publicId : null;
@@ -129,7 +137,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     extensions: [
       mcpExtension({ services, operations: OPERATIONS }),
       eventStreamRoute(services),
-      (app) => registerOAuthRoutes(app, { deviceFlow: identity.deviceFlow, baseUrl }),
+      (app) => registerOAuthRoutes(app, { deviceFlow: identity.deviceFlow, baseUrl, guesses: services.guesses }),
     ],
     onRequest: [rateLimitHook(identity.requestRates, config.rateLimits, () => clock.now())],
     revocations: () => identity.revocations(),

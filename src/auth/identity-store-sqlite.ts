@@ -2,6 +2,7 @@
  * IdentityStore on SQLite. It opens the main store's database file through its own connection and
  * keeps to its own `identity_*` tables, so the room store's schema and migrations are untouched.
  */
+import { secureDatabaseFiles } from '../store/file-modes.js';
 import Database from 'better-sqlite3';
 import {
   type DeviceGrant,
@@ -80,6 +81,7 @@ interface KeyRow {
 }
 
 export function openSqliteIdentityStore(file: string): IdentityStore {
+  secureDatabaseFiles(file);
   const db = new Database(file);
   try {
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);

@@ -2,7 +2,7 @@
  * Secrets the service mints and how it keeps them: raw values are returned once and stored only as
  * SHA-256 hashes (01-transport-and-auth.md §3); room passwords get a slow salted hash (scrypt).
  */
-import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 
 export function randomToken(prefix: string): string {
   return `${prefix}${randomBytes(32).toString('base64url')}`;
@@ -18,26 +18,69 @@ export function sameHash(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 } as const;
+interface ScryptParams {
+  N: number;
+  r: number;
+  p: number;
+}
 
-function scryptAsync(password: string, salt: Buffer): Promise<Buffer> {
+/**
+ * New room passwords: N = 2^15, r = 8 (32 MiB and roughly 60–120 ms of one thread-pool thread per
+ * check). Wrong guesses are throttled (guess-throttle.ts), and a right password is checked once per
+ * process and then remembered (see `remembered` below), so the cost stays bounded for everyone.
+ * The parameters are stored with each hash, so hashes made with N = 2^14 keep verifying.
+ */
+const SCRYPT: ScryptParams = { N: 2 ** 15, r: 8, p: 1 };
+const KEY_BYTES = 32;
+
+function scryptAsync(password: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
+  // scrypt needs 128·N·r bytes; node's default ceiling (32 MiB) is just below N = 2^15, r = 8.
+  const maxmem = 256 * params.N * params.r * params.p;
   return new Promise((resolve, reject) => {
-    scrypt(password, salt, SCRYPT.keylen, { N: SCRYPT.N, r: SCRYPT.r, p: SCRYPT.p }, (error, key) =>
-      error ? reject(error) : resolve(key),
-    );
+    scrypt(password, salt, KEY_BYTES, { ...params, maxmem }, (error, key) => (error ? reject(error) : resolve(key)));
   });
 }
 
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  const key = await scryptAsync(password, salt);
+  const key = await scryptAsync(password, salt, SCRYPT);
   return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
 }
 
+/** Stored parameters within what the service ever wrote (2^14 ≤ N ≤ 2^17), or null. */
+function storedParams(nText: string | undefined, rText: string | undefined, pText: string | undefined) {
+  const [N, r, p] = [Number(nText), Number(rText), Number(pText)];
+  const powerOfTwo = Number.isInteger(N) && N >= 2 ** 14 && N <= 2 ** 17 && (N & (N - 1)) === 0;
+  return powerOfTwo && r >= 1 && r <= 16 && p >= 1 && p <= 4 && Number.isInteger(r) && Number.isInteger(p)
+    ? { N, r, p }
+    : null;
+}
+
+/**
+ * Passwords this process has verified, as HMACs under a key that never leaves memory: a reader who
+ * sends the right X-Room-Password on every poll pays scrypt once, not on every request. A wrong
+ * password is never remembered; at most REMEMBERED_MAX entries, the oldest dropped first.
+ */
+const rememberKey = randomBytes(32);
+const remembered = new Set<string>();
+const REMEMBERED_MAX = 10_000;
+
+function rememberedAs(password: string, stored: string): string {
+  return createHmac('sha256', rememberKey).update(stored).update('\0').update(password).digest('base64url');
+}
+
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [scheme, , , , saltText, keyText] = stored.split('$');
-  if (scheme !== 'scrypt' || !saltText || !keyText) return false;
+  const [scheme, nText, rText, pText, saltText, keyText] = stored.split('$');
+  const params = storedParams(nText, rText, pText);
+  if (scheme !== 'scrypt' || !params || !saltText || !keyText) return false;
+  const memo = rememberedAs(password, stored);
+  if (remembered.has(memo)) return true;
   const expected = Buffer.from(keyText, 'base64url');
-  const actual = await scryptAsync(password, Buffer.from(saltText, 'base64url'));
-  return actual.length === expected.length && timingSafeEqual(actual, expected);
+  const actual = await scryptAsync(password, Buffer.from(saltText, 'base64url'), params);
+  const ok = actual.length === expected.length && timingSafeEqual(actual, expected);
+  if (ok) {
+    if (remembered.size >= REMEMBERED_MAX) remembered.delete(remembered.values().next().value!);
+    remembered.add(memo);
+  }
+  return ok;
 }

@@ -5,6 +5,7 @@
  * read; the form parser is scoped to this plugin.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type GuessThrottle, guessIn } from '../auth/guess-throttle.js';
 import { DEVICE_CODE_GRANT, type DeviceFlow, OAuthError, type OAuthParams, SCOPES } from '../auth/device-flow.js';
 import { invalidInput, ProtocolError, protocolError } from '../errors.js';
 import { BODY_PARSE_ERROR, unreadableBody } from './body.js';
@@ -15,6 +16,8 @@ import { bearerOf, refuseCredentialsInUrl } from './routes.js';
 export interface OAuthRoutesOptions {
   deviceFlow: DeviceFlow;
   baseUrl: () => string;
+  /** Wrong admin tokens on the approval route are guesses (auth/guess-throttle.ts). */
+  guesses?: GuessThrottle | null | undefined;
 }
 
 /** Routes of this plugin, for the 405 matcher. */
@@ -36,7 +39,7 @@ export async function registerOAuthRoutes(app: FastifyInstance, options: OAuthRo
   await app.register(async (scope) => oauthPlugin(scope, options));
 }
 
-async function oauthPlugin(app: FastifyInstance, { deviceFlow, baseUrl }: OAuthRoutesOptions): Promise<void> {
+async function oauthPlugin(app: FastifyInstance, { deviceFlow, baseUrl, guesses }: OAuthRoutesOptions): Promise<void> {
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string', bodyLimit: BODY_LIMIT },
@@ -88,7 +91,9 @@ async function oauthPlugin(app: FastifyInstance, { deviceFlow, baseUrl }: OAuthR
     }
     const unreadable = unreadableBody(request.body);
     if (unreadable) throw unreadable;
-    requireAdmin(request, deviceFlow);
+    const guess = guessIn({ clientIp: request.ip, credentials: { bearer: bearerOf(request) } }, {});
+    if (guess && guesses) await guesses.guard(guess, async () => requireAdmin(request, deviceFlow));
+    else requireAdmin(request, deviceFlow);
     const body = request.body ?? {};
     if (typeof body !== 'object' || Array.isArray(body)) {
       throw invalidInput('body', 'The body must be a JSON object {user_code, approve}.', 'wrong_type');

@@ -7,9 +7,22 @@ import { roomUrl } from '../runtime/sealing.js';
 import { recordMandateCall, verifyMandate } from '../auth/mandates.js';
 import { credentialRateKey, RATE_WINDOW_MS, rateLimitError } from '../auth/rate-limit.js';
 import type { ProtocolError } from '../errors.js';
+import { guessIn } from '../auth/guess-throttle.js';
 import type { AnyOperation, RequestContext } from './types.js';
 
 export async function runOperation(
+  operation: AnyOperation,
+  ctx: RequestContext,
+  input: unknown,
+  invalid: ProtocolError | undefined,
+): Promise<Record<string, unknown>> {
+  const guess = guessIn(ctx, input);
+  const guesses = ctx.services.guesses;
+  if (guess === null || !guesses) return runChecked(operation, ctx, input, invalid);
+  return guesses.guard(guess, () => runChecked(operation, ctx, input, invalid));
+}
+
+async function runChecked(
   operation: AnyOperation,
   ctx: RequestContext,
   input: unknown,

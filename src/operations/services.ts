@@ -1,5 +1,6 @@
 /** What operations may use: the runtime, the store, keys, clock and settings. Built once in app.ts. */
 import type { AuthSettings } from '../auth/caller.js';
+import type { GuessThrottle } from '../auth/guess-throttle.js';
 import type { MandateDeps } from '../auth/mandates.js';
 import type { RateLimitSettings, RequestRateCounter } from '../auth/rate-limit.js';
 import type { Engagement } from '../engagement/engagement.js';
@@ -31,6 +32,8 @@ export interface Services {
    * with (08 §6.4), or null; used for account-bound invites.
    */
   hostedAccount: ((hostedKey: string, mandateJti: string) => Promise<string | null>) | null;
+  /** Wrong passwords, invites and tokens per room and client address (auth/guess-throttle.ts). */
+  guesses?: GuessThrottle | null;
   /** The per-credential limiter, for transports whose credentials travel inside the body (MCP). */
   requestRates: { counter: RequestRateCounter; settings: RateLimitSettings } | null;
   /** Members' last reads, for read_receipts. */

@@ -8,7 +8,8 @@ import type { RoomState } from '../domain/state.js';
 import type { Actor } from '../domain/types.js';
 import type { Reader } from '../domain/views/common.js';
 import { canonicalJson } from '../receipts/index.js';
-import { roomNotFound } from '../runtime/registry.js';
+import { ResponseSeal } from '../runtime/idempotency-seal.js';
+import { type IdempotencySpec, roomNotFound } from '../runtime/registry.js';
 import type { RequestContext } from './types.js';
 
 export const slugSchema = z.string().min(1).max(64).describe('Room slug');
@@ -21,11 +22,21 @@ export const seqSelector = z
 
 export const slugInput = z.object({ slug: slugSchema });
 
-export function idempotencyFor(ctx: RequestContext, slug: string | null) {
+/**
+ * The idempotency scope of a request, its fingerprint and the seal of its stored response. Only the
+ * scope hash, the keyed fingerprint and the sealed body are stored (runtime/idempotency-seal.ts).
+ */
+export function idempotencyFor(ctx: RequestContext, slug: string | null): IdempotencySpec | undefined {
   if (ctx.idempotencyKey === undefined) return undefined;
   const credential = credentialHash(ctx.credentials) ?? `ip:${ctx.clientIp}`;
   const scope = `${slug ?? '-'}|${hashSecret(`${credential}\n${ctx.operationScope}\n${ctx.idempotencyKey}`)}`;
-  return { scope, fingerprint: fingerprintOf(ctx.fingerprintSource ?? {}) };
+  const seal = new ResponseSeal({
+    idempotencyKey: ctx.idempotencyKey,
+    credentialScope: credential,
+    operation: ctx.operationScope,
+    clientAddress: ctx.clientIp,
+  });
+  return { scope, fingerprint: seal.fingerprint(fingerprintOf(ctx.fingerprintSource ?? {})), seal };
 }
 
 /**

@@ -9,6 +9,7 @@ import { EVENT_TYPES } from '../engagement/event-types.js';
 import { parseWebhookUrl, resolveTarget, WebhookTargetRejected } from '../engagement/ssrf.js';
 import { newSigningSecret } from '../engagement/webhook-signing.js';
 import { invalidInput, protocolError } from '../errors.js';
+import { replayedElsewhere } from '../runtime/idempotency-seal.js';
 import { idempotencyConflict, roomNotFound } from '../runtime/registry.js';
 import type { WebhookRecord } from '../store/engagement-port.js';
 import { idempotencyFor, slugSchema } from './shared.js';
@@ -132,7 +133,10 @@ export const registerWebhook = {
         (w) => w.idempotency?.scope === idempotency.scope && now - w.created_at < IDEMPOTENCY_TTL_MS,
       );
       if (prior) {
-        if (prior.idempotency?.fingerprint !== idempotency.fingerprint) throw idempotencyConflict();
+        // The replay hands over the signing secret: only to the address that registered it.
+        const verdict = idempotency.seal.compareBound(prior.idempotency?.fingerprint ?? '', idempotency.fingerprint);
+        if (verdict === 'other_request') throw idempotencyConflict();
+        if (verdict === 'other_address') throw replayedElsewhere();
         ctx.replayed = true;
         return registration(prior);
       }
@@ -149,7 +153,11 @@ export const registerWebhook = {
       disabled_at: null,
       cursor: state.head,
       failure_streak: 0,
-      idempotency,
+      // Only the scope and the keyed, address-bound fingerprint are stored, never the seal.
+      idempotency: idempotency && {
+        scope: idempotency.scope,
+        fingerprint: idempotency.seal.addressBoundFingerprint(idempotency.fingerprint),
+      },
     };
     await services.store.engagement.createWebhook(hook);
     // Events committed since the head was read are enqueued now rather than at the next commit.

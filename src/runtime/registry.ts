@@ -10,6 +10,7 @@
  * refusal. A refused command leaves the actor as it was; a failed batch leaves the stored room
  * untouched and the cached actor is rebuilt from the stored snapshot.
  */
+import { isSealedBody, type ResponseSeal } from './idempotency-seal.js';
 import { randomUUID } from 'node:crypto';
 import { type AnyActorRef, type Snapshot, type Actor as XActor, createActor } from 'xstate';
 import type { RoomEmitted } from '../../machines/room.events.js';
@@ -59,7 +60,10 @@ interface Entry {
 
 export interface IdempotencySpec {
   scope: string;
+  /** The request fingerprint, keyed by the seal (it may contain a password or an invite). */
   fingerprint: string;
+  /** Seals the stored response so that only this scope's client can open it (idempotency-seal.ts). */
+  seal: ResponseSeal;
 }
 
 export interface TurnSpec<R> {
@@ -709,14 +713,17 @@ function recordOf(idempotency: IdempotencySpec, result: unknown, now: number): I
     scope: idempotency.scope,
     fingerprint: idempotency.fingerprint,
     status: 200,
-    body: JSON.stringify(result),
+    body: idempotency.seal.seal(JSON.stringify(result), result),
     created_at: now,
   };
 }
 
-function replayOf(record: IdempotencyRecord, idempotency: IdempotencySpec): TurnResult<unknown> {
+/** The stored result, or null for a record written raw by an earlier version (it is not replayed). */
+function replayOf(record: IdempotencyRecord, idempotency: IdempotencySpec): TurnResult<unknown> | null {
+  if (!isSealedBody(record.body)) return null;
   if (record.fingerprint !== idempotency.fingerprint) throw idempotencyConflict();
-  return { result: JSON.parse(record.body) as unknown, replayed: true };
+  const body = idempotency.seal.open(record.body);
+  return body === null ? null : { result: JSON.parse(body) as unknown, replayed: true };
 }
 
 /**

@@ -6,6 +6,12 @@ import { type CommitBatch, type IdempotencyRecord, StoreConflictError, StoreUnav
 /** Idempotency records are kept 24 h after they are stored (01-transport-and-auth.md §6.7). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * Stored idempotent response bodies start with this (runtime/idempotency-seal.ts); a body without it
+ * was written raw by an earlier version and is purged at start (docs/architecture.md, Credentials).
+ */
+export const SEALED_BODY_PREFIX = 'sealed1.';
+
 export function isIdempotencyExpired(record: Pick<IdempotencyRecord, 'created_at'>, nowMs: number): boolean {
   return nowMs - record.created_at >= IDEMPOTENCY_TTL_MS;
 }

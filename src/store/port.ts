@@ -196,5 +196,11 @@ export interface RoomStore {
   /** Throws StoreUnavailableError when the store cannot serve requests. */
   ping(): Promise<void>;
 
+  /**
+   * Deletes idempotency records whose body is not sealed (written raw, credentials included, by an
+   * earlier version); returns how many. Run at every start (docs/architecture.md, Credentials).
+   */
+  purgeUnsealedIdempotency(): Promise<number>;
+
   close(): Promise<void>;
 }

@@ -11,6 +11,7 @@ import {
   acquireWithin,
   assertBatchShape,
   IDEMPOTENCY_TTL_MS,
+  SEALED_BODY_PREFIX,
   isIdempotencyExpired,
   newLockToken,
   slugOfScope,
@@ -151,7 +152,7 @@ export class RedisStore implements RoomStore {
   /** Use openRedisStore(), which defines the scripts and connects first. */
   constructor(
     private readonly redis: ScriptedRedis,
-    keyPrefix: string,
+    private readonly keyPrefix: string,
     private readonly clock: () => number,
     private readonly replication: { replicas: number; timeoutMs: number } = { replicas: 0, timeoutMs: 0 },
     private readonly deadlineMs = DEFAULT_COMMAND_TIMEOUT_MS,
@@ -428,6 +429,33 @@ export class RedisStore implements RoomStore {
     });
   }
 
+  /**
+   * Scans every node's keyspace for idempotency keys (`<prefix>idem:<scope>`, `<room>:idem:<scope>`) and deletes those whose record
+   * body is not sealed. SCAN walks the keyspace in steps, so Redis keeps serving meanwhile.
+   */
+  purgeUnsealedIdempotency(): Promise<number> {
+    return this.call(async () => {
+      let removed = 0;
+      const prefix = escapeGlob(this.keyPrefix);
+      for (const [node, pattern] of scanNodes(this.redis).flatMap((n) => [
+        [n, `${prefix}idem:*`] as const,
+        [n, `${prefix}room:*:idem:*`] as const,
+      ])) {
+        let cursor = '0';
+        do {
+          const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+          cursor = next;
+          for (const key of keys) {
+            const text = await this.redis.get(key);
+            if (text === null || isSealedRecord(text)) continue;
+            removed += await this.redis.del(key);
+          }
+        } while (cursor !== '0');
+      }
+      return removed;
+    });
+  }
+
   async close(): Promise<void> {
     try {
       await this.redis.quit();
@@ -565,4 +593,23 @@ function toStoreError(error: unknown): unknown {
   }
   // Everything else ioredis throws is about the connection: closed, not writable, timed out.
   return new StoreUnavailableError(`Redis store unavailable: ${error.message}`, { cause: error });
+}
+
+/** Every master of a Cluster, or the one server. */
+function scanNodes(redis: ScriptedRedis): Pick<ScriptedRedis, 'scan'>[] {
+  const cluster = redis as unknown as { nodes?: (role: 'master') => Pick<ScriptedRedis, 'scan'>[] };
+  return typeof cluster.nodes === 'function' ? cluster.nodes('master') : [redis];
+}
+
+function escapeGlob(text: string): string {
+  return text.replace(/[*?[\]\\]/g, '\\$&');
+}
+
+function isSealedRecord(text: string): boolean {
+  try {
+    const record = JSON.parse(text) as Partial<IdempotencyRecord>;
+    return typeof record.body === 'string' && record.body.startsWith(SEALED_BODY_PREFIX);
+  } catch {
+    return false;
+  }
 }

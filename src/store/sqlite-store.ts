@@ -2,12 +2,14 @@
  * Embedded RoomStore on SQLite (better-sqlite3). One file holds every room; several processes may
  * open the same file, coordinating through SQLite's own file locking and the `locks` table.
  */
+import { secureDatabaseFiles } from './file-modes.js';
 import Database from 'better-sqlite3';
 import {
   acquireWithin,
   assertBatchShape,
   assertContinues,
   IDEMPOTENCY_TTL_MS,
+  SEALED_BODY_PREFIX,
   isIdempotencyExpired,
   newLockToken,
 } from './common.js';
@@ -70,8 +72,11 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const clock = options.clock ?? Date.now;
   let db: Database.Database | undefined;
   try {
+    secureDatabaseFiles(options.file);
     db = new Database(options.file);
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    // Deleted rows are zeroed where that costs no extra I/O (the purge below zeroes everything).
+    db.pragma('secure_delete = FAST');
     db.pragma('journal_mode = WAL');
     // FULL fsyncs the WAL at every commit: an acknowledged commit survives kill -9 and power loss.
     db.pragma('synchronous = FULL');
@@ -134,6 +139,7 @@ function prepareStatements(db: Database.Database) {
       'SELECT scope, fingerprint, status, body, created_at FROM idempotency WHERE scope = ?',
     ),
     purgeIdempotency: db.prepare<[number]>('DELETE FROM idempotency WHERE created_at <= ?'),
+    purgeUnsealed: db.prepare<[number, string]>('DELETE FROM idempotency WHERE substr(body, 1, ?) <> ?'),
     takeLock: db.prepare<[string, string, number, number]>(
       `INSERT INTO locks (slug, token, expires_at) VALUES (?, ?, ?)
        ON CONFLICT (slug) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at
@@ -353,6 +359,21 @@ export class SqliteStore implements RoomStore {
   ping(): Promise<void> {
     return this.run(() => {
       this.sql.ping.get();
+    });
+  }
+
+  purgeUnsealedIdempotency(): Promise<number> {
+    return this.run(() => {
+      // secure_delete ON zeroes the rows' bytes, free pages included; the checkpoint then writes those
+      // pages into the database file over the old ones and empties the WAL.
+      this.db.pragma('secure_delete = ON');
+      try {
+        const removed = this.sql.purgeUnsealed.run(SEALED_BODY_PREFIX.length, SEALED_BODY_PREFIX).changes;
+        if (removed > 0) this.db.pragma('wal_checkpoint(TRUNCATE)');
+        return removed;
+      } finally {
+        this.db.pragma('secure_delete = FAST');
+      }
     });
   }
 

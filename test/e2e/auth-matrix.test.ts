@@ -248,6 +248,8 @@ describe('auth matrix over REST and MCP', () => {
         MANDATE_ISSUER_ALLOW_PRIVATE: 'true',
         MANDATE_ISSUER_ALLOWLIST: origin,
         MANDATE_ALLOW_SELF_ISSUED: 'true',
+        // Every operation is tried with a wrong password from one address: guessing is not the subject.
+        GUESS_LIMIT_PER_MIN: '0',
       },
     });
     const { base } = svc;

@@ -109,6 +109,8 @@ async function startService(env: Record<string, string>): Promise<Service> {
       RATE_LIMIT_IP_PER_MIN: '0',
       RATE_LIMIT_CREDENTIAL_PER_MIN: '0',
       RATE_LIMIT_CREATE_PER_HOUR: '0',
+      // Wrong passwords and tokens from one address would hold the fuzzer's credentials too.
+      GUESS_LIMIT_PER_MIN: '0',
       CONCLAVE_ADMIN_TOKEN: ADMIN_TOKEN,
       ...env,
       PORT: String(port),

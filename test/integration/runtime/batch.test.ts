@@ -3,6 +3,7 @@
  * with its own result or refusal, and committed once. Driven through the real registry on the
  * embedded store, with every turn queued in the same tick so the batch is deterministic.
  */
+import { ResponseSeal } from '../../../src/runtime/idempotency-seal.js';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RoomCommand } from '../../../machines/room.events.js';
@@ -91,7 +92,13 @@ describe('a room mailbox drained as one batch', () => {
 
   it('replays a repeated idempotency key within the batch, and refuses a reused key with another body', async () => {
     const { registry } = svc.service.services;
-    const key = { scope: `${slug}|batch-key`, fingerprint: 'first' };
+    const seal = new ResponseSeal({
+      idempotencyKey: 'batch-key',
+      credentialScope: 'ip:127.0.0.1',
+      operation: 'discuss',
+      clientAddress: '127.0.0.1',
+    });
+    const key = { scope: `${slug}|batch-key`, fingerprint: 'first', seal };
     const outcomes = await Promise.allSettled([
       registry.execute(slug, discuss('once', { idempotency: key })),
       registry.execute(slug, discuss('once', { idempotency: key })),
