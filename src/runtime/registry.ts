@@ -34,6 +34,7 @@ import type { Clock } from './clock.js';
 import { decisionById, dueWork, type RoomState, roomDeadline, roomStateOf } from './room-state.js';
 import { signConclusionReceipt, signDecisionReceipt } from './sealing.js';
 import { Mailbox } from './mailbox.js';
+import { SharedRefresh } from './shared-refresh.js';
 import { readSnapshot } from './snapshot-format.js';
 
 type RoomActor = XActor<typeof roomMachine>;
@@ -53,6 +54,12 @@ interface Entry {
   archiving: string[];
   /** The stored snapshot is in an older shape: the next batch commits even if it changes nothing. */
   stale: boolean;
+  /**
+   * The read model of the last committed version, built when it was committed or loaded. Reads
+   * answer from it, never from the actor, which a running batch moves before it commits and a
+   * rebuild replaces (docs/architecture.md, "One room, many readers").
+   */
+  committed: RoomState;
 }
 
 export interface IdempotencySpec {
@@ -138,6 +145,8 @@ export class RoomRegistry {
   /** Turns queued per room that no batch has taken yet. */
   private readonly queues = new Map<string, QueuedTurn[]>();
   private readonly pendingCreations = new Map<string, Promise<unknown>>();
+  /** Loads of a room from a shared store: one at a time per room, shared by whoever asks meanwhile. */
+  private readonly refreshes = new SharedRefresh<Entry | null>();
 
   constructor(private readonly deps: RuntimeDeps) {}
 
@@ -173,6 +182,7 @@ export class RoomRegistry {
     idempotency?: IdempotencySpec,
   ): Promise<TurnResult<R>> {
     const actor = createActor(roomMachine, { input });
+    actor.start();
     const entry: Entry = {
       slug: input.slug,
       actor,
@@ -183,8 +193,8 @@ export class RoomRegistry {
       archived: new Map(),
       archiving: [],
       stale: false,
+      committed: roomStateOf(actor.getSnapshot(), 0, 0),
     };
-    actor.start();
     const infos: Record<string, unknown>[] = [];
     const collected: Collected = nothingCollected();
     for (const command of commands) {
@@ -229,11 +239,11 @@ export class RoomRegistry {
   async read(slug: string): Promise<RoomState | null> {
     const entry = await this.freshEntry(slug);
     if (!entry) return null;
-    const state = this.state(entry);
+    const state = entry.committed;
     if (dueWork(state, this.deps.clock.now()) === null) return state;
     await this.tick(slug);
     const after = await this.freshEntry(slug);
-    return after ? this.state(after) : null;
+    return after ? after.committed : null;
   }
 
   async exists(slug: string): Promise<boolean> {
@@ -527,6 +537,7 @@ export class RoomRegistry {
     entry.head = stored.head;
     entry.snapshotText = snapshotText;
     entry.stale = false;
+    entry.committed = { ...state, version: stored.version, head: stored.head };
     this.deps.onCommit?.({ slug: entry.slug, head: stored.head, events, nextDeadline });
   }
 
@@ -535,19 +546,39 @@ export class RoomRegistry {
     return roomStateOf(entry.actor.getSnapshot(), entry.version, entry.head + pendingEvents, entry.archived);
   }
 
-  /** The cached entry, brought to the stored version (restored from the snapshot when behind). */
-  private async freshEntry(slug: string): Promise<Entry | null> {
+  /**
+   * The cached entry, brought to the stored version. On the embedded store the cache is the truth.
+   * On a shared store another process may have written the room, so it is loaded again — through
+   * `refreshes`: one load of a room at a time, begun after the caller asked, shared by everyone who
+   * asks meanwhile (docs/architecture.md, "One room, many readers").
+   */
+  private freshEntry(slug: string): Promise<Entry | null> {
     const cached = this.cache.get(slug);
-    if (cached && this.deps.store.kind === 'sqlite') return cached;
+    if (cached && this.deps.store.kind === 'sqlite') return Promise.resolve(cached);
+    return this.refreshes.run(slug, () => this.refresh(slug));
+  }
+
+  /**
+   * Loads the room and returns the cached entry if it is the stored version, else a new entry
+   * restored from the stored snapshot. The entry it replaces is not stopped: a batch or a caller may
+   * still hold it, and a stopped room actor drops its decision children (which is how a read used to
+   * find `decision <id> missing`). Nothing else refers to a replaced actor, and it arms no timers.
+   */
+  private async refresh(slug: string): Promise<Entry | null> {
+    const before = this.cache.get(slug);
+    const versionBefore = before?.version;
     const record = await this.deps.store.load(slug);
+    const current = this.cache.get(slug);
+    // This process created the room or committed to it while the load was in flight: what the load
+    // read is not newer than the cache (the commit's reply came first, and the lock was still held).
+    if (current && (current !== before || current.version !== versionBefore)) return current;
     if (!record) {
-      if (cached) this.evict(slug);
+      if (current) this.evict(slug);
       return null;
     }
-    if (cached && cached.version === record.version && cached.revision === record.revision) return cached;
-    cached?.actor.stop();
+    if (current && current.version === record.version && current.revision === record.revision) return current;
     const { actor, stale } = restoreActor(record.snapshot);
-    const archived = await this.archiveOf(slug, actor, cached?.archived);
+    const archived = await this.archiveOf(slug, actor, current && committedArchive(current));
     const entry: Entry = {
       slug,
       actor,
@@ -558,16 +589,21 @@ export class RoomRegistry {
       snapshotText: record.snapshot,
       archived,
       archiving: [],
+      committed: roomStateOf(actor.getSnapshot(), record.version, record.head, archived),
     };
-    this.remember(entry);
+    // A commit on the entry it replaces landed meanwhile (only a batch that lost its lock can): keep
+    // the newer cache; the caller still gets this whole, consistent version.
+    const now = this.cache.get(slug);
+    if (now === current && now?.version === current?.version) this.remember(entry);
     return entry;
   }
 
   /**
    * The resolved decisions of a room restored from the store. The archive is append-only, so a room
-   * already cached reads only what was archived since — unless the cache knew another history (a
-   * Redis failover can leave one behind): then a decision of the snapshot is missing, and the whole
-   * archive is read again.
+   * already cached reads only from the first archived decision it does not know (decisions resolve
+   * in any order), and nothing when it knows them all — unless the cache knew another history (a
+   * Redis failover can leave one behind): then a decision of the snapshot is still missing, and the
+   * whole archive is read again.
    */
   private async archiveOf(
     slug: string,
@@ -576,16 +612,18 @@ export class RoomRegistry {
   ): Promise<Map<string, DecisionData>> {
     const snapshot = actor.getSnapshot();
     const children = snapshot.children as Record<string, AnyActorRef | undefined>;
-    const archivedIds = snapshot.context.decisionIds.filter((id) => !children[id]);
+    const missing = snapshot.context.decisionIds.filter((id) => !children[id] && !known.has(id));
     const read = async (after: number, into: Map<string, DecisionData>) => {
       for (const a of await this.deps.store.archivedDecisions(slug, after)) {
         into.set(a.decision_id, JSON.parse(a.data) as DecisionData);
       }
       return into;
     };
-    const lastSeq = Math.max(0, ...[...known.values()].map((d) => d.seq));
-    const archived = await read(lastSeq, new Map(known));
-    if (archivedIds.every((id) => archived.has(id))) return archived;
+    if (missing.length === 0) return new Map(known);
+    const seqOf = new Map(snapshot.context.decisions.map((d) => [d.id, d.seq]));
+    const after = Math.min(...missing.map((id) => (seqOf.get(id) ?? 1) - 1));
+    const archived = await read(after, new Map(known));
+    if (missing.every((id) => archived.has(id))) return archived;
     return read(0, new Map());
   }
 
@@ -688,6 +726,13 @@ function restoreActor(snapshotText: string): { actor: RoomActor; stale: boolean 
   });
   actor.start();
   return { actor, stale: upgraded };
+}
+
+/** What a cached entry knows was archived by committed batches (not by one still committing). */
+function committedArchive(entry: Entry): Map<string, DecisionData> {
+  const archived = new Map(entry.archived);
+  for (const id of entry.archiving) archived.delete(id);
+  return archived;
 }
 
 function linkOf(receipt: StoredReceipt, state: RoomState) {
