@@ -564,7 +564,7 @@ export class RoomRegistry {
    * still hold it, and a stopped room actor drops its decision children (which is how a read used to
    * find `decision <id> missing`). Nothing else refers to a replaced actor, and it arms no timers.
    */
-  private async refresh(slug: string): Promise<Entry | null> {
+  private async refresh(slug: string, again = false): Promise<Entry | null> {
     const before = this.cache.get(slug);
     const versionBefore = before?.version;
     const record = await this.deps.store.load(slug);
@@ -579,6 +579,15 @@ export class RoomRegistry {
     if (current && current.version === record.version && current.revision === record.revision) return current;
     const { actor, stale } = restoreActor(record.snapshot);
     const archived = await this.archiveOf(slug, actor, current && committedArchive(current));
+    let committed: RoomState;
+    try {
+      committed = roomStateOf(actor.getSnapshot(), record.version, record.head, archived);
+    } catch (error) {
+      // The archive no longer holds a decision the loaded snapshot archived: the room was deleted
+      // after the load. Load it once more, which answers what the store holds now.
+      if (again) throw error;
+      return this.refresh(slug, true);
+    }
     const entry: Entry = {
       slug,
       actor,
@@ -589,7 +598,7 @@ export class RoomRegistry {
       snapshotText: record.snapshot,
       archived,
       archiving: [],
-      committed: roomStateOf(actor.getSnapshot(), record.version, record.head, archived),
+      committed,
     };
     // A commit on the entry it replaces landed meanwhile (only a batch that lost its lock can): keep
     // the newer cache; the caller still gets this whole, consistent version.

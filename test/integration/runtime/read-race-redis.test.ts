@@ -185,4 +185,24 @@ describe('reads on a process whose cached room another process just changed', ()
       expect(state!.decisions.map((d) => d.phase)).toEqual(['resolved']);
     }
   });
+
+  it('a read whose load meets the room deleted before its archive is read answers not found', async () => {
+    const registry = b.service.services.registry;
+    const chosen = await call(a.base, 'POST', `/api/rooms/${slug}/choose`, {
+      token: creatorToken,
+      body: { choice: 'a' },
+    });
+    expect(chosen.body.status).toBe('resolved');
+    // B loads the room (its decision now archived), and A deletes the room before B reads the archive.
+    const load = holdNext(b.service.store, 'load');
+    const read = outcome(registry.read(slug));
+    await load.entered;
+    const deleted = await call(a.base, 'DELETE', `/api/rooms/${slug}`, {
+      token: creatorToken,
+      headers: { 'x-confirm-delete': slug },
+    });
+    expect(deleted.status).toBe(200);
+    load.release();
+    expect(answered(await read)).toBeNull();
+  });
 });
