@@ -577,6 +577,7 @@ export class RoomRegistry {
       return null;
     }
     if (current && current.version === record.version && current.revision === record.revision) return current;
+    const versionAtLoad = current?.version;
     const { actor, stale } = restoreActor(record.snapshot);
     const archived = await this.archiveOf(slug, actor, current && committedArchive(current));
     let committed: RoomState;
@@ -602,8 +603,8 @@ export class RoomRegistry {
     };
     // A commit on the entry it replaces landed meanwhile (only a batch that lost its lock can): keep
     // the newer cache; the caller still gets this whole, consistent version.
-    const now = this.cache.get(slug);
-    if (now === current && now?.version === current?.version) this.remember(entry);
+    const latest = this.cache.get(slug);
+    if (latest === current && latest?.version === versionAtLoad) this.remember(entry);
     return entry;
   }
 
