@@ -8,6 +8,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChildService, spawnService } from '../support/child-service.js';
+import { connectModern, type McpSession } from '../support/mcp-clients.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { call } from '../support/service.js';
 
@@ -18,6 +19,7 @@ const ROUNDS = 3;
 
 describe.skipIf(redis === null)('one room written and read through two processes at once', () => {
   let processes: ChildService[] = [];
+  let sessions: McpSession[] = [];
   const env = {
     STORE: 'redis',
     REDIS_URL: redis?.url ?? '',
@@ -30,15 +32,23 @@ describe.skipIf(redis === null)('one room written and read through two processes
 
   beforeAll(async () => {
     processes = await Promise.all([spawnService(env, { capture: true }), spawnService(env, { capture: true })]);
+    sessions = await Promise.all(processes.map((p) => connectModern(`${p.base}/mcp`)));
   }, 60_000);
 
   afterAll(async () => {
+    await Promise.all(sessions.map((session) => session.close()));
     await Promise.all(processes.map((p) => p.stop()));
     await redis?.stop();
   });
 
-  it('answers every join, read, long-poll, choice and message without a 500', async () => {
+  it('answers every join, read, long-poll, MCP wait, choice and message without a 500', async () => {
     const [a, b] = processes as [ChildService, ChildService];
+    /** An MCP tool call as a status: a refusal's envelope code, 500 for internal.error. */
+    const tool = async (session: McpSession, name: string, args: Record<string, unknown>) => {
+      const outcome = await session.call(name, args);
+      const code = outcome.isError ? outcome.body?.error?.code : undefined;
+      return { status: outcome.isError ? (code === 'internal.error' ? 500 : 400) : 200, body: outcome.body };
+    };
     const created = await call(a.base, 'POST', '/api/rooms', {
       body: {
         question: 'Which option wins?',
@@ -58,6 +68,7 @@ describe.skipIf(redis === null)('one room written and read through two processes
     await Promise.all(
       Array.from({ length: AGENTS }, async (_, i) => {
         const [mine, other] = i % 2 === 0 ? [a, b] : [b, a];
+        const session = sessions[i % 2]!;
         const joined = await step(
           'join',
           call(mine.base, 'POST', `/api/rooms/${slug}/join`, { body: { display_name: `agent ${i}` } }),
@@ -68,6 +79,7 @@ describe.skipIf(redis === null)('one room written and read through two processes
           await Promise.all([
             step('read', call(other.base, 'GET', `/api/rooms/${slug}`, { token })),
             step('next-action', call(mine.base, 'GET', `/api/rooms/${slug}/next-action?wait=0`, { token })),
+            step('mcp wait', tool(session, 'wait', { slug, token, wait_seconds: 0 })),
             step(
               'choose',
               call(other.base, 'POST', `/api/rooms/${slug}/choose`, {
