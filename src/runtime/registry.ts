@@ -35,6 +35,7 @@ import type { Clock } from './clock.js';
 import { decisionById, dueWork, type RoomState, roomDeadline, roomStateOf } from './room-state.js';
 import { signConclusionReceipt, signDecisionReceipt } from './sealing.js';
 import { Mailbox } from './mailbox.js';
+import { SharedRefresh } from './shared-refresh.js';
 import { readSnapshot } from './snapshot-format.js';
 
 type RoomActor = XActor<typeof roomMachine>;
@@ -56,6 +57,12 @@ interface Entry {
   stale: boolean;
   /** Characters of the archived decisions' stored JSON (part of the cache weight, see weightOf). */
   archivedChars: number;
+  /**
+   * The read model of the last committed version, built when it was committed or loaded. Reads
+   * answer from it, never from the actor, which a running batch moves before it commits and a
+   * rebuild replaces (docs/architecture.md, "One room, many readers").
+   */
+  committed: RoomState;
 }
 
 export interface IdempotencySpec {
@@ -167,6 +174,8 @@ export class RoomRegistry {
   /** Turns queued per room that no batch has taken yet. */
   private readonly queues = new Map<string, QueuedTurn[]>();
   private readonly pendingCreations = new Map<string, Promise<unknown>>();
+  /** Loads of a room from a shared store: one at a time per room, shared by whoever asks meanwhile. */
+  private readonly refreshes = new SharedRefresh<Entry | null>();
 
   constructor(private readonly deps: RuntimeDeps) {}
 
@@ -202,6 +211,7 @@ export class RoomRegistry {
     idempotency?: IdempotencySpec,
   ): Promise<TurnResult<R>> {
     const actor = createActor(roomMachine, { input });
+    actor.start();
     const entry: Entry = {
       slug: input.slug,
       actor,
@@ -213,8 +223,8 @@ export class RoomRegistry {
       archiving: [],
       stale: false,
       archivedChars: 0,
+      committed: roomStateOf(actor.getSnapshot(), 0, 0),
     };
-    actor.start();
     const infos: Record<string, unknown>[] = [];
     const collected: Collected = nothingCollected();
     for (const command of commands) {
@@ -259,11 +269,11 @@ export class RoomRegistry {
   async read(slug: string): Promise<RoomState | null> {
     const entry = await this.freshEntry(slug);
     if (!entry) return null;
-    const state = this.state(entry);
+    const state = entry.committed;
     if (dueWork(state, this.deps.clock.now()) === null) return state;
     await this.tick(slug);
     const after = await this.freshEntry(slug);
-    return after ? this.state(after) : null;
+    return after ? after.committed : null;
   }
 
   async exists(slug: string): Promise<boolean> {
@@ -567,6 +577,7 @@ export class RoomRegistry {
     entry.head = stored.head;
     entry.snapshotText = snapshotText;
     entry.stale = false;
+    entry.committed = { ...state, version: stored.version, head: stored.head };
     // The room may have grown: weigh it again (and make room for it). A cached twin loaded while this
     // entry was evicted mid-turn is now behind the store: this entry replaces it.
     if (this.cache.has(entry.slug)) this.remember(entry);
@@ -578,19 +589,49 @@ export class RoomRegistry {
     return roomStateOf(entry.actor.getSnapshot(), entry.version, entry.head + pendingEvents, entry.archived);
   }
 
-  /** The cached entry, brought to the stored version (restored from the snapshot when behind). */
-  private async freshEntry(slug: string): Promise<Entry | null> {
+  /**
+   * The cached entry, brought to the stored version. On the embedded store the cache is the truth.
+   * On a shared store another process may have written the room, so it is loaded again — through
+   * `refreshes`: one load of a room at a time, begun after the caller asked, shared by everyone who
+   * asks meanwhile (docs/architecture.md, "One room, many readers").
+   */
+  private freshEntry(slug: string): Promise<Entry | null> {
     const cached = this.cache.get(slug);
-    if (cached && this.deps.store.kind === 'sqlite') return cached;
+    if (cached && this.deps.store.kind === 'sqlite') return Promise.resolve(cached);
+    return this.refreshes.run(slug, () => this.refresh(slug));
+  }
+
+  /**
+   * Loads the room and returns the cached entry if it is the stored version, else a new entry
+   * restored from the stored snapshot. The entry it replaces is not stopped: a batch or a caller may
+   * still hold it, and a stopped room actor drops its decision children (which is how a read used to
+   * find `decision <id> missing`). Nothing else refers to a replaced actor, and it arms no timers.
+   */
+  private async refresh(slug: string, again = false): Promise<Entry | null> {
+    const before = this.cache.get(slug);
+    const versionBefore = before?.version;
     const record = await this.deps.store.load(slug);
+    const current = this.cache.get(slug);
+    // This process created the room or committed to it while the load was in flight: what the load
+    // read is not newer than the cache (the commit's reply came first, and the lock was still held).
+    if (current && (current !== before || current.version !== versionBefore)) return current;
     if (!record) {
-      if (cached) this.evict(slug);
+      if (current) this.evict(slug);
       return null;
     }
-    if (cached && cached.version === record.version && cached.revision === record.revision) return cached;
-    cached?.actor.stop();
+    if (current && current.version === record.version && current.revision === record.revision) return current;
+    const versionAtLoad = current?.version;
     const { actor, stale } = restoreActor(record.snapshot);
-    const { archived, chars } = await this.archiveOf(slug, actor, cached);
+    const { archived, chars } = await this.archiveOf(slug, actor, current);
+    let committed: RoomState;
+    try {
+      committed = roomStateOf(actor.getSnapshot(), record.version, record.head, archived);
+    } catch (error) {
+      // The archive no longer holds a decision the loaded snapshot archived: the room was deleted
+      // after the load. Load it once more, which answers what the store holds now.
+      if (again) throw error;
+      return this.refresh(slug, true);
+    }
     const entry: Entry = {
       slug,
       actor,
@@ -602,36 +643,44 @@ export class RoomRegistry {
       archived,
       archivedChars: chars,
       archiving: [],
+      committed,
     };
-    this.remember(entry);
+    // A commit on the entry it replaces landed meanwhile (only a batch that lost its lock can): keep
+    // the newer cache; the caller still gets this whole, consistent version.
+    const latest = this.cache.get(slug);
+    if (latest === current && latest?.version === versionAtLoad) this.remember(entry);
     return entry;
   }
 
   /**
    * The resolved decisions of a room restored from the store. The archive is append-only, so a room
-   * already cached reads only what was archived since — unless the cache knew another history (a
-   * Redis failover can leave one behind): then a decision of the snapshot is missing, and the whole
-   * archive is read again.
+   * already cached reads only from the first archived decision it does not know (decisions resolve
+   * in any order), and nothing when it knows them all — unless the cache knew another history (a
+   * Redis failover can leave one behind): then a decision of the snapshot is still missing, and the
+   * whole archive is read again.
    */
   private async archiveOf(
     slug: string,
     actor: RoomActor,
     cached: Entry | undefined,
   ): Promise<{ archived: Map<string, DecisionData>; chars: number }> {
+    const known = cached ? committedArchive(cached) : new Map<string, DecisionData>();
+    const knownChars = cached?.archivedChars ?? 0;
     const snapshot = actor.getSnapshot();
     const children = snapshot.children as Record<string, AnyActorRef | undefined>;
-    const archivedIds = snapshot.context.decisionIds.filter((id) => !children[id]);
+    const missing = snapshot.context.decisionIds.filter((id) => !children[id] && !known.has(id));
     const read = async (after: number, into: Map<string, DecisionData>, chars: number) => {
       for (const a of await this.deps.store.archivedDecisions(slug, after)) {
+        if (!into.has(a.decision_id)) chars += a.data.length;
         into.set(a.decision_id, JSON.parse(a.data) as DecisionData);
-        chars += a.data.length;
       }
       return { archived: into, chars };
     };
-    const known = cached?.archived ?? new Map<string, DecisionData>();
-    const lastSeq = Math.max(0, ...[...known.values()].map((d) => d.seq));
-    const found = await read(lastSeq, new Map(known), cached?.archivedChars ?? 0);
-    if (archivedIds.every((id) => found.archived.has(id))) return found;
+    if (missing.length === 0) return { archived: new Map(known), chars: knownChars };
+    const seqOf = new Map(snapshot.context.decisions.map((d) => [d.id, d.seq]));
+    const after = Math.min(...missing.map((id) => (seqOf.get(id) ?? 1) - 1));
+    const found = await read(after, new Map(known), knownChars);
+    if (missing.every((id) => found.archived.has(id))) return found;
     return read(0, new Map(), 0);
   }
 
@@ -755,6 +804,13 @@ function restoreActor(snapshotText: string): { actor: RoomActor; stale: boolean 
   });
   actor.start();
   return { actor, stale: upgraded };
+}
+
+/** What a cached entry knows was archived by committed batches (not by one still committing). */
+function committedArchive(entry: Entry): Map<string, DecisionData> {
+  const archived = new Map(entry.archived);
+  for (const id of entry.archiving) archived.delete(id);
+  return archived;
 }
 
 function linkOf(receipt: StoredReceipt, state: RoomState) {

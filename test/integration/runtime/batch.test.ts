@@ -4,48 +4,16 @@
  * embedded store, with every turn queued in the same tick so the batch is deterministic.
  */
 import { ResponseSeal } from '../../../src/runtime/idempotency-seal.js';
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RoomCommand } from '../../../machines/room.events.js';
-import type { Actor } from '../../../src/domain/types.js';
 import { ProtocolError } from '../../../src/errors.js';
-import type { RoomState } from '../../../src/runtime/room-state.js';
-import type { IdempotencySpec, TurnSpec } from '../../../src/runtime/registry.js';
+import type { TurnSpec } from '../../../src/runtime/registry.js';
 import type { SqliteStore } from '../../../src/store/sqlite-store.js';
 import { call, type RunningService, startService } from '../../support/service.js';
+import { discuss } from '../../support/turns.js';
 
 let svc: RunningService;
 let slug: string;
-
-function creator(state: RoomState): Actor {
-  const member = state.room.members.find((m) => m.isCreator)!;
-  return {
-    participantId: member.id,
-    displayName: member.displayName,
-    agentId: `participant:${member.id}`,
-    mandateRef: null,
-    isOperator: false,
-    isAdmin: false,
-  };
-}
-
-function discuss(body: string, options: { invalid?: boolean; idempotency?: IdempotencySpec } = {}): TurnSpec<unknown> {
-  return {
-    prepare: (state, now) => ({
-      command: {
-        type: 'DISCUSS',
-        now,
-        actor: creator(state),
-        messageId: randomUUID(),
-        body,
-        stance: null,
-        ...(options.invalid ? { invalid: { code: 'input.invalid', message: `refused: ${body}` } } : {}),
-      } as RoomCommand,
-      idempotency: options.idempotency,
-    }),
-    render: (info, state) => ({ body, head: state.head, id: info.message_id ?? info.id }),
-  };
-}
 
 /** A command the machine has no answer for: outside the protocol, it must fail alone. */
 const unanswerable: TurnSpec<unknown> = {

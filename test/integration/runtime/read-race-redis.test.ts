@@ -1,0 +1,221 @@
+/**
+ * Two processes on one Redis: process A writes a room while process B reads and writes it. B's
+ * store calls are held at chosen points (a load answered but not yet delivered, an archive read or
+ * an idempotency lookup in flight), so reads and refreshes interleave in a fixed order. Whatever
+ * the order, every read answers one committed state and every turn runs: never `decision <id>
+ * missing from room <slug>` (docs/architecture.md, "One room, many readers").
+ */
+import { randomUUID } from 'node:crypto';
+import { ResponseSeal } from '../../../src/runtime/idempotency-seal.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { RoomState } from '../../../src/runtime/room-state.js';
+import type { RoomStore } from '../../../src/store/port.js';
+import { startRedisServer, type TestRedisServer } from '../../support/redis-server.js';
+import { call, type RunningService, startService } from '../../support/service.js';
+import { discuss } from '../../support/turns.js';
+
+let redis: TestRedisServer | null = null;
+let a: RunningService;
+let b: RunningService;
+let slug: string;
+let creatorToken: string;
+
+beforeAll(async () => {
+  redis = await startRedisServer();
+  if (!redis) throw new Error('redis-server is required for this test');
+  const env = { STORE: 'redis', REDIS_URL: redis.url, CONCLAVE_SIGNING_KEY_SEED: 'cd'.repeat(32) };
+  a = await startService({ env });
+  b = await startService({ env });
+});
+afterAll(async () => {
+  await a?.stop();
+  await b?.stop();
+  await redis?.stop();
+});
+
+beforeEach(async () => {
+  // An open decision: the room's actor holds it as a child, which is what a stopped actor loses.
+  const created = await call(a.base, 'POST', '/api/rooms', {
+    body: { question: 'Which one?', options: ['a', 'b'], config: { early_close: true, settle_window: 0 } },
+  });
+  expect(created.status).toBe(200);
+  slug = created.body.slug;
+  creatorToken = created.body.creator_token;
+  expect((await b.service.services.registry.read(slug))?.decisions).toHaveLength(1);
+});
+
+type Outcome<T> = { value: T } | { error: unknown };
+
+/** Settles a call as a value, so an early failure is reported by the test, not as an unhandled rejection. */
+function outcome<T>(promise: Promise<T>): Promise<Outcome<T>> {
+  return promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+}
+
+function answered<T>(settled: Outcome<T>): T {
+  if ('error' in settled) throw settled.error;
+  return settled.value;
+}
+
+/** A write on process A (a new seat): B's cached room is now one version behind the store. */
+async function writeOnA(): Promise<void> {
+  const joined = await call(a.base, 'POST', `/api/rooms/${slug}/join`, { body: { display_name: 'elsewhere' } });
+  expect(joined.status).toBe(200);
+}
+
+/** A read on B whose load is answered with B's cached version, then A writes: the answer arrives on release. */
+async function lateReadThenWriteOnA(): Promise<{ late: Promise<Outcome<RoomState | null>>; lateLoad: Held }> {
+  const lateLoad = holdNext(b.service.store, 'load');
+  const late = outcome(b.service.services.registry.read(slug));
+  await lateLoad.entered;
+  await writeOnA();
+  return { late, lateLoad };
+}
+
+type Held = { entered: Promise<void>; release(): void };
+
+/**
+ * Holds the next call of a store method: it runs against Redis at once, but its answer reaches the
+ * caller only on release() (a reply delivered late, as when the event loop is busy). Later calls pass.
+ */
+function holdNext(store: RoomStore, method: 'load' | 'archivedDecisions' | 'idempotency'): Held {
+  const original = store[method] as (...args: unknown[]) => Promise<unknown>;
+  let enter!: () => void;
+  let release!: () => void;
+  const entered = new Promise<void>((resolve) => {
+    enter = resolve;
+  });
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let armed = true;
+  (store as unknown as Record<string, unknown>)[method] = async (...args: unknown[]) => {
+    if (!armed) return original.apply(store, args);
+    armed = false;
+    const answer = await original.apply(store, args);
+    enter();
+    await released;
+    return answer;
+  };
+  return {
+    entered,
+    release: () => {
+      (store as unknown as Record<string, unknown>)[method] = original;
+      release();
+    },
+  };
+}
+
+/** Waits until a held call is reached, or a short while when the code under test serialises it away. */
+async function reached(held: Held): Promise<void> {
+  await Promise.race([held.entered, sleep(300)]);
+}
+
+describe('reads on a process whose cached room another process just changed', () => {
+  it('a read whose load was answered before the write never gets the actor a newer refresh is replacing', async () => {
+    const store = b.service.store;
+    const registry = b.service.services.registry;
+    const before = (await registry.read(slug))!.version;
+
+    // Read 1 is answered with the cached version, but its answer arrives late.
+    const { late, lateLoad } = await lateReadThenWriteOnA();
+    // Read 2 sees the newer version and refreshes; its archive read is in flight.
+    const archive = holdNext(store, 'archivedDecisions');
+    const fresh = outcome(registry.read(slug));
+    await reached(archive);
+
+    lateLoad.release();
+    await sleep(20);
+    archive.release();
+    const [lateState, freshState] = (await Promise.all([late, fresh])).map(answered);
+    expect(lateState!.version).toBeGreaterThanOrEqual(before);
+    expect(lateState!.decisions).toHaveLength(1);
+    expect(freshState!.version).toBe(before + 1);
+    expect(freshState!.decisions).toHaveLength(1);
+    // The process serves the newest version afterwards (a late answer never winds the cache back).
+    expect((await registry.read(slug))!.version).toBe(before + 1);
+  });
+
+  it('a read answered late never disturbs a batch running on the refreshed room', async () => {
+    const store = b.service.store;
+    const registry = b.service.services.registry;
+    const before = (await registry.read(slug))!.version;
+
+    const { late, lateLoad } = await lateReadThenWriteOnA();
+    // A batch of two turns on B: the first looks up its idempotency record, which is in flight.
+    const lookup = holdNext(store, 'idempotency');
+    const first = outcome(
+      registry.execute(
+        slug,
+        discuss('first', {
+          idempotency: { scope: `${slug}|race-${randomUUID()}`, fingerprint: 'f', seal: raceSeal() },
+        }),
+      ),
+    );
+    const second = outcome(registry.execute(slug, discuss('second')));
+    await reached(lookup);
+
+    lateLoad.release();
+    await sleep(20);
+    lookup.release();
+    const outcomes = await Promise.all([late, first, second]);
+    expect(outcomes.map((o) => ('error' in o ? String(o.error) : 'ok'))).toEqual(['ok', 'ok', 'ok']);
+    const after = (await registry.read(slug))!;
+    expect(after.version).toBe(before + 2);
+    expect(after.decisions).toHaveLength(1);
+  });
+
+  it('reads racing a refresh that is still reading the archive get a whole room', async () => {
+    const store = b.service.store;
+    const registry = b.service.services.registry;
+    // A resolves the decision: it leaves the room's actor for the archive, which B has not read yet.
+    const chosen = await call(a.base, 'POST', `/api/rooms/${slug}/choose`, {
+      token: creatorToken,
+      body: { choice: 'a' },
+    });
+    expect(chosen.body.status).toBe('resolved');
+    // The first refresh reads the archive; reads arriving meanwhile must not get a half-loaded room.
+    const archive = holdNext(store, 'archivedDecisions');
+    const first = outcome(registry.read(slug));
+    await reached(archive);
+    const others = [1, 2, 3].map(() => outcome(registry.read(slug)));
+    await sleep(20);
+    archive.release();
+    for (const state of (await Promise.all([first, ...others])).map(answered)) {
+      expect(state!.decisions.map((d) => d.phase)).toEqual(['resolved']);
+    }
+  });
+
+  it('a read whose load meets the room deleted before its archive is read answers not found', async () => {
+    const registry = b.service.services.registry;
+    const chosen = await call(a.base, 'POST', `/api/rooms/${slug}/choose`, {
+      token: creatorToken,
+      body: { choice: 'a' },
+    });
+    expect(chosen.body.status).toBe('resolved');
+    // B loads the room (its decision now archived), and A deletes the room before B reads the archive.
+    const load = holdNext(b.service.store, 'load');
+    const read = outcome(registry.read(slug));
+    await load.entered;
+    const deleted = await call(a.base, 'DELETE', `/api/rooms/${slug}`, {
+      token: creatorToken,
+      headers: { 'x-confirm-delete': slug },
+    });
+    expect(deleted.status).toBe(200);
+    load.release();
+    expect(answered(await read)).toBeNull();
+  });
+});
+
+/** A seal for a turn's idempotency record, as an anonymous REST call from loopback would have. */
+function raceSeal(): ResponseSeal {
+  return new ResponseSeal({
+    idempotencyKey: randomUUID(),
+    credentialScope: 'ip:127.0.0.1',
+    operation: 'discuss',
+    clientAddress: '127.0.0.1',
+  });
+}
