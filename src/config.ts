@@ -31,6 +31,10 @@ const envSchema = z.object({
       'must be true, false, or addresses/CIDRs, comma-separated',
     )
     .optional(),
+  /** Percent of MAX_PARKED_CONNECTIONS one client address may hold (100 = no per-address share). */
+  PARKED_SHARE_PER_ADDRESS_PERCENT: z.coerce.number().min(0.01).max(100).default(10),
+  /** Percent of MAX_PARKED_CONNECTIONS one credential (token, mandate issuer+subject) may hold. */
+  PARKED_SHARE_PER_CREDENTIAL_PERCENT: z.coerce.number().min(0.01).max(100).default(2),
   /** Use the Cluster client even when REDIS_URL names a single node. */
   REDIS_CLUSTER: z.enum(['0', '1', 'true', 'false']).default('0'),
   /** Acknowledge a room write only after this many replicas have it (Redis WAIT); 0 = do not wait. */
@@ -110,6 +114,8 @@ export interface ServiceConfig {
   roomCacheSize: number;
   rateLimits: RateLimitSettings;
   trustProxy: true | string[] | undefined;
+  /** Shares of the parking pool per client address and per credential, in percent. */
+  parkedShares: { addressPercent: number; credentialPercent: number };
   mandateIssuers: IssuerPolicy;
 }
 
@@ -152,6 +158,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     roomCacheSize: e.ROOM_CACHE_SIZE,
     rateLimits: { ipPerMinute: e.RATE_LIMIT_IP_PER_MIN, credentialPerMinute: e.RATE_LIMIT_CREDENTIAL_PER_MIN },
     trustProxy: trustProxyOf(e.TRUST_PROXY),
+    parkedShares: {
+      addressPercent: e.PARKED_SHARE_PER_ADDRESS_PERCENT,
+      credentialPercent: e.PARKED_SHARE_PER_CREDENTIAL_PERCENT,
+    },
     mandateIssuers: {
       allowlist: e.MANDATE_ISSUER_ALLOWLIST,
       allowSelfIssued: e.MANDATE_ALLOW_SELF_ISSUED === undefined ? undefined : e.MANDATE_ALLOW_SELF_ISSUED === 'true',

@@ -74,6 +74,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     { store, states: registry, clock },
     {
       maxParked: config.maxParkedConnections,
+      parkedShares: config.parkedShares,
       webhookAllowPrivate: config.webhookAllowPrivate,
       redis:
         config.store.kind === 'redis'

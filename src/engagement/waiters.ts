@@ -8,7 +8,7 @@
 import type { RoomState } from '../domain/state.js';
 import type { RoomStore, StoredEvent } from '../store/port.js';
 import { evaluateWake, factsNeeded, isActivityFor, type WaitQuery, type Wake, type WakeFacts } from './actionable.js';
-import type { ParkingCapacity } from './capacity.js';
+import type { ParkingCapacity, ParkingClaim } from './capacity.js';
 import type { CommitBus } from './commit-bus.js';
 import { pendingOpenerSeal } from './opener-wakes.js';
 
@@ -103,9 +103,12 @@ export class WaiterRegistry {
     return wake ? { kind: 'wake', state, wake } : { kind: 'timeout' };
   }
 
-  /** Parks a waiter until a wake, `waitMs` of wall time, or the signal. Throws 503 when full. */
-  park(slug: string, query: WaitQuery, waitMs: number, signal?: AbortSignal): ParkedWait {
-    this.deps.capacity.enter();
+  /**
+   * Parks a waiter until a wake, `waitMs` of wall time, or the signal. Throws 503 when the pool is
+   * full, 429 when the claim's address or credential already holds its share.
+   */
+  park(slug: string, query: WaitQuery, waitMs: number, claim: ParkingClaim, signal?: AbortSignal): ParkedWait {
+    const leave = this.deps.capacity.enter(claim);
     const waiter = new Waiter(query);
     const group = this.groupOf(slug);
     group.waiters.add(waiter);
@@ -130,7 +133,7 @@ export class WaiterRegistry {
           group.unlisten();
           this.groups.delete(slug);
         }
-        this.deps.capacity.leave();
+        leave();
       },
     };
   }

@@ -4,6 +4,7 @@
  * error envelope; then the response is handed to an engagement EventStream.
  */
 import type { FastifyInstance } from 'fastify';
+import { parkingClaim } from '../engagement/capacity.js';
 import { parseOperationInput } from '../operations/input.js';
 import { openEventStream } from '../operations/open-event-stream.js';
 import { runOperation } from '../operations/run.js';
@@ -36,7 +37,7 @@ export function eventStreamRoute(services: Services): (app: FastifyInstance) => 
       });
       const ctx = requestContext(services, request, `GET /api/rooms/${slug}/events/stream`, query);
       const { after_seq: afterSeq } = await runOperation(openEventStream, ctx, input, undefined);
-      services.engagement.openStream(slug, afterSeq as number, () => {
+      services.engagement.openStream(slug, afterSeq as number, parkingClaim(request.ip, ctx.credentials), () => {
         reply.hijack();
         // Headers set by hooks (correlation id, CORS) are written by hand once the reply is hijacked.
         for (const [name, value] of Object.entries(reply.getHeaders())) {
