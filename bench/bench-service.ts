@@ -22,6 +22,8 @@ export async function startBenchService(env: Record<string, string> = {}) {
       // One load client parks thousands of waits from one address with one token.
       PARKED_SHARE_PER_ADDRESS_PERCENT: '100',
       PARKED_SHARE_PER_CREDENTIAL_PERCENT: '100',
+      // ...over thousands of sockets.
+      MAX_CONNECTIONS_PER_ADDRESS: '0',
       ...env,
     }),
   );

@@ -35,6 +35,10 @@ const envSchema = z.object({
   PARKED_SHARE_PER_ADDRESS_PERCENT: z.coerce.number().min(0.01).max(100).default(10),
   /** Percent of MAX_PARKED_CONNECTIONS one credential (token, mandate issuer+subject) may hold. */
   PARKED_SHARE_PER_CREDENTIAL_PERCENT: z.coerce.number().min(0.01).max(100).default(2),
+  /** Open sockets one client address may hold; unset = derived from the descriptor limit, 0 = no cap. */
+  MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).optional(),
+  /** Milliseconds a client has to send a request's headers before it gets 408 and is closed. */
+  HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1000).max(60_000).default(10_000),
   /** Use the Cluster client even when REDIS_URL names a single node. */
   REDIS_CLUSTER: z.enum(['0', '1', 'true', 'false']).default('0'),
   /** Acknowledge a room write only after this many replicas have it (Redis WAIT); 0 = do not wait. */
@@ -116,6 +120,8 @@ export interface ServiceConfig {
   trustProxy: true | string[] | undefined;
   /** Shares of the parking pool per client address and per credential, in percent. */
   parkedShares: { addressPercent: number; credentialPercent: number };
+  /** Socket limits (http/connection-guard.ts): per-address cap (undefined = derived) and header timeout. */
+  sockets: { maxPerAddress: number | undefined; headersTimeoutMs: number };
   mandateIssuers: IssuerPolicy;
 }
 
@@ -162,6 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
       addressPercent: e.PARKED_SHARE_PER_ADDRESS_PERCENT,
       credentialPercent: e.PARKED_SHARE_PER_CREDENTIAL_PERCENT,
     },
+    sockets: { maxPerAddress: e.MAX_CONNECTIONS_PER_ADDRESS, headersTimeoutMs: e.HEADERS_TIMEOUT_MS },
     mandateIssuers: {
       allowlist: e.MANDATE_ISSUER_ALLOWLIST,
       allowSelfIssued: e.MANDATE_ALLOW_SELF_ISSUED === undefined ? undefined : e.MANDATE_ALLOW_SELF_ISSUED === 'true',

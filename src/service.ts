@@ -124,6 +124,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
   const app = await buildHttpApp(services, OPERATIONS, {
     logLevel: config.logLevel,
     trustProxy: config.trustProxy,
+    sockets: config.sockets,
     capabilities: CAPABILITIES,
     extensions: [
       mcpExtension({ services, operations: OPERATIONS }),
