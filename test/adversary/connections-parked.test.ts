@@ -5,6 +5,7 @@
  * Addresses are real: the attacker connects from 127.0.0.1, the others bind 127.0.0.2 and 127.0.0.3.
  */
 import { type ClientRequest, request } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, seatedRoom } from '../support/engagement.js';
 import { connectModern } from '../support/mcp-clients.js';
@@ -124,6 +125,54 @@ describe('parked connections: fair shares of the pool', () => {
     }
     for (const a of attempts) a.abort();
     await eventually(() => parked() === 0, 5000);
+  }, 60_000);
+
+  it('an MCP batch of 110 % of the pool in wait calls from one address leaves others served', async () => {
+    const attacker = await seatedRoom(svc.base, { about: 'The batch room' }, ATTACK);
+    const victim = await seatedRoom(svc.base, { about: 'Another victim room' }, 2);
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-03-26',
+    };
+    const initialize = {
+      protocolVersion: '2025-03-26',
+      capabilities: {},
+      clientInfo: { name: 'attacker', version: '1' },
+    };
+    await fetch(`${svc.base}/mcp`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: initialize }),
+    }).then((r) => r.text());
+    // One HTTP request (from 127.0.0.1) carrying a wait per seat. Whether the service counts each
+    // call or refuses batches outright, the pool must stay open to others.
+    const batch = attacker.tokens.map((token, i) => ({
+      jsonrpc: '2.0',
+      id: i + 1,
+      method: 'tools/call',
+      params: { name: 'wait', arguments: { slug: attacker.slug, token, wait_seconds: 5 } },
+    }));
+    const controller = new AbortController();
+    const sent = fetch(`${svc.base}/mcp`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(batch),
+      signal: controller.signal,
+    })
+      .then((r) => r.text())
+      .catch(() => '');
+    await sleep(500);
+    expect(svc.service.engagement.waiters.parked).toBeLessThanOrEqual(svc.service.engagement.capacity.addressLimit);
+    const poll = get(svc.base, `/api/rooms/${victim.slug}/next-action?wait=1`, '127.0.0.2', victim.tokens[1]);
+    expect(await poll.status).toBe(200);
+    const stream = get(svc.base, `/api/rooms/${victim.slug}/events/stream`, '127.0.0.2', victim.tokens[1]);
+    held.push(stream);
+    expect(await stream.status).toBe(200);
+    stream.abort();
+    controller.abort();
+    await sent;
+    await eventually(() => parked() === 0, 10_000);
   }, 60_000);
 
   it('one credential holds at most its share; another credential on the same address is still served', async () => {
