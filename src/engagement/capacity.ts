@@ -6,6 +6,7 @@
  * (docs/architecture.md, Engagement: fair shares of the waiting pool).
  */
 import type { PresentedCredentials } from '../auth/caller.js';
+import { addressGroup } from '../auth/client-address.js';
 import { hashSecret } from '../auth/secrets.js';
 import { protocolError, type ProtocolError } from '../errors.js';
 
@@ -25,7 +26,7 @@ const SHARE_RETRY_AFTER_SECONDS = 5;
 /** The longest a parked wait keeps its place (long-poll wait is at most 50 s): the share's window. */
 const SHARE_WINDOW_SECONDS = 50;
 
-/** Who is asking for a place: the client address (TRUST_PROXY rules applied) and, when presented, the credential. */
+/** Who is asking for a place: the client address group (TRUST_PROXY rules applied) and, when presented, the credential. */
 export interface ParkingClaim {
   address: string;
   /** A stable key of the credential (never the credential itself), or null without one. */
@@ -90,10 +91,12 @@ function increment(counts: Map<string, number>, key: string, by: number): void {
  * token) counts by its hash.
  */
 export function parkingClaim(clientIp: string, credentials: PresentedCredentials): ParkingClaim {
+  // IPv6 clients count by their /64 (auth/client-address.ts).
+  const address = addressGroup(clientIp);
   const mandate = credentials.verified;
-  if (mandate) return { address: clientIp, credential: `mandate:${hashSecret(`${mandate.iss}\n${mandate.sub}`)}` };
-  if (credentials.bearer) return { address: clientIp, credential: `bearer:${hashSecret(credentials.bearer)}` };
-  return { address: clientIp, credential: null };
+  if (mandate) return { address, credential: `mandate:${hashSecret(`${mandate.iss}\n${mandate.sub}`)}` };
+  if (credentials.bearer) return { address, credential: `bearer:${hashSecret(credentials.bearer)}` };
+  return { address, credential: null };
 }
 
 function overShare(scope: 'ip' | 'credential', limit: number): ProtocolError {

@@ -2,8 +2,8 @@
  * Guards the listening socket against connections that hold a file descriptor without being served
  * (half-sent requests, silent or idle keep-alive sockets), which the rate limiter never sees
  * (docs/architecture.md, Robustness at the edges):
- * - one client address holds at most `maxPerAddress` sockets; a new one past that is closed at once
- *   (trusted proxies are exempt: every client arrives through them);
+ * - one client address (an IPv6 /64) holds at most `maxPerAddress` sockets; a new one past that is
+ *   closed at once (trusted proxies are exempt: every client arrives through them);
  * - the process holds at most `maxOpen` client sockets (derived from its descriptor limit); a new one
  *   past that closes the socket idle longest (no request in progress), so a fresh client always gets
  *   in and a flood of stalled sockets starves only itself;
@@ -14,6 +14,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { BlockList, isIPv4, isIPv6, type Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { addressGroup } from '../auth/client-address.js';
 import { connectionBudget, openFileLimit } from '../runtime/file-descriptors.js';
 
 export interface ConnectionGuardSettings {
@@ -63,13 +64,15 @@ export class ConnectionGuard {
   }
 
   private admit(socket: Socket): void {
-    const address = normalize(socket.remoteAddress);
-    if (address === null) {
+    const peer = normalize(socket.remoteAddress);
+    if (peer === null) {
       socket.destroy();
       return;
     }
+    // IPv6 peers count by their /64 (auth/client-address.ts).
+    const address = addressGroup(peer);
     const held = this.perAddress.get(address) ?? 0;
-    if (this.settings.maxPerAddress > 0 && held >= this.settings.maxPerAddress && !this.exempt(address)) {
+    if (this.settings.maxPerAddress > 0 && held >= this.settings.maxPerAddress && !this.exempt(peer)) {
       this.refuse(socket, 'connections over the per-address cap closed');
       return;
     }
