@@ -1,6 +1,7 @@
 # Conclave as an image: install and build once, run slim as a non-root user.
 #   docker build -t conclave .
 #   docker run -p 3000:3000 -v conclave-data:/data conclave          (embedded SQLite store in /data)
+#   add --ulimit nofile=65536:65536 for many clients: each connection holds a file descriptor.
 # Several replicas behind nginx on Redis: docker compose up (docker-compose.yml).
 
 FROM node:20-bookworm AS build

@@ -31,6 +31,14 @@ const envSchema = z.object({
       'must be true, false, or addresses/CIDRs, comma-separated',
     )
     .optional(),
+  /** Percent of MAX_PARKED_CONNECTIONS one client address may hold (100 = no per-address share). */
+  PARKED_SHARE_PER_ADDRESS_PERCENT: z.coerce.number().min(0.01).max(100).default(10),
+  /** Percent of MAX_PARKED_CONNECTIONS one credential (token, mandate issuer+subject) may hold. */
+  PARKED_SHARE_PER_CREDENTIAL_PERCENT: z.coerce.number().min(0.01).max(100).default(2),
+  /** Open sockets one client address may hold; unset = derived from the descriptor limit, 0 = no cap. */
+  MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).optional(),
+  /** Milliseconds a client has to send a request's headers before it gets 408 and is closed. */
+  HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1000).max(60_000).default(10_000),
   /** Use the Cluster client even when REDIS_URL names a single node. */
   REDIS_CLUSTER: z.enum(['0', '1', 'true', 'false']).default('0'),
   /** Acknowledge a room write only after this many replicas have it (Redis WAIT); 0 = do not wait. */
@@ -126,6 +134,10 @@ export interface ServiceConfig {
   /** Wrong guesses per minute per (room, client address); the other guess limits scale with it; 0 = off. */
   guessLimitPerMinute: number;
   trustProxy: true | string[] | undefined;
+  /** Shares of the parking pool per client address and per credential, in percent. */
+  parkedShares: { addressPercent: number; credentialPercent: number };
+  /** Socket limits (http/connection-guard.ts): per-address cap (undefined = derived) and header timeout. */
+  sockets: { maxPerAddress: number | undefined; headersTimeoutMs: number };
   mandateIssuers: IssuerPolicy;
 }
 
@@ -174,6 +186,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     },
     guessLimitPerMinute: e.GUESS_LIMIT_PER_MIN,
     trustProxy: trustProxyOf(e.TRUST_PROXY),
+    parkedShares: {
+      addressPercent: e.PARKED_SHARE_PER_ADDRESS_PERCENT,
+      credentialPercent: e.PARKED_SHARE_PER_CREDENTIAL_PERCENT,
+    },
+    sockets: { maxPerAddress: e.MAX_CONNECTIONS_PER_ADDRESS, headersTimeoutMs: e.HEADERS_TIMEOUT_MS },
     mandateIssuers: {
       allowlist: e.MANDATE_ISSUER_ALLOWLIST,
       allowSelfIssued: e.MANDATE_ALLOW_SELF_ISSUED === undefined ? undefined : e.MANDATE_ALLOW_SELF_ISSUED === 'true',

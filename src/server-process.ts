@@ -1,5 +1,6 @@
 /** The service as a process: build from the environment, listen, and shut down gracefully on signals. */
 import { loadConfig } from './config.js';
+import { LOW_FILE_LIMIT, openFileLimit } from './runtime/file-descriptors.js';
 import { createService } from './service.js';
 
 export async function runServer(env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -7,6 +8,7 @@ export async function runServer(env: NodeJS.ProcessEnv = process.env): Promise<v
   const service = await createService(config);
   await service.app.listen({ port: config.port, host: config.host });
   service.app.log.info({ store: config.store.kind, base_url: config.baseUrl }, 'conclave listening');
+  warnOnLowFileLimit(service.app.log);
 
   let closing = false;
   const shutdown = (signal: string) => {
@@ -25,4 +27,17 @@ export async function runServer(env: NodeJS.ProcessEnv = process.env): Promise<v
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+/**
+ * Node has already raised the soft descriptor limit to the hard one; a low hard limit is the start
+ * command's to raise (compose `ulimits`, `docker run --ulimit`, systemd `LimitNOFILE`).
+ */
+function warnOnLowFileLimit(log: { warn(details: Record<string, unknown>, message: string): void }): void {
+  const limit = openFileLimit();
+  if (limit === null || limit >= LOW_FILE_LIMIT) return;
+  log.warn(
+    { open_file_limit: limit, recommended: 65_536 },
+    'the file-descriptor limit is low: each client connection holds one; raise the hard limit (ulimit -Hn, compose ulimits, systemd LimitNOFILE)',
+  );
 }

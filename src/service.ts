@@ -79,6 +79,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     { store, states: registry, clock },
     {
       maxParked: config.maxParkedConnections,
+      parkedShares: config.parkedShares,
       webhookAllowPrivate: config.webhookAllowPrivate,
       redis:
         config.store.kind === 'redis'
@@ -133,6 +134,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
   const app = await buildHttpApp(services, OPERATIONS, {
     logLevel: config.logLevel,
     trustProxy: config.trustProxy,
+    sockets: config.sockets,
     capabilities: CAPABILITIES,
     extensions: [
       mcpExtension({ services, operations: OPERATIONS }),

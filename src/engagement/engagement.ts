@@ -8,7 +8,7 @@ import type { RoomState } from '../domain/state.js';
 import type { Clock } from '../runtime/clock.js';
 import type { CommitNotice } from '../runtime/registry.js';
 import type { RoomStore } from '../store/port.js';
-import { ParkingCapacity } from './capacity.js';
+import { ParkingCapacity, type ParkingClaim, type ParkingShares } from './capacity.js';
 import { CommitBus } from './commit-bus.js';
 import type { CredentialWatch } from './credential-watch.js';
 import { EventStream, EventStreams } from './event-stream.js';
@@ -20,8 +20,10 @@ import { createSender } from './webhook-client.js';
 import { WebhookWorker } from './webhook-worker.js';
 
 export interface EngagementSettings {
-  /** Parked long-polls plus open SSE streams per process; past it, new ones get 503. */
+  /** Parked long-polls plus open SSE streams per process; past it, new ones get 503 (shares: capacity.ts). */
   maxParked: number;
+  /** How much of that one client address, and one credential, may hold. */
+  parkedShares?: ParkingShares;
   /** Lets webhooks target loopback and private addresses (tests, private deployments). */
   webhookAllowPrivate: boolean;
   /** Redis mode: where commit notices are published for the other processes. */
@@ -55,7 +57,7 @@ export class Engagement {
     private readonly deps: EngagementDeps,
     readonly settings: EngagementSettings,
   ) {
-    this.capacity = new ParkingCapacity(settings.maxParked);
+    this.capacity = new ParkingCapacity(settings.maxParked, settings.parkedShares);
     this.waiters = new WaiterRegistry({
       states: deps.states,
       store: deps.store,
@@ -124,16 +126,22 @@ export class Engagement {
   }
 
   /**
-   * Opens an SSE stream after `afterSeq`. Throws the 503 envelope when full, before `begin` takes the
-   * response over and writes the stream's headers.
+   * Opens an SSE stream after `afterSeq`. Throws the 503 envelope when full (429 when the claim is over
+   * its share), before `begin` takes the response over and writes the stream's headers.
    */
-  openStream(slug: string, afterSeq: number, begin: () => ServerResponse, watch: CredentialWatch | null = null): void {
-    this.capacity.enter();
+  openStream(
+    slug: string,
+    afterSeq: number,
+    claim: ParkingClaim,
+    begin: () => ServerResponse,
+    watch: CredentialWatch | null = null,
+  ): void {
+    const leave = this.capacity.enter(claim);
     let response: ServerResponse;
     try {
       response = begin();
     } catch (error) {
-      this.capacity.leave();
+      leave();
       throw error;
     }
     const stream = new EventStream(
@@ -148,7 +156,7 @@ export class Engagement {
       response,
       () => {
         this.streams.remove(stream);
-        this.capacity.leave();
+        leave();
       },
       watch,
     );

@@ -7,6 +7,7 @@ import type { Clock } from '../runtime/clock.js';
 import { roomNotFound } from '../runtime/registry.js';
 import type { EngagementStore } from '../store/engagement-port.js';
 import type { WaitQuery } from './actionable.js';
+import type { ParkingClaim } from './capacity.js';
 import type { CredentialWatch } from './credential-watch.js';
 import { claimOpenerSeal } from './opener-wakes.js';
 import { timeoutBody, wakeBody } from './wait-response.js';
@@ -26,6 +27,8 @@ export interface LongPollCall {
   query: WaitQuery;
   /** Already clamped to [0, MAX_WAIT_SECONDS]. */
   waitSeconds: number;
+  /** Whose share of the parking pool the wait takes. */
+  claim: ParkingClaim;
   /** Aborted when the client goes away: the waiter is released at once. */
   signal?: AbortSignal | undefined;
   /** The credential the call was made with, re-checked on every commit while parked. */
@@ -49,7 +52,14 @@ export async function longPoll(deps: LongPollDeps, call: LongPollCall): Promise<
 
 /** Parks; an opener-seal wake is consumed on delivery, and only the consumer that wins it gets it. */
 async function parkUntilDeliverable(deps: LongPollDeps, call: LongPollCall): Promise<WaitOutcome> {
-  const parked = deps.waiters.park(call.slug, call.query, call.waitSeconds * 1000, call.signal, call.watch ?? null);
+  const parked = deps.waiters.park(
+    call.slug,
+    call.query,
+    call.waitSeconds * 1000,
+    call.claim,
+    call.signal,
+    call.watch ?? null,
+  );
   try {
     for (;;) {
       const outcome = await parked.next();

@@ -8,7 +8,7 @@
 import type { RoomState } from '../domain/state.js';
 import type { RoomStore, StoredEvent } from '../store/port.js';
 import { evaluateWake, factsNeeded, isActivityFor, type WaitQuery, type Wake, type WakeFacts } from './actionable.js';
-import type { ParkingCapacity } from './capacity.js';
+import type { ParkingCapacity, ParkingClaim } from './capacity.js';
 import type { CommitBus } from './commit-bus.js';
 import type { CredentialWatch, SessionEnd } from './credential-watch.js';
 import { pendingOpenerSeal } from './opener-wakes.js';
@@ -111,16 +111,18 @@ export class WaiterRegistry {
 
   /**
    * Parks a waiter until a wake, `waitMs` of wall time, the signal, or the end of the credential it was
-   * opened with (`watch`, re-checked on every evaluation). Throws 503 when full.
+   * opened with (`watch`, re-checked on every evaluation). Throws 503 when the pool is full, 429 when the
+   * claim's address or credential already holds its share.
    */
   park(
     slug: string,
     query: WaitQuery,
     waitMs: number,
+    claim: ParkingClaim,
     signal?: AbortSignal,
     watch: CredentialWatch | null = null,
   ): ParkedWait {
-    this.deps.capacity.enter();
+    const leave = this.deps.capacity.enter(claim);
     const waiter = new Waiter(query, watch);
     const group = this.groupOf(slug);
     group.waiters.add(waiter);
@@ -147,7 +149,7 @@ export class WaiterRegistry {
           group.unlisten();
           this.groups.delete(slug);
         }
-        this.deps.capacity.leave();
+        leave();
       },
     };
   }

@@ -10,6 +10,7 @@ import type { Revocation } from '../auth/identity-store.js';
 import type { Services } from '../operations/services.js';
 import type { AnyOperation } from '../operations/types.js';
 import { installBackPressure } from './back-pressure.js';
+import { installConnectionGuard } from './connection-guard.js';
 import { BODY_LIMIT, installBodyParsing } from './body.js';
 import { clientErrorHandler, frameworkErrors, installEarlyBodyLimit, installHostCheck } from './edge-errors.js';
 import { installErrorHandling } from './errors.js';
@@ -41,7 +42,14 @@ export interface HttpOptions {
    * trustProxy — true, or the proxies' addresses/CIDRs. Off unless the service sits behind one.
    */
   trustProxy?: true | string[] | undefined;
+  /** Socket limits: the per-address cap (undefined = derived from the descriptor limit) and the header timeout. */
+  sockets?: { maxPerAddress?: number | undefined; headersTimeoutMs?: number };
 }
+
+/** A client sends its headers in milliseconds; ten seconds covers a slow link and stops a stalled one. */
+const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+/** The whole request, body included (4 MiB at most), must arrive within this; responses are not bounded by it. */
+const REQUEST_TIMEOUT_MS = 30_000;
 
 const CORRELATION_ID = /^[\x21-\x7e]{1,128}$/;
 const CORS_METHODS = 'GET, POST, PATCH, DELETE, OPTIONS';
@@ -76,6 +84,7 @@ export async function buildHttpApp(
   operations: readonly AnyOperation[],
   options: HttpOptions,
 ): Promise<FastifyInstance> {
+  const headersTimeout = options.sockets?.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
   const app = Fastify({
     ...(options.trustProxy !== undefined ? { trustProxy: options.trustProxy } : {}),
     logger: {
@@ -100,7 +109,16 @@ export async function buildHttpApp(
     frameworkErrors,
     clientErrorHandler,
     // Node's own refusal of a missing Host has an empty body; installHostCheck answers with the envelope.
-    http: { requireHostHeader: false },
+    // Node checks the header and request timeouts every connectionsCheckingInterval (30 s by default):
+    // checked every second, a stalled connection is closed (with 408) within a second of its timeout.
+    // The header timeout runs from the moment the socket connects, so a socket that never sends a
+    // byte is closed by it too (test/adversary/connections.test.ts).
+    http: {
+      requireHostHeader: false,
+      headersTimeout,
+      connectionsCheckingInterval: Math.min(1000, headersTimeout / 2),
+    },
+    requestTimeout: Math.max(REQUEST_TIMEOUT_MS, headersTimeout),
     return503OnClosing: true,
     forceCloseConnections: true,
   });
@@ -111,6 +129,7 @@ export async function buildHttpApp(
   installHostCheck(app);
   installPageSecurity(app);
   installEarlyBodyLimit(app.server);
+  installConnectionGuard(app, options.trustProxy, options.sockets?.maxPerAddress);
 
   await app.register(cors, {
     delegator: (request, callback) => {

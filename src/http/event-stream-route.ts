@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { watchCredential } from '../engagement/credential-watch.js';
+import { parkingClaim } from '../engagement/capacity.js';
 import { parseOperationInput } from '../operations/input.js';
 import { openEventStream } from '../operations/open-event-stream.js';
 import { runOperation } from '../operations/run.js';
@@ -45,6 +46,7 @@ export function eventStreamRoute(services: Services): (app: FastifyInstance) => 
       services.engagement.openStream(
         slug,
         afterSeq as number,
+        parkingClaim(request.ip, ctx.credentials),
         () => {
           reply.hijack();
           // Headers set by hooks (correlation id, CORS) are written by hand once the reply is hijacked.

@@ -5,6 +5,7 @@ import { authorizeRead } from '../auth/read-gate.js';
 import type { WaitMode } from '../engagement/actionable.js';
 import { watchCredential } from '../engagement/credential-watch.js';
 import { sinceSeqSchema } from '../engagement/cursor.js';
+import { parkingClaim } from '../engagement/capacity.js';
 import { MAX_WAIT_SECONDS } from '../engagement/long-poll.js';
 import { roomNotFound } from '../runtime/registry.js';
 import { readerOf, slugSchema } from './shared.js';
@@ -58,6 +59,7 @@ export const nextAction = {
       slug: input.slug,
       query: { mode, reader: readerOf(state, caller), sinceSeq },
       waitSeconds: Math.min(input.wait ?? DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS),
+      claim: parkingClaim(ctx.clientIp, ctx.credentials),
       signal: ctx.signal,
       // A superseded token or revoked mandate ends the wait at the next commit (docs/architecture.md).
       watch: watchCredential(services, input.slug, state, ctx.credentials),

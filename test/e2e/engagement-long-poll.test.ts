@@ -278,19 +278,25 @@ describe('long-poll', () => {
 describe('long-poll ceiling', () => {
   let svc: RunningService;
   beforeAll(async () => {
-    svc = await startService({ env: { MAX_PARKED_CONNECTIONS: '2' } });
+    // Each address and each credential holds at most its share of the pool (engagement/capacity.ts):
+    // the pool is filled by two clients, told apart by X-Forwarded-For.
+    svc = await startService({ env: { MAX_PARKED_CONNECTIONS: '2', TRUST_PROXY: 'true' } });
   });
   afterAll(async () => {
     await svc.stop();
   });
 
   it('answers 503 with the envelope once the process holds as many waits as allowed', async () => {
-    const { slug, tokens } = await seatedRoom(svc.base, { about: 'Full' }, 1);
-    const polls = [1, 2].map(() =>
-      call(svc.base, 'GET', `/api/rooms/${slug}/next-action?wait=2`, { token: tokens[0] }),
+    const { slug, tokens } = await seatedRoom(svc.base, { about: 'Full' }, 3);
+    const from = (n: number) => ({ 'x-forwarded-for': `127.0.0.${n}` });
+    const polls = [0, 1].map((i) =>
+      call(svc.base, 'GET', `/api/rooms/${slug}/next-action?wait=2`, { token: tokens[i], headers: from(i + 1) }),
     );
     await eventually(() => svc.service.engagement.waiters.parked === 2);
-    const refused = await call(svc.base, 'GET', `/api/rooms/${slug}/next-action?wait=2`, { token: tokens[0] });
+    const refused = await call(svc.base, 'GET', `/api/rooms/${slug}/next-action?wait=2`, {
+      token: tokens[2],
+      headers: from(3),
+    });
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('1');
     expect(refused.body.error.code).toBe('vendor:conclave:unavailable');

@@ -24,11 +24,18 @@ export interface ChildService {
 
 export async function spawnService(
   env: Record<string, string>,
-  options: { capture?: boolean; port?: number; dataDir?: string } = {},
+  options: {
+    capture?: boolean;
+    port?: number;
+    dataDir?: string;
+    /** A command the node process is started through, e.g. `['prlimit', '--nofile=1024:1024']`. */
+    wrapper?: string[];
+  } = {},
 ): Promise<ChildService> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'conclave-peer-')));
   const port = options.port ?? (await freePort());
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const [command, ...args] = [...(options.wrapper ?? []), process.execPath, '--import', 'tsx', 'src/main.ts'];
+  const child = spawn(command!, args, {
     cwd: repoRoot,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir },
     stdio: ['ignore', options.capture ? 'pipe' : 'inherit', options.capture ? 'pipe' : 'inherit'],

@@ -34,6 +34,7 @@ function context(calls: LongPollCall[]): RequestContext {
       },
     },
     credentials: { bearer: 't_one' },
+    clientIp: '127.0.0.1',
   } as unknown as RequestContext;
 }
 
@@ -46,6 +47,8 @@ async function asked(query: Record<string, unknown>): Promise<LongPollCall> {
 describe('next-action parameters', () => {
   it('defaults to 25 s of my_choice and clamps the wait to 50 s', async () => {
     expect(await asked({})).toMatchObject({ waitSeconds: 25, query: { mode: 'my_choice' } });
+    // The wait takes its place in the pool under the caller's address and credential.
+    expect((await asked({})).claim).toEqual({ address: '127.0.0.1', credential: `bearer:${hashSecret('t_one')}` });
     expect((await asked({ wait: '999' })).waitSeconds).toBe(50);
     expect((await asked({ wait: '0' })).waitSeconds).toBe(0);
     expect((await asked({ wait: '2.5' })).waitSeconds).toBe(2.5);
