@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { type IssuerPolicy, normalizeOrigin } from './auth/issuers.js';
+import type { CallerLimitSettings } from './auth/caller-limits.js';
 import type { RateLimitSettings } from './auth/rate-limit.js';
 import { parseRedisUrl } from './store/redis-connection.js';
 
@@ -60,6 +61,14 @@ const envSchema = z.object({
   RATE_LIMIT_IP_PER_MIN: z.coerce.number().int().min(0).default(600),
   /** Mutating requests per minute per credential (01 §7); 0 disables the limiter. */
   RATE_LIMIT_CREDENTIAL_PER_MIN: z.coerce.number().int().min(0).default(120),
+  /** Requests of every kind per known credential (token, or a mandate's issuer and subject); 0 disables. */
+  RATE_LIMIT_CREDENTIAL_CALLS_PER_MIN: z.coerce.number().int().min(0).default(600),
+  /** Requests per external mandate issuer, all its subjects together; 0 disables. */
+  RATE_LIMIT_ISSUER_PER_MIN: z.coerce.number().int().min(0).default(12_000),
+  /** Requests with a known credential per client IP (a loose ceiling for agent hosts); 0 disables. */
+  RATE_LIMIT_IP_AUTHENTICATED_PER_MIN: z.coerce.number().int().min(0).default(30_000),
+  /** MCP messages other than tool calls (initialize, notifications, tools/list) per client IP; 0 disables. */
+  RATE_LIMIT_IP_MCP_SETUP_PER_MIN: z.coerce.number().int().min(0).default(6_000),
   /** Comma-separated trusted HTTPS mandate issuer origins (08 §4.7); empty = any HTTPS issuer. */
   MANDATE_ISSUER_ALLOWLIST: z
     .string()
@@ -109,6 +118,7 @@ export interface ServiceConfig {
   maxParkedConnections: number;
   roomCacheSize: number;
   rateLimits: RateLimitSettings;
+  callerLimits: CallerLimitSettings;
   trustProxy: true | string[] | undefined;
   mandateIssuers: IssuerPolicy;
 }
@@ -151,6 +161,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     maxParkedConnections: e.MAX_PARKED_CONNECTIONS,
     roomCacheSize: e.ROOM_CACHE_SIZE,
     rateLimits: { ipPerMinute: e.RATE_LIMIT_IP_PER_MIN, credentialPerMinute: e.RATE_LIMIT_CREDENTIAL_PER_MIN },
+    callerLimits: {
+      credentialCallsPerMinute: e.RATE_LIMIT_CREDENTIAL_CALLS_PER_MIN,
+      issuerPerMinute: e.RATE_LIMIT_ISSUER_PER_MIN,
+      authenticatedIpPerMinute: e.RATE_LIMIT_IP_AUTHENTICATED_PER_MIN,
+      mcpSetupPerMinute: e.RATE_LIMIT_IP_MCP_SETUP_PER_MIN,
+    },
     trustProxy: trustProxyOf(e.TRUST_PROXY),
     mandateIssuers: {
       allowlist: e.MANDATE_ISSUER_ALLOWLIST,

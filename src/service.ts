@@ -115,7 +115,12 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     { keyring, now: () => clock.now(), baseUrl },
   );
   services.mandates = identity.mandates;
-  services.requestRates = { counter: identity.requestRates, settings: config.rateLimits };
+  const rateLimits = {
+    counter: identity.requestRates,
+    known: identity.knownCredentials,
+    settings: { ...config.rateLimits, ...config.callerLimits },
+  };
+  services.requestRates = rateLimits;
   services.hostedAccount = async (hostedKey, mandateJti) => {
     const key = await identity.deviceFlow.hostedKey(hostedKey);
     return key !== null && key.mandateJti === mandateJti ? key.publicId : null;
@@ -125,11 +130,11 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     trustProxy: config.trustProxy,
     capabilities: CAPABILITIES,
     extensions: [
-      mcpExtension({ services, operations: OPERATIONS }),
+      mcpExtension({ services, operations: OPERATIONS, limits: rateLimits }),
       eventStreamRoute(services),
       (app) => registerOAuthRoutes(app, { deviceFlow: identity.deviceFlow, baseUrl }),
     ],
-    onRequest: [rateLimitHook(identity.requestRates, config.rateLimits, () => clock.now())],
+    onRequest: [rateLimitHook(rateLimits, () => clock.now())],
     revocations: () => identity.revocations(),
     metrics,
   });

@@ -25,6 +25,10 @@ export async function startService(
     // Suites send many requests from 127.0.0.1; the rate-limit suites turn the limiters back on.
     RATE_LIMIT_IP_PER_MIN: '0',
     RATE_LIMIT_CREDENTIAL_PER_MIN: '0',
+    RATE_LIMIT_CREDENTIAL_CALLS_PER_MIN: '0',
+    RATE_LIMIT_ISSUER_PER_MIN: '0',
+    RATE_LIMIT_IP_AUTHENTICATED_PER_MIN: '0',
+    RATE_LIMIT_IP_MCP_SETUP_PER_MIN: '0',
     ...options.env,
   });
   const service = await createService(config, options.clock ? { clock: options.clock } : {});
