@@ -52,6 +52,9 @@ const BUCKETS = {
 /**
  * Counts one call by its caller; the refusal to answer with, or null. `lookup` failing (the shared
  * table is away) counts the call against the address: the failure never opens a wider budget.
+ * A call that mints credentials (`mints`: create, join) always counts against the address, whatever
+ * it presents: otherwise each known credential could pay for new ones, and one seat would grow into
+ * any number of budgets without the address ever paying.
  */
 export async function limitCall(
   settings: LimitSettings,
@@ -59,8 +62,9 @@ export async function limitCall(
   take: Take,
   presented: { bearer?: string | undefined; mandate?: string | undefined },
   address: string,
+  mints: boolean,
 ): Promise<ProtocolError | null> {
-  const key = credentialRateKey(presented);
+  const key = mints ? null : credentialRateKey(presented);
   const proven = key === null ? null : await known.lookup(key).catch(() => null);
   if (proven === null) {
     if (settings.ipPerMinute <= 0) return null;

@@ -22,6 +22,9 @@ const LIMITER_TIMEOUT_MS = 100;
 const MUTATING_METHODS = new Set(['POST', 'PATCH', 'DELETE']);
 /** The one state-changing GET (01 §11). */
 const MUTATING_GET_ROUTES = new Set(['/api/rooms/:slug/choose']);
+/** The calls that hand out credentials (creator and participant tokens, a seat for a mandate): always paid by the address. */
+const MINTING_ROUTES = new Set(['POST /api/rooms', 'POST /api/rooms/:slug/join']);
+const MINTING_TOOLS = new Set(['create_room', 'join_room']);
 
 /** What the limits need: the shared counters, the table of known credentials and the settings. */
 export interface CallerRateLimits {
@@ -50,6 +53,7 @@ export function rateLimitHook(limits: CallerRateLimits, now: () => number): onRe
           mandate,
         },
         request.ip,
+        MINTING_ROUTES.has(`${request.method} ${route}`),
       );
       if (refusal) return sendError(reply, request, refusal.toSpec(), refusal.status);
       if (settings.credentialPerMinute > 0 && isMutating(request.method, route)) {
@@ -85,12 +89,14 @@ export async function limitMcpMessage(
   try {
     const call = toolCallCredentials(body);
     if (call === null) return await limitMcpSetup(limits.settings, take, address);
+    const { tool, ...presented } = call;
     return await limitCall(
       limits.settings,
       limits.known,
       take,
-      { ...call, mandate: call.mandate ?? mandateHeader },
+      { ...presented, mandate: presented.mandate ?? mandateHeader },
       address,
+      MINTING_TOOLS.has(tool),
     );
   } catch (error) {
     log.warn({ err: error }, 'rate limiter unavailable; request not limited');
@@ -98,8 +104,8 @@ export async function limitMcpMessage(
   }
 }
 
-/** The credentials of a `tools/call` message, or null for any other message (or a body that is not one). */
-function toolCallCredentials(body: Buffer | undefined): { bearer?: string; mandate?: string } | null {
+/** The tool and credentials of a `tools/call` message, or null for any other message (or a body that is not one). */
+function toolCallCredentials(body: Buffer | undefined): { tool: string; bearer?: string; mandate?: string } | null {
   let message: unknown;
   try {
     message = JSON.parse(body?.toString('utf8') ?? '');
@@ -111,6 +117,7 @@ function toolCallCredentials(body: Buffer | undefined): { bearer?: string; manda
   const args = isObject(params.arguments) ? params.arguments : {};
   const meta = isObject(params._meta) ? params._meta : {};
   return {
+    tool: typeof params.name === 'string' ? params.name : '',
     ...(typeof args.token === 'string' ? { bearer: args.token } : {}),
     ...(typeof meta.mandate === 'string' ? { mandate: meta.mandate } : {}),
   };

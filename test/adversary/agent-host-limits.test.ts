@@ -180,8 +180,27 @@ describe('what is still counted against the address', () => {
     expectAddressLimited(
       await call(svc.base, 'POST', `/api/rooms/${room.slug}/discuss`, { token: garbage(), body: { body: 'x' } }),
     );
-    // The agent host's own seat, minted before the flood, is not locked out by it.
+    // The agent host's own seat, minted before the flood, is not locked out by it...
     expect((await call(svc.base, 'GET', `/api/rooms/${room.slug}`, { token: seat })).status).toBe(200);
+    // ...but cannot pay for new credentials: creates and joins are always paid by the address, or one
+    // seat could mint tokens (each with a budget of its own) without the address ever paying.
+    expectAddressLimited(
+      await call(svc.base, 'POST', '/api/rooms', { token: seat, body: { question: 'More?', options: ['a', 'b'] } }),
+    );
+    expectAddressLimited(
+      await call(svc.base, 'POST', `/api/rooms/${room.slug}/join`, { token: seat, body: { display_name: 'more' } }),
+    );
+    const mcpCreate = await rpc(
+      `${svc.base}/mcp/host`,
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'create_room', arguments: { token: seat, question: 'More?', options: ['a', 'b'] } },
+      }),
+      { 'mcp-protocol-version': '2025-11-25' },
+    );
+    expect(mcpCreate.status).toBe(429);
   });
 
   it('counts a fresh self-issued did:key mandate per call against the address', async () => {
