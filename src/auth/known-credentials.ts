@@ -40,9 +40,9 @@ export function provenCredential(presented: PresentedCredentials): ProvenCredent
   if (presented.mandate) {
     if (!mandate) return null;
     return {
-      bucket: `cred:subject:${hashSecret(`${mandate.iss}\n${mandate.sub}`)}`,
+      bucket: `cred:subject:${hashSecret(`${mandate.issuerPrincipal}\n${mandate.sub}`)}`,
       // The service's own (hosted) mandates are minted only through an approved device grant.
-      issuer: mandate.issuerKind === 'self' ? null : `issuer:${hashSecret(mandate.iss)}`,
+      issuer: mandate.issuerKind === 'self' ? null : `issuer:${hashSecret(mandate.issuerPrincipal)}`,
     };
   }
   return presented.bearer ? mintedToken(presented.bearer) : null;
