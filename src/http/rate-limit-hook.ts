@@ -46,7 +46,7 @@ export function rateLimitHook(limits: CallerRateLimits, now: () => number): onRe
     try {
       const refusal = await limitCall(
         settings,
-        limits.known,
+        boundedKnown(limits.known),
         boundedTake(counter, at),
         {
           bearer: bearerOf(request),
@@ -92,7 +92,7 @@ export async function limitMcpMessage(
     const { tool, ...presented } = call;
     return await limitCall(
       limits.settings,
-      limits.known,
+      boundedKnown(limits.known),
       take,
       { ...presented, mandate: presented.mandate ?? mandateHeader },
       address,
@@ -130,6 +130,14 @@ function isObject(value: unknown): value is Record<string, unknown> {
 function header(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];
   return Array.isArray(value) ? value[0] : value;
+}
+
+/** A lookup that cannot answer in time counts as unknown: the call is then counted on its address. */
+function boundedKnown(known: KnownCredentials): KnownCredentials {
+  return {
+    lookup: (key) => within(known.lookup(key), LIMITER_TIMEOUT_MS, () => null),
+    remember: (key, proven) => known.remember(key, proven),
+  };
 }
 
 function boundedTake(counter: RequestRateCounter, at: number): Take {

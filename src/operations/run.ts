@@ -6,6 +6,7 @@
 import { roomUrl } from '../runtime/sealing.js';
 import { recordMandateCall, verifyMandate } from '../auth/mandates.js';
 import { rememberProven } from '../auth/known-credentials.js';
+import { within } from '../runtime/within.js';
 import { credentialRateKey, RATE_WINDOW_MS, rateLimitError } from '../auth/rate-limit.js';
 import type { ProtocolError } from '../errors.js';
 import type { AnyOperation, RequestContext } from './types.js';
@@ -43,6 +44,8 @@ export async function runOperation(
   return result;
 }
 
+const REMEMBER_WAIT_MS = 100;
+
 /**
  * Runs the handler, then tells the rate limits which credentials this call proved real
  * (docs/architecture.md, Rate limits by caller): the presented one when it matched a seat — or when
@@ -65,7 +68,11 @@ async function learningCredentials(
   } finally {
     const joined = result !== undefined && operation.name === 'joinRoom' && ctx.credentials.verified !== undefined;
     const minted = [result?.participant_token, result?.creator_token].filter((t): t is string => typeof t === 'string');
-    await rememberProven(known, ctx.credentials, ctx.credentials.seatProven === true || joined, minted).catch(
+    const remembering = rememberProven(known, ctx.credentials, ctx.credentials.seatProven === true || joined, minted);
+    // A slow store delays the answer by REMEMBER_WAIT_MS at most; the write itself runs on.
+    await within(
+      remembering.catch(() => undefined),
+      REMEMBER_WAIT_MS,
       () => undefined,
     );
   }

@@ -35,6 +35,10 @@ describe.skipIf(!hasNginx || redis === null)('three processes behind nginx on on
     CONCLAVE_SIGNING_KEY_SEED: randomBytes(32).toString('hex'),
     RATE_LIMIT_IP_PER_MIN: '0',
     RATE_LIMIT_CREDENTIAL_PER_MIN: '0',
+    RATE_LIMIT_CREDENTIAL_CALLS_PER_MIN: '0',
+    RATE_LIMIT_ISSUER_PER_MIN: '0',
+    RATE_LIMIT_IP_AUTHENTICATED_PER_MIN: '0',
+    RATE_LIMIT_IP_MCP_SETUP_PER_MIN: '0',
     LOG_LEVEL: 'error',
   };
 
