@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { type IssuerPolicy, normalizeOrigin } from './auth/issuers.js';
+import type { CallerLimitSettings } from './auth/caller-limits.js';
 import type { RateLimitSettings } from './auth/rate-limit.js';
 import { parseRedisUrl } from './store/redis-connection.js';
 
@@ -81,6 +82,14 @@ const envSchema = z.object({
   RATE_LIMIT_CREDENTIAL_PER_MIN: z.coerce.number().int().min(0).default(120),
   /** Rooms one client address may create per hour (every transport, any credential); 0 disables. */
   RATE_LIMIT_CREATE_PER_HOUR: z.coerce.number().int().min(0).default(30),
+  /** Requests of every kind per known credential (token, or a mandate's issuer and subject); 0 disables. */
+  RATE_LIMIT_CREDENTIAL_CALLS_PER_MIN: z.coerce.number().int().min(0).default(600),
+  /** Requests per external mandate issuer, all its subjects together; 0 disables. */
+  RATE_LIMIT_ISSUER_PER_MIN: z.coerce.number().int().min(0).default(12_000),
+  /** Requests with a known credential per client IP (a loose ceiling for agent hosts); 0 disables. */
+  RATE_LIMIT_IP_AUTHENTICATED_PER_MIN: z.coerce.number().int().min(0).default(30_000),
+  /** MCP messages other than tool calls (initialize, notifications, tools/list) per client IP; 0 disables. */
+  RATE_LIMIT_IP_MCP_SETUP_PER_MIN: z.coerce.number().int().min(0).default(6_000),
   /** Comma-separated trusted HTTPS mandate issuer origins (08 §4.7); empty = any HTTPS issuer. */
   MANDATE_ISSUER_ALLOWLIST: z
     .string()
@@ -133,6 +142,7 @@ export interface ServiceConfig {
   rateLimits: RateLimitSettings;
   /** Wrong guesses per minute per (room, client address); the other guess limits scale with it; 0 = off. */
   guessLimitPerMinute: number;
+  callerLimits: CallerLimitSettings;
   trustProxy: true | string[] | undefined;
   /** Shares of the parking pool per client address and per credential, in percent. */
   parkedShares: { addressPercent: number; credentialPercent: number };
@@ -185,6 +195,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
       createPerHour: e.RATE_LIMIT_CREATE_PER_HOUR,
     },
     guessLimitPerMinute: e.GUESS_LIMIT_PER_MIN,
+    callerLimits: {
+      credentialCallsPerMinute: e.RATE_LIMIT_CREDENTIAL_CALLS_PER_MIN,
+      issuerPerMinute: e.RATE_LIMIT_ISSUER_PER_MIN,
+      authenticatedIpPerMinute: e.RATE_LIMIT_IP_AUTHENTICATED_PER_MIN,
+      mcpSetupPerMinute: e.RATE_LIMIT_IP_MCP_SETUP_PER_MIN,
+    },
     trustProxy: trustProxyOf(e.TRUST_PROXY),
     parkedShares: {
       addressPercent: e.PARKED_SHARE_PER_ADDRESS_PERCENT,

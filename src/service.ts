@@ -122,7 +122,12 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     { keyring, now: () => clock.now(), baseUrl },
   );
   services.mandates = identity.mandates;
-  services.requestRates = { counter: identity.requestRates, settings: config.rateLimits };
+  const rateLimits = {
+    counter: identity.requestRates,
+    known: identity.knownCredentials,
+    settings: { ...config.rateLimits, ...config.callerLimits },
+  };
+  services.requestRates = rateLimits;
   services.guesses =
     config.guessLimitPerMinute > 0
       ? new GuessThrottle(identity.mandates.rateCaps, () => clock.now(), config.guessLimitPerMinute)
@@ -137,11 +142,11 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     sockets: config.sockets,
     capabilities: CAPABILITIES,
     extensions: [
-      mcpExtension({ services, operations: OPERATIONS }),
+      mcpExtension({ services, operations: OPERATIONS, limits: rateLimits }),
       eventStreamRoute(services),
       (app) => registerOAuthRoutes(app, { deviceFlow: identity.deviceFlow, baseUrl, guesses: services.guesses }),
     ],
-    onRequest: [rateLimitHook(identity.requestRates, config.rateLimits, () => clock.now())],
+    onRequest: [rateLimitHook(rateLimits, () => clock.now())],
     revocations: () => identity.revocations(),
     metrics,
   });

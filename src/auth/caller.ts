@@ -20,6 +20,8 @@ export interface PresentedCredentials {
   password?: string | undefined;
   /** The presented mandate once verified for this call. */
   verified?: VerifiedMandate | undefined;
+  /** Set once the credential matched a seat or the admin token: the rate limits may trust it (known-credentials.ts). */
+  seatProven?: boolean | undefined;
 }
 
 export type Caller =
@@ -117,6 +119,7 @@ export function resolveCaller(
   if (presented.mandate) caller = mandateCaller(state, presented);
   else if (presented.bearer) caller = tokenCaller(state, presented.bearer, settings);
   else return { kind: 'anonymous' };
+  if (caller.kind === 'member' || caller.kind === 'admin') presented.seatProven = true;
   enforceAuthMode(state, caller, use);
   return caller;
 }

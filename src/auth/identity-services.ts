@@ -12,6 +12,7 @@ import { RedisIdentityStore } from './identity-store-redis.js';
 import { openSqliteIdentityStore } from './identity-store-sqlite.js';
 import { createIssuerTrust, type IssuerPolicy } from './issuers.js';
 import type { MandateDeps } from './mandates.js';
+import { type KnownCredentials, MemoryKnownCredentials, RedisKnownCredentials } from './known-credentials.js';
 import { MemoryRateCounters, type MandateRateCounter, type RequestRateCounter } from './rate-limit.js';
 import { RedisRateCounters } from './rate-limit-redis.js';
 
@@ -29,6 +30,8 @@ export interface IdentityServices {
   /** What verifyMandate needs; `mandates.rateCaps` is also where recordMandateCall records. */
   mandates: MandateDeps;
   requestRates: RequestRateCounter;
+  /** Credentials proven real, for the limits by caller (shared across processes on Redis). */
+  knownCredentials: KnownCredentials;
   /** The service's own `revocations` for the discovery document. */
   revocations(): Promise<Revocation[]>;
   close(): Promise<void>;
@@ -40,6 +43,7 @@ export async function openIdentityServices(
 ): Promise<IdentityServices> {
   let store: IdentityStore;
   let counters: RequestRateCounter & MandateRateCounter;
+  let knownCredentials: KnownCredentials;
   let redis: RedisClient | null = null;
   if (config.store.kind === 'redis') {
     redis = createRedisClient(config.store.url, {
@@ -50,9 +54,11 @@ export async function openIdentityServices(
     await connectRedisClient(redis);
     store = new RedisIdentityStore(redis, config.store.keyPrefix);
     counters = new RedisRateCounters(redis, config.store.keyPrefix);
+    knownCredentials = new RedisKnownCredentials(redis, config.store.keyPrefix, deps.now);
   } else {
     store = openSqliteIdentityStore(config.store.file);
     counters = new MemoryRateCounters();
+    knownCredentials = new MemoryKnownCredentials(deps.now);
   }
 
   const deviceFlow = new DeviceFlow({
@@ -74,6 +80,7 @@ export async function openIdentityServices(
     deviceFlow,
     mandates: { issuers, rateCaps: counters, baseUrl: deps.baseUrl },
     requestRates: counters,
+    knownCredentials,
     revocations: () => store.revocations(),
     async close() {
       await store.close();

@@ -140,15 +140,36 @@ export function credentialRateKey(presented: {
 
 export const RATE_WINDOW_MS = 60_000;
 
-export function rateLimitError(scope: 'ip' | 'credential', limit: number, retryAfterSeconds: number): ProtocolError {
-  const who = scope === 'ip' ? 'this client address' : 'this credential';
-  const what = scope === 'ip' ? 'requests' : 'mutating requests';
+/**
+ * Which of a scope's limits was hit, when a scope has several (docs/architecture.md, Rate limits by
+ * caller); shown as `details.bucket`, with the wording of the message.
+ */
+export interface RateBucket {
+  bucket: string;
+  who: string;
+  what: string;
+}
+
+export function rateLimitError(
+  scope: 'ip' | 'credential',
+  limit: number,
+  retryAfterSeconds: number,
+  bucket?: RateBucket,
+): ProtocolError {
+  const who = bucket?.who ?? (scope === 'ip' ? 'this client address' : 'this credential');
+  const what = bucket?.what ?? (scope === 'ip' ? 'requests' : 'mutating requests');
   return protocolError(
     'rate_limit.exceeded',
     `Too many requests: ${who} may make ${limit} ${what} per minute. Retry after ${retryAfterSeconds} s.`,
     {
       hint: `Wait ${retryAfterSeconds} s (Retry-After) before the next request.`,
-      details: { scope, limit, window_seconds: RATE_WINDOW_MS / 1000, retry_after_seconds: retryAfterSeconds },
+      details: {
+        scope,
+        limit,
+        window_seconds: RATE_WINDOW_MS / 1000,
+        retry_after_seconds: retryAfterSeconds,
+        ...(bucket ? { bucket: bucket.bucket } : {}),
+      },
       headers: { 'retry-after': String(retryAfterSeconds) },
     },
   );

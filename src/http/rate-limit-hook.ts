@@ -1,18 +1,17 @@
 /**
- * The request rate limits of 01 §7 as a fastify onRequest hook: per client IP on every route, per
- * credential on mutating requests. It runs after routing and before room existence and body
- * parsing (check order step 2). A long-poll or SSE request counts once, when it starts. An MCP request
- * carries exactly one JSON-RPC call (batches are refused, mcp/batch.ts), so counting the request here
- * counts each tool call against the per-address limit.
+ * The request rate limits of 01 §7 as a fastify onRequest hook, by who is calling
+ * (docs/architecture.md, Rate limits by caller): a call with a known credential counts on that
+ * credential's budget (and its issuer's), any other call on its client address; mutating requests
+ * also count per credential. It runs after routing and before room existence and body parsing (check
+ * order step 2). A long-poll or SSE request counts once, when it starts. MCP credentials travel in
+ * the body, so the MCP routes are counted by `limitMcpMessage` once the body is read: a request
+ * carries exactly one JSON-RPC message (batches are refused, mcp/batch.ts), so each tool call counts.
  */
-import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import {
-  credentialRateKey,
-  type RateDecision,
-  type RateLimitSettings,
-  type RequestRateCounter,
-  rateLimitError,
-} from '../auth/rate-limit.js';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import { type LimitSettings, limitCall, limitMcpSetup, type Take } from '../auth/caller-limits.js';
+import type { KnownCredentials } from '../auth/known-credentials.js';
+import { credentialRateKey, type RateDecision, type RequestRateCounter, rateLimitError } from '../auth/rate-limit.js';
+import type { ProtocolError } from '../errors.js';
 import { within } from '../runtime/within.js';
 import { sendError } from './errors.js';
 import { bearerOf } from './routes.js';
@@ -23,29 +22,42 @@ const LIMITER_TIMEOUT_MS = 100;
 const MUTATING_METHODS = new Set(['POST', 'PATCH', 'DELETE']);
 /** The one state-changing GET (01 §11). */
 const MUTATING_GET_ROUTES = new Set(['/api/rooms/:slug/choose']);
+/** The calls that hand out credentials (creator and participant tokens, a seat for a mandate): always paid by the address. */
+const MINTING_ROUTES = new Set(['POST /api/rooms', 'POST /api/rooms/:slug/join']);
+const MINTING_TOOLS = new Set(['create_room', 'join_room']);
 
-export function rateLimitHook(
-  counter: RequestRateCounter,
-  settings: RateLimitSettings,
-  now: () => number,
-): onRequestAsyncHookHandler {
+/** What the limits need: the shared counters, the table of known credentials and the settings. */
+export interface CallerRateLimits {
+  counter: RequestRateCounter;
+  known: KnownCredentials;
+  settings: LimitSettings;
+}
+
+export function rateLimitHook(limits: CallerRateLimits, now: () => number): onRequestAsyncHookHandler {
+  const { counter, settings } = limits;
   return async function rateLimit(request, reply) {
     const route = request.routeOptions.url;
     // Unknown routes answer 404/405 first (01 §9 step 1); preflights are answered by CORS before this.
     if (route === undefined || request.method === 'OPTIONS') return;
+    // MCP carries credentials inside the body: limitMcpMessage counts the call once it is read.
+    if (route.startsWith('/mcp')) return;
     const at = now();
+    const mandate = header(request, 'x-mandate');
     try {
-      if (settings.ipPerMinute > 0) {
-        const decision = await bounded(counter.take(`ip:${request.ip}`, settings.ipPerMinute, WINDOW_MS, at));
-        if (!decision.allowed) return tooMany(request, reply, 'ip', settings.ipPerMinute, decision.retryAfterSeconds);
-      }
-      // MCP carries credentials inside the body (token argument, _meta.mandate): the tool call counts them.
-      if (settings.credentialPerMinute > 0 && isMutating(request.method, route) && !route.startsWith('/mcp')) {
-        const mandate = request.headers['x-mandate'];
-        const credential = credentialRateKey({
+      const refusal = await limitCall(
+        settings,
+        boundedKnown(limits.known),
+        boundedTake(counter, at),
+        {
           bearer: bearerOf(request),
-          mandate: Array.isArray(mandate) ? mandate[0] : mandate,
-        });
+          mandate,
+        },
+        request.ip,
+        MINTING_ROUTES.has(`${request.method} ${route}`),
+      );
+      if (refusal) return sendError(reply, request, refusal.toSpec(), refusal.status);
+      if (settings.credentialPerMinute > 0 && isMutating(request.method, route)) {
+        const credential = credentialRateKey({ bearer: bearerOf(request), mandate });
         if (credential !== null) {
           const decision = await bounded(counter.take(credential, settings.credentialPerMinute, WINDOW_MS, at));
           if (!decision.allowed) {
@@ -58,6 +70,78 @@ export function rateLimitHook(
       request.log.warn({ err: error }, 'rate limiter unavailable; request not limited');
     }
   };
+}
+
+/**
+ * Counts one MCP message (the raw JSON-RPC body): a tool call by the credential in its arguments
+ * (`token`) or `_meta.mandate` (else the X-Mandate header), like a REST call; any other message
+ * (initialize, notifications, tools/list) on the address's MCP setup budget. The refusal, or null.
+ */
+export async function limitMcpMessage(
+  limits: CallerRateLimits,
+  body: Buffer | undefined,
+  mandateHeader: string | undefined,
+  address: string,
+  at: number,
+  log: FastifyBaseLogger,
+): Promise<ProtocolError | null> {
+  const take = boundedTake(limits.counter, at);
+  try {
+    const call = toolCallCredentials(body);
+    if (call === null) return await limitMcpSetup(limits.settings, take, address);
+    const { tool, ...presented } = call;
+    return await limitCall(
+      limits.settings,
+      boundedKnown(limits.known),
+      take,
+      { ...presented, mandate: presented.mandate ?? mandateHeader },
+      address,
+      MINTING_TOOLS.has(tool),
+    );
+  } catch (error) {
+    log.warn({ err: error }, 'rate limiter unavailable; request not limited');
+    return null;
+  }
+}
+
+/** The tool and credentials of a `tools/call` message, or null for any other message (or a body that is not one). */
+function toolCallCredentials(body: Buffer | undefined): { tool: string; bearer?: string; mandate?: string } | null {
+  let message: unknown;
+  try {
+    message = JSON.parse(body?.toString('utf8') ?? '');
+  } catch {
+    return null;
+  }
+  if (!isObject(message) || message.method !== 'tools/call') return null;
+  const params = isObject(message.params) ? message.params : {};
+  const args = isObject(params.arguments) ? params.arguments : {};
+  const meta = isObject(params._meta) ? params._meta : {};
+  return {
+    tool: typeof params.name === 'string' ? params.name : '',
+    ...(typeof args.token === 'string' ? { bearer: args.token } : {}),
+    ...(typeof meta.mandate === 'string' ? { mandate: meta.mandate } : {}),
+  };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** A lookup that cannot answer in time counts as unknown: the call is then counted on its address. */
+function boundedKnown(known: KnownCredentials): KnownCredentials {
+  return {
+    lookup: (key) => within(known.lookup(key), LIMITER_TIMEOUT_MS, () => null),
+    remember: (key, proven) => known.remember(key, proven),
+  };
+}
+
+function boundedTake(counter: RequestRateCounter, at: number): Take {
+  return (key, limit) => bounded(counter.take(key, limit, WINDOW_MS, at));
 }
 
 function bounded(decision: Promise<RateDecision>): Promise<RateDecision> {

@@ -10,6 +10,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BODY_LIMIT } from '../http/body.js';
+import { sendError } from '../http/errors.js';
+import { type CallerRateLimits, limitMcpMessage } from '../http/rate-limit-hook.js';
 import type { Services } from '../operations/services.js';
 import type { AnyOperation, Catalog } from '../operations/types.js';
 import { BATCH_REFUSAL, isBatch } from './batch.js';
@@ -23,6 +25,8 @@ const CATALOGS: readonly Catalog[] = ['participant', 'host'];
 export interface McpOptions {
   services: Services;
   operations: readonly AnyOperation[];
+  /** The request limits; each message is counted once its body is read (http/rate-limit-hook.ts). */
+  limits?: CallerRateLimits;
 }
 
 function webHeaders(request: FastifyRequest): Headers {
@@ -41,6 +45,7 @@ function header(request: FastifyRequest, name: string): string | undefined {
 
 async function serve(
   handler: McpHttpHandler,
+  limits: CallerRateLimits | undefined,
   origins: AsyncLocalStorage<CallOrigin>,
   origin: CallOrigin,
   request: FastifyRequest,
@@ -51,6 +56,11 @@ async function serve(
     if (!reply.raw.writableFinished) abort.abort();
   });
   const body = request.body as Buffer | undefined;
+  if (limits) {
+    const at = origin.services.clock.now();
+    const refusal = await limitMcpMessage(limits, body, origin.mandateHeader, request.ip, at, request.log);
+    if (refusal) return sendError(reply, request, refusal.toSpec(), refusal.status);
+  }
   if (isBatch(header(request, 'content-type'), body)) return reply.code(400).send(BATCH_REFUSAL);
   const webRequest = new Request(`${request.protocol}://${request.host}${request.url}`, {
     method: request.method,
@@ -93,6 +103,7 @@ async function mcpRoutes(app: FastifyInstance, options: McpOptions): Promise<voi
     app.post(path, (request, reply) =>
       serve(
         handler,
+        options.limits,
         origins,
         {
           services: options.services,

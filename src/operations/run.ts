@@ -5,6 +5,8 @@
  */
 import { roomUrl } from '../runtime/sealing.js';
 import { recordMandateCall, verifyMandate } from '../auth/mandates.js';
+import { rememberProven } from '../auth/known-credentials.js';
+import { within } from '../runtime/within.js';
 import { credentialRateKey, RATE_WINDOW_MS, rateLimitError } from '../auth/rate-limit.js';
 import type { ProtocolError } from '../errors.js';
 import { guessIn } from '../auth/guess-throttle.js';
@@ -31,7 +33,7 @@ async function runChecked(
   const { services } = ctx;
   if (ctx.transport === 'mcp' && operation.mutating) await limitCredential(ctx);
   const jws = ctx.credentials.mandate;
-  if (jws === undefined || !services.mandates) return operation.handle(ctx, input, invalid);
+  if (jws === undefined || !services.mandates) return learningCredentials(operation, ctx, input, invalid);
 
   const slug = (input as { slug?: unknown }).slug;
   const roomSlug = typeof slug === 'string' ? slug : null;
@@ -49,10 +51,44 @@ async function runChecked(
     services.mandates,
   );
   ctx.credentials.verified = verified;
-  const result = await operation.handle(ctx, input, invalid);
+  const result = await learningCredentials(operation, ctx, input, invalid);
   if (operation.mutating && !ctx.replayed)
     await recordMandateCall(services.mandates.rateCaps, verified, services.clock.now());
   return result;
+}
+
+const REMEMBER_WAIT_MS = 100;
+
+/**
+ * Runs the handler, then tells the rate limits which credentials this call proved real
+ * (docs/architecture.md, Rate limits by caller): the presented one when it matched a seat — or when
+ * a verified mandate has just taken one — and every token the answer hands out. Proven even when
+ * the act itself then fails. Best effort: a store that cannot record only leaves the credential
+ * counted by address a little longer.
+ */
+async function learningCredentials(
+  operation: AnyOperation,
+  ctx: RequestContext,
+  input: unknown,
+  invalid: ProtocolError | undefined,
+): Promise<Record<string, unknown>> {
+  const known = ctx.services.requestRates?.known;
+  if (!known) return operation.handle(ctx, input, invalid);
+  let result: Record<string, unknown> | undefined;
+  try {
+    result = await operation.handle(ctx, input, invalid);
+    return result;
+  } finally {
+    const joined = result !== undefined && operation.name === 'joinRoom' && ctx.credentials.verified !== undefined;
+    const minted = [result?.participant_token, result?.creator_token].filter((t): t is string => typeof t === 'string');
+    const remembering = rememberProven(known, ctx.credentials, ctx.credentials.seatProven === true || joined, minted);
+    // A slow store delays the answer by REMEMBER_WAIT_MS at most; the write itself runs on.
+    await within(
+      remembering.catch(() => undefined),
+      REMEMBER_WAIT_MS,
+      () => undefined,
+    );
+  }
 }
 
 /** 01 §7 per-credential limit for MCP tool calls, whose credentials the HTTP hook cannot see. */

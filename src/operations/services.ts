@@ -1,6 +1,7 @@
 /** What operations may use: the runtime, the store, keys, clock and settings. Built once in app.ts. */
 import type { AuthSettings } from '../auth/caller.js';
 import type { GuessThrottle } from '../auth/guess-throttle.js';
+import type { KnownCredentials } from '../auth/known-credentials.js';
 import type { MandateDeps } from '../auth/mandates.js';
 import type { RateLimitSettings, RequestRateCounter } from '../auth/rate-limit.js';
 import type { Engagement } from '../engagement/engagement.js';
@@ -35,7 +36,7 @@ export interface Services {
   /** Wrong passwords, invites and tokens per room and client address (auth/guess-throttle.ts). */
   guesses?: GuessThrottle | null;
   /** The per-credential limiter, for transports whose credentials travel inside the body (MCP). */
-  requestRates: { counter: RequestRateCounter; settings: RateLimitSettings } | null;
+  requestRates: { counter: RequestRateCounter; settings: RateLimitSettings; known?: KnownCredentials } | null;
   /** Members' last reads, for read_receipts. */
   presence: Presence;
   /** Long-polls, streams, webhooks and opener-seal wake bookkeeping. */

@@ -111,6 +111,10 @@ async function startService(env: Record<string, string>): Promise<Service> {
       RATE_LIMIT_CREATE_PER_HOUR: '0',
       // Wrong passwords and tokens from one address would hold the fuzzer's credentials too.
       GUESS_LIMIT_PER_MIN: '0',
+      RATE_LIMIT_CREDENTIAL_CALLS_PER_MIN: '0',
+      RATE_LIMIT_ISSUER_PER_MIN: '0',
+      RATE_LIMIT_IP_AUTHENTICATED_PER_MIN: '0',
+      RATE_LIMIT_IP_MCP_SETUP_PER_MIN: '0',
       CONCLAVE_ADMIN_TOKEN: ADMIN_TOKEN,
       ...env,
       PORT: String(port),

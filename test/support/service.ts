@@ -26,6 +26,10 @@ export async function startService(
     RATE_LIMIT_IP_PER_MIN: '0',
     RATE_LIMIT_CREDENTIAL_PER_MIN: '0',
     RATE_LIMIT_CREATE_PER_HOUR: '0',
+    RATE_LIMIT_CREDENTIAL_CALLS_PER_MIN: '0',
+    RATE_LIMIT_ISSUER_PER_MIN: '0',
+    RATE_LIMIT_IP_AUTHENTICATED_PER_MIN: '0',
+    RATE_LIMIT_IP_MCP_SETUP_PER_MIN: '0',
     ...options.env,
   });
   const service = await createService(config, options.clock ? { clock: options.clock } : {});

@@ -30,6 +30,10 @@ describe.skipIf(!hasNginx || cluster === null)('two processes behind nginx on a 
       RATE_LIMIT_IP_PER_MIN: '0',
       RATE_LIMIT_CREDENTIAL_PER_MIN: '0',
       RATE_LIMIT_CREATE_PER_HOUR: '0',
+      RATE_LIMIT_CREDENTIAL_CALLS_PER_MIN: '0',
+      RATE_LIMIT_ISSUER_PER_MIN: '0',
+      RATE_LIMIT_IP_AUTHENTICATED_PER_MIN: '0',
+      RATE_LIMIT_IP_MCP_SETUP_PER_MIN: '0',
       LOG_LEVEL: 'fatal',
     });
     nginx = await startNginx(fleet.ports.map((port) => `127.0.0.1:${port}`));

@@ -36,6 +36,10 @@ describe.skipIf(!hasNginx || redis === null)('three processes behind nginx on on
     RATE_LIMIT_IP_PER_MIN: '0',
     RATE_LIMIT_CREDENTIAL_PER_MIN: '0',
     RATE_LIMIT_CREATE_PER_HOUR: '0',
+    RATE_LIMIT_CREDENTIAL_CALLS_PER_MIN: '0',
+    RATE_LIMIT_ISSUER_PER_MIN: '0',
+    RATE_LIMIT_IP_AUTHENTICATED_PER_MIN: '0',
+    RATE_LIMIT_IP_MCP_SETUP_PER_MIN: '0',
     LOG_LEVEL: 'error',
   };
 

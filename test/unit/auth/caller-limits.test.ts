@@ -1,0 +1,75 @@
+/**
+ * The decision of the limits by caller (docs/architecture.md, Rate limits by caller): which budget a
+ * call is counted on, given what it presents and what the service has proven about it.
+ */
+import { describe, expect, it } from 'vitest';
+import { type LimitSettings, limitCall } from '../../../src/auth/caller-limits.js';
+import { KNOWN_FOR_MS, MemoryKnownCredentials, mintedToken } from '../../../src/auth/known-credentials.js';
+import { credentialRateKey, MemoryRateCounters } from '../../../src/auth/rate-limit.js';
+
+const SETTINGS: LimitSettings = {
+  ipPerMinute: 2,
+  credentialPerMinute: 0,
+  createPerHour: 0,
+  credentialCallsPerMinute: 3,
+  issuerPerMinute: 0,
+  authenticatedIpPerMinute: 0,
+  mcpSetupPerMinute: 0,
+};
+
+function harness(now = { t: 1_000_000 }) {
+  const counters = new MemoryRateCounters();
+  const known = new MemoryKnownCredentials(() => now.t);
+  const buckets: string[] = [];
+  const take = (key: string, limit: number) => {
+    buckets.push(key);
+    return counters.take(key, limit, 60_000, now.t);
+  };
+  return { known, take, buckets, now };
+}
+
+describe('limitCall', () => {
+  it('counts an unknown bearer on the address and a known one on its own budget', async () => {
+    const { known, take, buckets } = harness();
+    await known.remember(credentialRateKey({ bearer: 't_real' })!, mintedToken('t_real'));
+    expect(await limitCall(SETTINGS, known, take, { bearer: 't_garbage' }, '10.0.0.1', false)).toBeNull();
+    expect(await limitCall(SETTINGS, known, take, { bearer: 't_real' }, '10.0.0.1', false)).toBeNull();
+    expect(buckets).toEqual(['ip:10.0.0.1', mintedToken('t_real').bucket]);
+  });
+
+  it('counts a minting call on the address even with a known credential', async () => {
+    const { known, take, buckets } = harness();
+    await known.remember(credentialRateKey({ bearer: 't_real' })!, mintedToken('t_real'));
+    await limitCall(SETTINGS, known, take, { bearer: 't_real' }, '10.0.0.1', true);
+    expect(buckets).toEqual(['ip:10.0.0.1']);
+  });
+
+  it('falls back to the address when the table of known credentials cannot answer', async () => {
+    const { take, buckets } = harness();
+    const broken = { lookup: () => Promise.reject(new Error('redis away')), remember: async () => {} };
+    await limitCall(SETTINGS, broken, take, { bearer: 't_real' }, '10.0.0.1', false);
+    expect(buckets).toEqual(['ip:10.0.0.1']);
+  });
+
+  it('refuses with the bucket that ran out', async () => {
+    const { known, take } = harness();
+    await known.remember(credentialRateKey({ bearer: 't_real' })!, mintedToken('t_real'));
+    for (let i = 0; i < 3; i++)
+      expect(await limitCall(SETTINGS, known, take, { bearer: 't_real' }, 'a', false)).toBeNull();
+    const refusal = await limitCall(SETTINGS, known, take, { bearer: 't_real' }, 'a', false);
+    expect(refusal?.toSpec()).toMatchObject({
+      code: 'rate_limit.exceeded',
+      details: { scope: 'credential', limit: 3, bucket: 'credential_calls' },
+    });
+  });
+
+  it('forgets a credential not proven again within a day', async () => {
+    const { known, now } = harness();
+    const key = credentialRateKey({ bearer: 't_real' })!;
+    await known.remember(key, mintedToken('t_real'));
+    now.t += KNOWN_FOR_MS - 1;
+    expect(await known.lookup(key)).not.toBeNull();
+    now.t += 1;
+    expect(await known.lookup(key)).toBeNull();
+  });
+});
