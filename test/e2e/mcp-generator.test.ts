@@ -85,7 +85,7 @@ const origin: CallOrigin = {
   requestId: 'req-1',
   clientIp: '127.0.0.1',
   mandateHeader: undefined,
-  log: { error: () => {} } as unknown as CallOrigin['log'],
+  log: { error: () => {}, info: () => {} } as unknown as CallOrigin['log'],
 };
 
 function tool(catalog: 'participant' | 'host', name: string): ToolSpec {
