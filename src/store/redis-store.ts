@@ -431,29 +431,32 @@ export class RedisStore implements RoomStore {
 
   /**
    * Scans every node's keyspace for idempotency keys (`<prefix>idem:<scope>`, `<room>:idem:<scope>`) and deletes those whose record
-   * body is not sealed. SCAN walks the keyspace in steps, so Redis keeps serving meanwhile.
+   * body is not sealed. SCAN walks the keyspace in steps, so Redis keeps serving meanwhile; each step
+   * has the store's deadline of its own (the whole walk may take longer than one command may). Once a
+   * walk completes a marker key says so, and later starts skip it: records written since are sealed.
    */
-  purgeUnsealedIdempotency(): Promise<number> {
-    return this.call(async () => {
-      let removed = 0;
-      const prefix = escapeGlob(this.keyPrefix);
-      for (const [node, pattern] of scanNodes(this.redis).flatMap((n) => [
-        [n, `${prefix}idem:*`] as const,
-        [n, `${prefix}room:*:idem:*`] as const,
-      ])) {
-        let cursor = '0';
-        do {
-          const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-          cursor = next;
-          for (const key of keys) {
-            const text = await this.redis.get(key);
-            if (text === null || isSealedRecord(text)) continue;
-            removed += await this.redis.del(key);
-          }
-        } while (cursor !== '0');
-      }
-      return removed;
-    });
+  async purgeUnsealedIdempotency(): Promise<number> {
+    const done = `${this.keyPrefix}meta:idempotency-sealed`;
+    if ((await this.call(() => this.redis.get(done))) !== null) return 0;
+    let removed = 0;
+    const prefix = escapeGlob(this.keyPrefix);
+    for (const [node, pattern] of scanNodes(this.redis).flatMap((n) => [
+      [n, `${prefix}idem:*`] as const,
+      [n, `${prefix}room:*:idem:*`] as const,
+    ])) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await this.call(() => node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000));
+        cursor = next;
+        for (const key of keys) {
+          const text = await this.call(() => this.redis.get(key));
+          if (text === null || isSealedRecord(text)) continue;
+          removed += await this.call(() => this.redis.del(key));
+        }
+      } while (cursor !== '0');
+    }
+    await this.call(() => this.redis.set(done, new Date(this.clock()).toISOString()));
+    return removed;
   }
 
   async close(): Promise<void> {
