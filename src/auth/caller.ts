@@ -88,6 +88,8 @@ function mandateCaller(state: RoomState, presented: PresentedCredentials): Calle
   const credential = hashSecret(presented.mandate!);
   const seat = mandateSeat(state.room.members, mandate);
   if (seat.kind === 'foreign') throw foreignIssuer(state.slug);
+  // 'reclaimable': the subject's own key, seat bound to another issuer. Until it joins (which rebinds
+  // the seat, domain/membership.ts) it holds no seat here, so it is an outsider like any unseated mandate.
   return seat.kind === 'seat'
     ? { kind: 'member', member: seat.member, credentialHash: credential, mandate }
     : { kind: 'outsider', credentialHash: credential, mandate };

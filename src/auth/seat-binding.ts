@@ -44,8 +44,19 @@ function provesLegacySeat(member: Member, mandate: MandateIdentity): boolean {
   }
 }
 
+/**
+ * A self-issued mandate of a `did:key` subject: signed by the subject's own key, the strongest proof of
+ * that subject there is. It may reclaim the subject's seat from another issuer that joined it first
+ * (a squatter who read the subject from a receipt, or a principal that joined for it).
+ */
+export function signedBySubject(mandate: MandateIdentity): boolean {
+  return mandate.issuerKind === 'did:key' && mandate.issuerPrincipal === mandate.sub;
+}
+
 export type MandateSeat =
   | { kind: 'seat'; member: Member }
+  /** The sub's seat is bound to another issuer, and this mandate is the subject's own: a join reclaims it. */
+  | { kind: 'reclaimable'; member: Member }
   /** The sub holds a seat here, bound to another issuer: this mandate reaches nothing of it. */
   | { kind: 'foreign'; member: Member }
   | { kind: 'none' };
@@ -54,5 +65,6 @@ export type MandateSeat =
 export function mandateSeat(members: readonly Member[], mandate: MandateIdentity): MandateSeat {
   const member = members.find((m) => m.agentDid === mandate.sub);
   if (!member) return { kind: 'none' };
-  return issuerOwnsSeat(member, mandate) ? { kind: 'seat', member } : { kind: 'foreign', member };
+  if (issuerOwnsSeat(member, mandate)) return { kind: 'seat', member };
+  return signedBySubject(mandate) ? { kind: 'reclaimable', member } : { kind: 'foreign', member };
 }

@@ -12,7 +12,9 @@ import type { Actor, InviteRecord, Member, Role, RoomConfig } from './types.js';
 export type JoinPlan =
   | { kind: 'new'; member: Member; invite: InviteRecord | null }
   | { kind: 'recover'; member: Member; invite: InviteRecord }
-  | { kind: 'reconnect'; member: Member };
+  | { kind: 'reconnect'; member: Member }
+  /** The subject's own key takes its seat back from another issuer: the seat is rebound to it. */
+  | { kind: 'reclaim'; member: Member };
 
 function inviteInvalid(reason: string, message: string): ProtocolError {
   return protocolError('invite.invalid', `${message} Ask the room operator for a new invite.`, { details: { reason } });
@@ -89,8 +91,12 @@ export function planJoin(
   // issuer is never reconnected, whatever reaches this point.
   const seated = seat.agentDid === null ? undefined : room.members.find((m) => m.agentDid === seat.agentDid);
   if (seated) {
-    if (seated.agentIss != null && seated.agentIss !== (seat.agentIss ?? null)) return foreignIssuer(room.slug);
-    return { kind: 'reconnect', member: seated };
+    if (seated.agentIss == null || seated.agentIss === (seat.agentIss ?? null))
+      return { kind: 'reconnect', member: seated };
+    // Only the subject's own did:key outranks the issuer that joined first (auth/seat-binding.ts,
+    // signedBySubject): the seat answers to it from now on, and no longer to the other issuer.
+    if (seat.agentIss !== seat.agentDid || !seated.agentDid?.startsWith('did:key:')) return foreignIssuer(room.slug);
+    return { kind: 'reclaim', member: { ...seated, agentIss: seat.agentIss, mandateId: seat.mandateId } };
   }
   const invite = findInvite(room, admission, now);
   if (invite instanceof Error) return invite;

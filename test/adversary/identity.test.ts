@@ -303,6 +303,57 @@ describe.each(STORES)('mandate identity on $store', ({ store, env }) => {
     expect(printed).toContain(`ballot of ${delegate.did}, issued by ${principal.did} (mandate ${delegated.jti})`);
   });
 
+  it('a squatter who joins first with a did:key subject loses the seat once the subject joins with its own key', async (t) => {
+    if (skip()) t.skip();
+    const { base } = svc;
+    const room = (
+      await call(base, 'POST', '/api/rooms', {
+        body: {
+          question: 'Who holds the seat?',
+          options: ['a', 'b'],
+          config: { early_close: true, settle_window: 0, creator_votes: false },
+        },
+      })
+    ).body;
+    const victim = agent();
+    const squatter = agent();
+    // The squatter read the victim's subject somewhere and joins before the victim does.
+    const squat = mint(clock, squatter, victim.did);
+    const squatted = await call(base, 'POST', `/api/rooms/${room.slug}/join`, {
+      body: {},
+      headers: { 'x-mandate': squat.jws },
+    });
+    expect(squatted.status).toBe(200);
+    // The subject's own key is the strongest proof of the subject: its join takes the seat back.
+    const own = mint(clock, victim, victim.did);
+    const joined = await call(base, 'POST', `/api/rooms/${room.slug}/join`, {
+      body: {},
+      headers: { 'x-mandate': own.jws },
+    });
+    expect(joined.status).toBe(200);
+    expect(joined.body.participant_id).toBe(squatted.body.participant_id);
+    // From then on the squatter's mandates reach nothing of the seat, and cannot take it back.
+    for (const url of ['discuss', 'join']) {
+      const refused = await call(base, 'POST', `/api/rooms/${room.slug}/${url}`, {
+        body: url === 'discuss' ? { body: 'still me' } : {},
+        headers: { 'x-mandate': mint(clock, squatter, victim.did).jws },
+      });
+      expect([refused.status, refused.body.error.code]).toEqual([403, 'authority.denied']);
+    }
+    const chosen = await call(base, 'POST', `/api/rooms/${room.slug}/choose`, {
+      body: { choice: 'b' },
+      headers: { 'x-mandate': own.jws },
+    });
+    expect(chosen.status).toBe(200);
+    const outcome = await call(base, 'GET', `/api/rooms/${room.slug}/outcome`, { token: room.creator_token });
+    const jwks = await call(base, 'GET', '/.well-known/jwks.json');
+    const report = await verifyRoomReceiptChain(outcome.body, { jwks: jwks.body });
+    expect(report.errors).toEqual([]);
+    expect(report.receipts[0]!.ballots).toEqual([
+      { agent_id: victim.did, agent_iss: victim.did, mandate_ref: own.jti },
+    ]);
+  });
+
   it('refuses a foreign issuer naming a hosted-agent subject, a mandate for another service, and a revoked hosted key', async (t) => {
     if (skip()) t.skip();
     const { base } = svc;

@@ -32,9 +32,12 @@ describe('mandateSeat', () => {
   it('reaches a seat only with its stored issuer and sub', () => {
     const members = [seat('did:key:zSub', 'urn:uuid:join', 'https://issuer.example')];
     expect(mandateSeat(members, mandate('https', 'https://issuer.example', 'did:key:zSub')).kind).toBe('seat');
+    // The subject's own key does not reach the seat another issuer holds; it may only reclaim it by joining.
     expect(mandateSeat(members, mandate('did:key', 'did:key:zSub', 'did:key:zSub', 'urn:uuid:join')).kind).toBe(
-      'foreign',
+      'reclaimable',
     );
+    // Any other key naming the subject reaches nothing of it.
+    expect(mandateSeat(members, mandate('did:key', 'did:key:zForger', 'did:key:zSub')).kind).toBe('foreign');
     expect(mandateSeat(members, mandate('https', 'https://issuer.example', 'did:key:zOther')).kind).toBe('none');
   });
 
