@@ -81,7 +81,7 @@ async function inBatches<T>(count: number, size: number, run: (index: number) =>
 
 it('spells out the shipped defaults', () => {
   const config = loadConfig({ DATA_DIR: '/nonexistent' });
-  expect(config.rateLimits).toEqual({ ipPerMinute: 600, credentialPerMinute: 120 });
+  expect(config.rateLimits).toEqual({ ipPerMinute: 600, credentialPerMinute: 120, createPerHour: 30 });
   expect(config.callerLimits).toEqual({
     credentialCallsPerMinute: 600,
     issuerPerMinute: 12_000,
@@ -170,7 +170,7 @@ describe('what is still counted against the address', () => {
     await nextMinute();
     const seat = (await call(svc.base, 'POST', `/api/rooms/${room.slug}/join`, { body: { display_name: 'host' } })).body
       .participant_token as string;
-    const garbage = () => `t_${randomBytes(24).toString('base64url')}`;
+    const garbage = () => `t_${randomBytes(32).toString('base64url')}`;
     const answers = await inBatches(IP_LIMIT, 50, () =>
       call(svc.base, 'GET', `/api/rooms/${room.slug}`, { token: garbage() }),
     );
