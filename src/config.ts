@@ -52,6 +52,8 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Lets webhooks target loopback and private addresses (tests, private networks). */
   WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false'),
+  /** Active webhooks one room may hold; registering past it is refused (docs/architecture.md, Engagement). */
+  WEBHOOK_MAX_PER_ROOM: z.coerce.number().int().min(1).max(100_000).default(2000),
   /** Room actors kept in memory (least recently used evicted; about 14 KiB each); others reload from the store. */
   ROOM_CACHE_SIZE: z.coerce.number().int().min(1).default(1000),
   /** Long-polls and SSE streams one process holds at once; past it, new ones get 503. */
@@ -106,6 +108,7 @@ export interface ServiceConfig {
   operatorContact: string;
   logLevel: string;
   webhookAllowPrivate: boolean;
+  webhookMaxPerRoom: number;
   maxParkedConnections: number;
   roomCacheSize: number;
   rateLimits: RateLimitSettings;
@@ -148,6 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     operatorContact: e.CONCLAVE_OPERATOR_CONTACT,
     logLevel: e.LOG_LEVEL,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE === 'true',
+    webhookMaxPerRoom: e.WEBHOOK_MAX_PER_ROOM,
     maxParkedConnections: e.MAX_PARKED_CONNECTIONS,
     roomCacheSize: e.ROOM_CACHE_SIZE,
     rateLimits: { ipPerMinute: e.RATE_LIMIT_IP_PER_MIN, credentialPerMinute: e.RATE_LIMIT_CREDENTIAL_PER_MIN },

@@ -75,6 +75,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     {
       maxParked: config.maxParkedConnections,
       webhookAllowPrivate: config.webhookAllowPrivate,
+      webhookMaxPerRoom: config.webhookMaxPerRoom,
       redis:
         config.store.kind === 'redis'
           ? { url: config.store.url, cluster: config.store.cluster, keyPrefix: config.store.keyPrefix }

@@ -23,6 +23,8 @@ export interface EngagementSettings {
   maxParked: number;
   /** Lets webhooks target loopback and private addresses (tests, private deployments). */
   webhookAllowPrivate: boolean;
+  /** Active webhooks one room may hold. */
+  webhookMaxPerRoom: number;
   /** Redis mode: where commit notices are published for the other processes. */
   redis: { url: string; cluster: boolean; keyPrefix: string } | null;
   userAgent: string;

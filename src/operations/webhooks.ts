@@ -9,12 +9,20 @@ import { EVENT_TYPES } from '../engagement/event-types.js';
 import { parseWebhookUrl, resolveTarget, WebhookTargetRejected } from '../engagement/ssrf.js';
 import { newSigningSecret } from '../engagement/webhook-signing.js';
 import { invalidInput, protocolError } from '../errors.js';
+import { Mailbox } from '../runtime/mailbox.js';
 import { idempotencyConflict, roomNotFound } from '../runtime/registry.js';
 import type { WebhookRecord } from '../store/engagement-port.js';
 import { idempotencyFor, slugSchema } from './shared.js';
 import type { OperationDef, RequestContext } from './types.js';
 
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+
+/**
+ * Registrations of one room run one at a time in this process, so the cap and the idempotent replay
+ * are checked against every registration before them. Across processes sharing a Redis store, a room
+ * can end at most one registration per other process past the cap.
+ */
+const registrations = new Mailbox();
 
 const registerInput = z
   .object({
@@ -94,6 +102,15 @@ async function checkUrl(text: string, allowPrivate: boolean, route: string): Pro
   }
 }
 
+function capReached(slug: string, cap: number, route: string) {
+  return invalidInput(
+    'url',
+    `Room ${slug} already has ${cap} active webhooks, the most one room may hold. Unregister one you no longer need (DELETE /api/rooms/${slug}/webhooks/{id}; GET /api/rooms/${slug}/webhooks lists yours), or send events to one receiver that fans them out (the register_webhook action / ${route}).`,
+    'webhook_cap_reached',
+    { cap },
+  );
+}
+
 function roomClosed(state: RoomState) {
   return protocolError(
     'room.concluded',
@@ -125,36 +142,41 @@ export const registerWebhook = {
     const route = `POST /api/rooms/${input.slug}/webhooks`;
     const { state, owner } = await webhookCaller(ctx, input.slug, 'register_webhook', route);
     if (state.concluded) throw roomClosed(state);
-    const now = services.clock.now();
-    const idempotency = idempotencyFor(ctx, input.slug) ?? null;
-    if (idempotency) {
-      const prior = (await services.store.engagement.webhooks(input.slug)).find(
-        (w) => w.idempotency?.scope === idempotency.scope && now - w.created_at < IDEMPOTENCY_TTL_MS,
-      );
-      if (prior) {
-        if (prior.idempotency?.fingerprint !== idempotency.fingerprint) throw idempotencyConflict();
-        ctx.replayed = true;
-        return registration(prior);
+    return registrations.run(input.slug, async () => {
+      const now = services.clock.now();
+      const idempotency = idempotencyFor(ctx, input.slug) ?? null;
+      const existing = await services.store.engagement.webhooks(input.slug);
+      if (idempotency) {
+        const prior = existing.find(
+          (w) => w.idempotency?.scope === idempotency.scope && now - w.created_at < IDEMPOTENCY_TTL_MS,
+        );
+        if (prior) {
+          if (prior.idempotency?.fingerprint !== idempotency.fingerprint) throw idempotencyConflict();
+          ctx.replayed = true;
+          return registration(prior);
+        }
       }
-    }
-    await checkUrl(input.url, services.engagement.settings.webhookAllowPrivate, route);
-    const hook: WebhookRecord = {
-      id: randomUUID(),
-      slug: input.slug,
-      owner,
-      url: input.url,
-      event_types: [...new Set(input.event_types ?? [])],
-      secret: newSigningSecret(),
-      created_at: now,
-      disabled_at: null,
-      cursor: state.head,
-      failure_streak: 0,
-      idempotency,
-    };
-    await services.store.engagement.createWebhook(hook);
-    // Events committed since the head was read are enqueued now rather than at the next commit.
-    services.engagement.webhooks.noteCommit(input.slug);
-    return registration(hook);
+      const cap = services.engagement.settings.webhookMaxPerRoom;
+      if (existing.filter((w) => w.disabled_at === null).length >= cap) throw capReached(input.slug, cap, route);
+      await checkUrl(input.url, services.engagement.settings.webhookAllowPrivate, route);
+      const hook: WebhookRecord = {
+        id: randomUUID(),
+        slug: input.slug,
+        owner,
+        url: input.url,
+        event_types: [...new Set(input.event_types ?? [])],
+        secret: newSigningSecret(),
+        created_at: now,
+        disabled_at: null,
+        cursor: state.head,
+        failure_streak: 0,
+        idempotency,
+      };
+      await services.store.engagement.createWebhook(hook);
+      // Events committed since the head was read are enqueued now rather than at the next commit.
+      services.engagement.webhooks.noteCommit(input.slug);
+      return registration(hook);
+    });
   },
 } satisfies OperationDef<z.infer<typeof registerInput>>;
 
