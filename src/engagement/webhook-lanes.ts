@@ -22,12 +22,14 @@ export interface LaneLimits {
 }
 
 /**
- * 64 attempts in flight per process is 64 sockets, little for the process and enough for a
- * 1,000-endpoint fan-out on a fast receiver. One room gets a quarter of them, so it takes four rooms
- * of black holes to fill the process before their origins are parked. Two per URL keeps one
- * subscription's backlog from crowding its neighbours at the same receiver.
+ * 128 attempts in flight per process is 128 sockets: little for the process, and enough that a
+ * 1,000-endpoint fan-out to a fast receiver lands in about a second. One room gets a quarter of them,
+ * so it takes four rooms of black holes to fill the process, and only until their origins are parked
+ * (two timeouts each). One origin gets half a room's share, so dead endpoints registered first leave
+ * the other half to the room's live ones. Two per URL keeps one subscription's backlog from crowding
+ * its neighbours at the same receiver.
  */
-export const LANE_LIMITS: LaneLimits = { total: 128, perRoom: 64, perOrigin: 32, perEndpoint: 2 };
+export const LANE_LIMITS: LaneLimits = { total: 128, perRoom: 32, perOrigin: 16, perEndpoint: 2 };
 
 export interface Waiting<T> {
   key: string;

@@ -292,10 +292,11 @@ export class WebhookWorker {
       body,
       this.deps.allowPrivate,
     );
-    release();
+    // The breaker learns first, so the freed lane is handed out knowing how this origin behaved.
     const origin = originOf(hook.url);
     if (result.timedOut) this.breaker.timedOut(origin, clock.now());
     else this.breaker.answered(origin);
+    release();
     if (result.ok) {
       await store.engagement.settleDelivery(slug, webhookId, eventId, { kind: 'delivered' });
       return;

@@ -178,44 +178,38 @@ export class RedisEngagementStore implements EngagementStore {
       while (due.length < limit) {
         const flat = await this.redis.zrangebyscore(this.dueKey, '-inf', nowMs, 'WITHSCORES', 'LIMIT', offset, window);
         if (flat.length === 0) break;
-        const entries: { member: string; score: number; slug: string }[] = [];
-        for (let i = 0; i < flat.length; i += 2) {
-          const member = flat[i]!;
-          entries.push({ member, score: Number(flat[i + 1]), slug: member.slice(0, member.indexOf('|')) });
-        }
-        const turns = takeTurns(entries);
+        const entries: { member: string; score: number }[] = [];
+        for (let i = 0; i < flat.length; i += 2) entries.push({ member: flat[i]!, score: Number(flat[i + 1]) });
+        const values = await Promise.all(
+          entries.map(({ member }) => {
+            const [slug, webhookId, eventId] = member.split('|') as [string, string, string];
+            return this.redis.hget(this.keys(slug).deliveries, `${webhookId}|${eventId}`);
+          }),
+        );
         // Entries that stay in the due range move the next window's offset; removed and rescored ones leave it.
         let stay = 0;
-        for (let at = 0; at < turns.length && due.length < limit; ) {
-          const chunk = turns.slice(at, at + limit - due.length);
-          at += chunk.length;
-          const values = await Promise.all(
-            chunk.map(({ member }) => {
-              const [slug, webhookId, eventId] = member.split('|') as [string, string, string];
-              return this.redis.hget(this.keys(slug).deliveries, `${webhookId}|${eventId}`);
-            }),
-          );
-          for (const [i, { member, score }] of chunk.entries()) {
-            const [slug, webhookId, eventId] = member.split('|') as [string, string, string];
-            const value = values[i]!;
-            const record = value === null ? null : parseDelivery(slug, webhookId, eventId, value);
-            if (record === null) {
-              if (score < nowMs - ORPHAN_GRACE_MS) await this.redis.zrem(this.dueKey, member);
-              else stay++;
-            } else if (record.status !== 'pending' || record.next_attempt_at === null) {
-              await this.redis.zrem(this.dueKey, member);
-            } else if (record.next_attempt_at > nowMs) {
-              await this.redis.conclaveRescoreDue(this.dueKey, member, score, record.next_attempt_at);
-            } else {
-              due.push(record);
-              stay++;
-            }
+        for (const [i, { member, score }] of entries.entries()) {
+          const [slug, webhookId, eventId] = member.split('|') as [string, string, string];
+          const value = values[i]!;
+          const record = value === null ? null : parseDelivery(slug, webhookId, eventId, value);
+          if (record === null) {
+            if (score < nowMs - ORPHAN_GRACE_MS) await this.redis.zrem(this.dueKey, member);
+            else stay++;
+          } else if (record.status !== 'pending' || record.next_attempt_at === null) {
+            await this.redis.zrem(this.dueKey, member);
+          } else if (record.next_attempt_at > nowMs) {
+            await this.redis.conclaveRescoreDue(this.dueKey, member, score, record.next_attempt_at);
+          } else {
+            due.push(record);
+            stay++;
           }
         }
         if (flat.length < window * 2) break;
         offset += stay;
       }
-      return due;
+      // Index members of one score sort by name, not seq: order by due time and seq, then take turns again.
+      const ordered = due.sort((a, b) => (a.next_attempt_at ?? 0) - (b.next_attempt_at ?? 0) || a.seq - b.seq);
+      return takeTurns(ordered).slice(0, limit);
     });
   }
 

@@ -88,6 +88,27 @@ describe('webhook lanes under attack', () => {
     await eventually(() => receiver.received.some((r) => r.url === '/hook/victim'), 3_000);
     expect(Date.now() - posted).toBeLessThan(3_000);
     expect(receiver.received.find((r) => r.url === '/hook/victim')!.body.slug).toBe(victim.slug);
+
+    // Once its first attempts time out (10 s), the black hole is parked: its other deliveries move to
+    // the end of the cool-down without spending an attempt, and it is sent at most one origin's share.
+    const engagement = svc.service.store.engagement;
+    const hooks = await engagement.webhooks(attacker.slug);
+    const deliveries = async () =>
+      (await Promise.all(hooks.map((h) => engagement.deliveries(attacker.slug, h.id)))).flat();
+    const parked = (all: { attempts: number; next_attempt_at: number | null }[]) =>
+      all.filter((d) => d.attempts === 0 && d.next_attempt_at! >= Date.now() + 15_000).length;
+    await eventually(async () => {
+      const all = await deliveries();
+      return parked(all) > 0 && parked(all) === all.filter((d) => d.attempts === 0).length;
+    }, 20_000);
+    const after = await deliveries();
+    const attempted = after.filter((d) => d.attempts > 0).length;
+    expect(attempted).toBeGreaterThan(0);
+    // One origin's share of lanes (16), plus one sent when the first timeout freed a lane before the
+    // second tripped the breaker.
+    expect(attempted).toBeLessThanOrEqual(17);
+    expect(parked(after)).toBe(80 - attempted);
+    expect(blackHole.held.length).toBeLessThanOrEqual(17);
   }, 60_000);
 
   it('1,000 live endpoints registered after 50 dead ones in one room all receive an event within 2 s', async () => {
