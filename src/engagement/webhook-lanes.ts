@@ -47,6 +47,8 @@ export class DeliveryLanes<T> {
    */
   private readonly rooms = new Map<string, Map<string, Map<string, Waiting<T>[]>>>();
   private readonly keys = new Set<string>();
+  /** Deliveries held per room, waiting or in flight. */
+  private readonly held = new Map<string, number>();
   private inFlight = 0;
   private readonly byRoom = new Map<string, number>();
   private readonly byOrigin = new Map<string, number>();
@@ -70,10 +72,16 @@ export class DeliveryLanes<T> {
     return this.keys.has(key);
   }
 
+  /** Deliveries of one room held here, waiting or in flight. */
+  heldFor(slug: string): number {
+    return this.held.get(slug) ?? 0;
+  }
+
   /** Queues a delivery behind the others of its endpoint; false when it is already here. */
   add(entry: Waiting<T>): boolean {
     if (this.keys.has(entry.key)) return false;
     this.keys.add(entry.key);
+    bump(this.held, entry.slug, 1);
     let origins = this.rooms.get(entry.slug);
     if (!origins) {
       origins = new Map();
@@ -108,6 +116,7 @@ export class DeliveryLanes<T> {
           const [url, queue] = endpoints.entries().next().value!;
           const entry = this.take(slug, origin, url, queue);
           this.keys.delete(entry.key);
+          bump(this.held, slug, -1);
           return { kind: 'park', entry, until: gate.until };
         }
         const originCap = gate.kind === 'probe' ? 1 : this.limits.perOrigin;
@@ -129,6 +138,7 @@ export class DeliveryLanes<T> {
   /** A sent delivery's attempt is over: its lanes are free. */
   finish(entry: Waiting<T>): void {
     this.keys.delete(entry.key);
+    bump(this.held, entry.slug, -1);
     this.inFlight--;
     bump(this.byRoom, entry.slug, -1);
     bump(this.byOrigin, originOf(entry.url), -1);

@@ -28,8 +28,13 @@ const LEASE_MS = 60_000;
 const ENQUEUE_PAGE = 500;
 /** Due deliveries read from the outbox at a time, beyond those already waiting in the lanes. */
 const DUE_BATCH = 500;
-/** Deliveries held in memory at most, waiting for a lane: the rest stay in the outbox until there is room. */
-const MAX_WAITING = 5_000;
+/**
+ * Deliveries held in memory at most, waiting for a lane (a few hundred bytes each): the rest stay in
+ * the outbox until there is room. One room holds at most ROOM_WAITING of them, one event's fan-out to
+ * the most webhooks a room may have, so a room's backlog cannot fill the memory others need to be read.
+ */
+const MAX_WAITING = 10_000;
+const ROOM_WAITING = 2_500;
 /** Fewer waiting than this, and the outbox has more: read on. */
 const LOW_WATER = 250;
 /** While attempts are in flight the pump reads the outbox at least this often (retries falling due). */
@@ -214,7 +219,7 @@ export class WebhookWorker {
     const due = await this.deps.store.engagement.dueDeliveries(this.deps.clock.now(), limit);
     for (const delivery of due) {
       const key = deliveryKey(delivery);
-      if (this.lanes.has(key)) continue;
+      if (this.lanes.has(key) || this.lanes.heldFor(delivery.slug) >= ROOM_WAITING) continue;
       const hook = await run.webhook(delivery.slug, delivery.webhook_id);
       if (!hook || hook.disabled_at !== null) {
         await this.deps.store.engagement.settleDelivery(delivery.slug, delivery.webhook_id, delivery.event_id, {

@@ -47,6 +47,8 @@ describe('delivery lanes', () => {
     expect(lanes.next(0)).toBeNull();
     expect(lanes.size).toBe(4);
     expect(lanes.sending).toBe(2);
+    expect(lanes.heldFor('a')).toBe(2);
+    expect(lanes.heldFor('b')).toBe(2);
   });
 
   it("parks a tripped origin's deliveries until its cool-down, then sends one probe", () => {
