@@ -213,7 +213,7 @@ export class SqliteEngagementStore implements EngagementStore {
     drafts: DeliveryDraft[],
     atMs: number,
   ): Promise<boolean> {
-    return this.write(() => this.enqueueTransaction(slug, webhookId, fromSeq, throughSeq, drafts, atMs));
+    return this.write(() => this.enqueueTransaction.immediate(slug, webhookId, fromSeq, throughSeq, drafts, atMs));
   }
 
   dueDeliveries(nowMs: number, limit: number): Promise<DeliveryRecord[]> {
@@ -255,7 +255,7 @@ export class SqliteEngagementStore implements EngagementStore {
   }
 
   settleDelivery(slug: string, webhookId: string, eventId: string, outcome: DeliveryOutcome): Promise<void> {
-    return this.write(() => this.settleTransaction(slug, webhookId, eventId, outcome));
+    return this.write(() => this.settleTransaction.immediate(slug, webhookId, eventId, outcome));
   }
 
   deliveries(slug: string, webhookId: string): Promise<DeliveryRecord[]> {
