@@ -61,6 +61,8 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Lets webhooks target loopback and private addresses (tests, private networks). */
   WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false'),
+  /** Active webhooks one room may hold; registering past it is refused (docs/architecture.md, Engagement). */
+  WEBHOOK_MAX_PER_ROOM: z.coerce.number().int().min(1).max(100_000).default(2000),
   /** Room actors kept in memory (least recently used evicted; about 14 KiB each); others reload from the store. */
   ROOM_CACHE_SIZE: z.coerce.number().int().min(1).default(1000),
   /**
@@ -136,6 +138,7 @@ export interface ServiceConfig {
   operatorContact: string;
   logLevel: string;
   webhookAllowPrivate: boolean;
+  webhookMaxPerRoom: number;
   maxParkedConnections: number;
   roomCacheSize: number;
   roomCacheBytes: number;
@@ -186,6 +189,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     operatorContact: e.CONCLAVE_OPERATOR_CONTACT,
     logLevel: e.LOG_LEVEL,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE === 'true',
+    webhookMaxPerRoom: e.WEBHOOK_MAX_PER_ROOM,
     maxParkedConnections: e.MAX_PARKED_CONNECTIONS,
     roomCacheSize: e.ROOM_CACHE_SIZE,
     roomCacheBytes: e.ROOM_CACHE_BYTES,

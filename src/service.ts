@@ -81,6 +81,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
       maxParked: config.maxParkedConnections,
       parkedShares: config.parkedShares,
       webhookAllowPrivate: config.webhookAllowPrivate,
+      webhookMaxPerRoom: config.webhookMaxPerRoom,
       redis:
         config.store.kind === 'redis'
           ? { url: config.store.url, cluster: config.store.cluster, keyPrefix: config.store.keyPrefix }

@@ -26,6 +26,8 @@ export interface EngagementSettings {
   parkedShares?: ParkingShares;
   /** Lets webhooks target loopback and private addresses (tests, private deployments). */
   webhookAllowPrivate: boolean;
+  /** Active webhooks one room may hold. */
+  webhookMaxPerRoom: number;
   /** Redis mode: where commit notices are published for the other processes. */
   redis: { url: string; cluster: boolean; keyPrefix: string } | null;
   userAgent: string;

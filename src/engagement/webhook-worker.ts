@@ -18,14 +18,27 @@ import type { DeliveryRecord, WebhookRecord } from '../store/engagement-port.js'
 import type { RoomStore, StoredEvent } from '../store/port.js';
 import { DISABLE_AFTER_EXHAUSTED, nextAttemptAt } from './retry-schedule.js';
 import type { StateSource } from './waiters.js';
+import { OriginBreaker, originOf } from './webhook-breaker.js';
 import type { WebhookSender } from './webhook-client.js';
+import { DeliveryLanes, LANE_LIMITS } from './webhook-lanes.js';
 import { signatureHeader } from './webhook-signing.js';
 
 /** Longer than an attempt can take (10 s), so a live attempt is never claimed twice. */
 const LEASE_MS = 60_000;
 const ENQUEUE_PAGE = 500;
-const DUE_BATCH = 100;
-const CONCURRENCY = 16;
+/** Due deliveries read from the outbox at a time, beyond those already waiting in the lanes. */
+const DUE_BATCH = 500;
+/**
+ * Deliveries held in memory at most, waiting for a lane (a few hundred bytes each): the rest stay in
+ * the outbox until there is room. One room holds at most ROOM_WAITING of them, one event's fan-out to
+ * the most webhooks a room may have, so a room's backlog cannot fill the memory others need to be read.
+ */
+const MAX_WAITING = 10_000;
+const ROOM_WAITING = 2_500;
+/** Fewer waiting than this, and the outbox has more: read on. */
+const LOW_WATER = 250;
+/** While attempts are in flight the pump reads the outbox at least this often (retries falling due). */
+const REFILL_MS = 1000;
 /** The timer re-reads the store at least this often, and sweeps for missed enqueues this often. */
 const MAX_SLEEP_MS = 30_000;
 const SWEEP_MS = 60_000;
@@ -43,14 +56,23 @@ export interface WebhookWorkerDeps {
 
 export class WebhookWorker {
   private readonly catchUps = new Mailbox();
-  private running: Promise<void> | null = null;
-  private rerun = false;
+  private readonly queuedCatchUps = new Map<string, Promise<boolean>>();
+  private readonly breaker = new OriginBreaker();
+  private readonly lanes = new DeliveryLanes<DeliveryRecord>(LANE_LIMITS, this.breaker);
+  /** Subscriptions and states read for the deliveries of the latest refill (renewed by each one). */
+  private run: RunCache;
+  private pumping: Promise<void> | null = null;
+  /** Set by `runDue()`: the pump reads the outbox again before it rests. */
+  private wanted = false;
+  private readonly wakers = new Set<() => void>();
   private attemptedLastRun = 0;
   private timer: NodeJS.Timeout | null = null;
   private sweeper: NodeJS.Timeout | null = null;
   private stopped = true;
 
-  constructor(private readonly deps: WebhookWorkerDeps) {}
+  constructor(private readonly deps: WebhookWorkerDeps) {
+    this.run = new RunCache(deps);
+  }
 
   /** Catches up every subscription (recovering enqueues a crash skipped), then delivers what is due. */
   async start(): Promise<void> {
@@ -69,7 +91,8 @@ export class WebhookWorker {
     this.timer = null;
     this.sweeper = null;
     await this.catchUps.drain();
-    await this.running;
+    this.wake();
+    await this.pumping;
   }
 
   /** A local commit added events to a room: enqueue them for its subscriptions and deliver. */
@@ -90,41 +113,45 @@ export class WebhookWorker {
 
   /** Enqueues a room's new events for its subscriptions; true when it has any active one. */
   catchUp(slug: string): Promise<boolean> {
-    return this.catchUps.run(slug, async () => {
+    // A catch-up that has not started yet will see this commit too: join it rather than queue another
+    // (1,000 registrations in a row would otherwise queue 1,000 passes over up to 1,000 subscriptions).
+    const queued = this.queuedCatchUps.get(slug);
+    if (queued) return queued;
+    const catchUp = this.catchUps.run(slug, async () => {
+      this.queuedCatchUps.delete(slug);
       try {
         const hooks = (await this.deps.store.engagement.webhooks(slug)).filter((hook) => hook.disabled_at === null);
-        for (const hook of hooks) await this.enqueue(hook);
+        // All at once: the store writes them in one transaction (SQLite group commit, Redis pipeline).
+        await Promise.all(hooks.map((hook) => this.enqueue(hook)));
         return hooks.length > 0;
       } catch (error) {
         this.deps.onError(error, `webhook enqueue for ${slug}`);
         return true;
       }
     });
+    this.queuedCatchUps.set(slug, catchUp);
+    return catchUp;
   }
 
   /**
-   * Attempts every delivery due now. Calls made while a run is in progress join it and make it run
-   * once more, so what was due when `runDue()` was called has been attempted when it resolves.
+   * Attempts every delivery due now. Calls made while the pump runs join it and make it read the
+   * outbox again, so what was due when `runDue()` was called has been attempted when it resolves.
    */
   runDue(): Promise<void> {
-    if (this.running) {
-      this.rerun = true;
-      return this.running;
-    }
-    this.running = (async () => {
+    this.wanted = true;
+    this.wake();
+    if (this.pumping) return this.pumping;
+    this.pumping = (async () => {
       try {
-        do {
-          this.rerun = false;
-          this.attemptedLastRun = await this.runOnce();
-        } while (this.rerun && !this.stopped);
+        await this.pump();
       } catch (error) {
         this.deps.onError(error, 'webhook delivery run');
       } finally {
-        this.running = null;
+        this.pumping = null;
         this.arm();
       }
     })();
-    return this.running;
+    return this.pumping;
   }
 
   private async enqueue(hook: WebhookRecord): Promise<void> {
@@ -142,47 +169,106 @@ export class WebhookWorker {
   }
 
   /**
-   * Attempts every due delivery once. CONCURRENCY lanes pull from one queue that is refilled from the
-   * store as it runs low, so a slow or dead receiver holds only its own lane (for its 10 s timeout),
-   * never the deliveries behind it.
+   * Reads due deliveries from the outbox into the lanes and sends what the lanes allow, until nothing
+   * is due, waiting or in flight. A slow or dead receiver holds only its own lanes (webhook-lanes.ts),
+   * and a commit in another room is read and sent while it hangs: `runDue()` wakes the pump.
    */
-  private async runOnce(): Promise<number> {
-    const tried = new Set<string>();
-    const run = new RunCache(this.deps);
-    const queue: DeliveryRecord[] = [];
-    let drained = false;
-    let refilling: Promise<void> | null = null;
-    const refill = async () => {
-      const due = (await this.deps.store.engagement.dueDeliveries(this.deps.clock.now(), DUE_BATCH)).filter(
-        (d) => !tried.has(deliveryKey(d)),
-      );
-      if (due.length === 0) drained = true;
-      for (const d of due) tried.add(deliveryKey(d));
-      queue.push(...due);
-    };
-    const take = async (): Promise<DeliveryRecord | null> => {
-      for (;;) {
-        if (this.stopped) return null;
-        const next = queue.shift();
-        if (next) return next;
-        if (drained) return null;
-        refilling ??= refill().finally(() => {
-          refilling = null;
-        });
-        await refilling;
+  private async pump(): Promise<void> {
+    const attempts = new Set<Promise<void>>();
+    let more = false;
+    this.attemptedLastRun = 0;
+    for (;;) {
+      if (this.stopped) break;
+      if (this.wanted || (more && this.lanes.size - this.lanes.sending < LOW_WATER)) {
+        this.wanted = false;
+        more = await this.refill();
       }
-    };
-    const lane = async () => {
-      for (let d = await take(); d; d = await take()) {
-        await this.attempt(d, run).catch((error) => this.deps.onError(error, `webhook delivery ${deliveryKey(d)}`));
+      for (let pick = this.lanes.next(this.deps.clock.now()); pick; pick = this.lanes.next(this.deps.clock.now())) {
+        const { entry } = pick;
+        let released = false;
+        const release = () => {
+          if (released) return;
+          released = true;
+          this.lanes.finish(entry);
+          this.wake();
+        };
+        const work =
+          pick.kind === 'park' ? this.park(entry.item, pick.until) : this.attempt(entry.item, release).finally(release);
+        const tracked: Promise<void> = work
+          .catch((error) => this.deps.onError(error, `webhook delivery ${entry.key}`))
+          .finally(() => {
+            attempts.delete(tracked);
+            this.wake();
+          });
+        attempts.add(tracked);
+        if (pick.kind === 'send') this.attemptedLastRun++;
       }
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, lane));
-    return tried.size;
+      if (attempts.size === 0 && !this.wanted && !more) break;
+      // Nothing more can go now: wait for an attempt to end, a commit, or the next look at the outbox.
+      if (!(await this.sleep(REFILL_MS))) this.wanted = true;
+    }
+    await Promise.all(attempts);
   }
 
-  private async attempt(delivery: DeliveryRecord, run: RunCache): Promise<void> {
+  /** Adds due deliveries the lanes do not hold yet; true when the outbox may have more. */
+  private async refill(): Promise<boolean> {
+    const run = new RunCache(this.deps);
+    this.run = run;
+    const limit = Math.min(this.lanes.size + DUE_BATCH, MAX_WAITING);
+    if (limit <= this.lanes.size) return true;
+    const due = await this.deps.store.engagement.dueDeliveries(this.deps.clock.now(), limit);
+    for (const delivery of due) {
+      const key = deliveryKey(delivery);
+      if (this.lanes.has(key) || this.lanes.heldFor(delivery.slug) >= ROOM_WAITING) continue;
+      const hook = await run.webhook(delivery.slug, delivery.webhook_id);
+      if (!hook || hook.disabled_at !== null) {
+        await this.deps.store.engagement.settleDelivery(delivery.slug, delivery.webhook_id, delivery.event_id, {
+          kind: 'dropped',
+        });
+        continue;
+      }
+      this.lanes.add({ key, slug: delivery.slug, url: hook.url, item: delivery });
+    }
+    return due.length >= limit;
+  }
+
+  /** Moves a delivery to its parked origin's next probe, without spending one of its attempts. */
+  private async park(delivery: DeliveryRecord, until: number): Promise<void> {
+    const { slug, webhook_id: webhookId, event_id: eventId } = delivery;
+    const now = this.deps.clock.now();
+    await this.deps.store.engagement.deferDelivery(slug, webhookId, eventId, delivery.attempts, now, until);
+  }
+
+  /** Resolves true when woken (an attempt ended, a commit), false after `ms`. */
+  private sleep(ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        this.wakers.delete(done);
+        resolve(false);
+      }, ms);
+      timer.unref();
+      this.wakers.add(done);
+    });
+  }
+
+  private wake(): void {
+    const wakers = [...this.wakers];
+    this.wakers.clear();
+    for (const waker of wakers) waker();
+  }
+
+  /**
+   * One attempt: claim, send, settle. `release` frees the attempt's lanes as soon as the receiver has
+   * answered (or not): the settle is the store's business, and settles of attempts ending together
+   * then share one write.
+   */
+  private async attempt(delivery: DeliveryRecord, release: () => void): Promise<void> {
     const { store, clock } = this.deps;
+    const run = this.run;
     const { slug, webhook_id: webhookId, event_id: eventId } = delivery;
     const hook = await run.webhook(slug, webhookId);
     if (!hook || hook.disabled_at !== null) {
@@ -193,25 +279,29 @@ export class WebhookWorker {
     if (!(await store.engagement.claimDelivery(slug, webhookId, eventId, delivery.attempts, now, now + LEASE_MS))) {
       return;
     }
-    const [event, state] = await Promise.all([store.eventById(slug, eventId), run.state(slug)]);
-    if (!event || !state) {
+    const body = await run.body(slug, eventId);
+    if (body === null) {
       await store.engagement.settleDelivery(slug, webhookId, eventId, { kind: 'dropped' });
       return;
     }
-    const body = JSON.stringify({ slug, event: redactEvent(state, event) });
     const timestamp = Math.floor(clock.now() / 1000);
     const result = await this.deps.send(
       hook.url,
       {
         'content-type': 'application/json',
         'user-agent': this.deps.userAgent,
-        'webhook-id': event.id,
+        'webhook-id': eventId,
         'webhook-timestamp': String(timestamp),
         'webhook-signature': signatureHeader(hook.secret, timestamp, body),
       },
       body,
       this.deps.allowPrivate,
     );
+    // The breaker learns first, so the freed lane is handed out knowing how this origin behaved.
+    const origin = originOf(hook.url);
+    if (result.timedOut) this.breaker.timedOut(origin, clock.now());
+    else this.breaker.answered(origin);
+    release();
     if (result.ok) {
       await store.engagement.settleDelivery(slug, webhookId, eventId, { kind: 'delivered' });
       return;
@@ -252,18 +342,35 @@ export class WebhookWorker {
 
 /** Reads shared by the attempts of one run: each room's subscriptions and state, read once. */
 class RunCache {
-  private readonly hooks = new Map<string, Promise<WebhookRecord[]>>();
+  private readonly hooks = new Map<string, Promise<Map<string, WebhookRecord>>>();
   private readonly states = new Map<string, ReturnType<StateSource['read']>>();
+  /** A fan-out sends one event to many endpoints: it is read and redacted once. */
+  private readonly bodies = new Map<string, Promise<string | null>>();
 
   constructor(private readonly deps: WebhookWorkerDeps) {}
 
   async webhook(slug: string, id: string): Promise<WebhookRecord | undefined> {
     let hooks = this.hooks.get(slug);
     if (!hooks) {
-      hooks = this.deps.store.engagement.webhooks(slug);
+      hooks = this.deps.store.engagement.webhooks(slug).then((all) => new Map(all.map((h) => [h.id, h])));
       this.hooks.set(slug, hooks);
     }
-    return (await hooks).find((h) => h.id === id);
+    return (await hooks).get(id);
+  }
+
+  /** The delivery body of an event: `{slug, event}`, redacted for the room's state; null when gone. */
+  body(slug: string, eventId: string): Promise<string | null> {
+    const key = `${slug}|${eventId}`;
+    let body = this.bodies.get(key);
+    if (!body) {
+      body = Promise.all([this.deps.store.eventById(slug, eventId), this.state(slug)]).then(([event, state]) =>
+        event && state ? JSON.stringify({ slug, event: redactEvent(state, event) }) : null,
+      );
+      this.bodies.set(key, body);
+      // Failures are not kept: the next attempt reads again.
+      body.catch(() => this.bodies.delete(key));
+    }
+    return body;
   }
 
   forget(slug: string): void {

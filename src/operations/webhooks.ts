@@ -10,12 +10,20 @@ import { parseWebhookUrl, resolveTarget, WebhookTargetRejected } from '../engage
 import { newSigningSecret } from '../engagement/webhook-signing.js';
 import { invalidInput, protocolError } from '../errors.js';
 import { replayedElsewhere } from '../runtime/idempotency-seal.js';
+import { Mailbox } from '../runtime/mailbox.js';
 import { idempotencyConflict, roomNotFound } from '../runtime/registry.js';
 import type { WebhookRecord } from '../store/engagement-port.js';
 import { idempotencyFor, slugSchema } from './shared.js';
 import type { OperationDef, RequestContext } from './types.js';
 
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+
+/**
+ * Registrations of one room run one at a time in this process, so the cap and the idempotent replay
+ * are checked against every registration before them. Across processes sharing a Redis store, a room
+ * can end at most one registration per other process past the cap.
+ */
+const registrations = new Mailbox();
 
 const registerInput = z
   .object({
@@ -95,6 +103,15 @@ async function checkUrl(text: string, allowPrivate: boolean, route: string): Pro
   }
 }
 
+function capReached(slug: string, cap: number, route: string) {
+  return invalidInput(
+    'url',
+    `Room ${slug} already has ${cap} active webhooks, the most one room may hold. Unregister one you no longer need (DELETE /api/rooms/${slug}/webhooks/{id}; GET /api/rooms/${slug}/webhooks lists yours), or send events to one receiver that fans them out (the register_webhook action / ${route}).`,
+    'webhook_cap_reached',
+    { cap },
+  );
+}
+
 function roomClosed(state: RoomState) {
   return protocolError(
     'room.concluded',
@@ -110,7 +127,7 @@ export const registerWebhook = {
   name: 'registerWebhook',
   summary: 'Register a webhook',
   description:
-    'Subscribes a URL to the room\'s events (all, or the listed event_types). Deliveries are POSTs of {slug, event} signed with Webhook-Signature: t=<unix s>,v1=<hex HMAC-SHA256 of "<t>.<body>"> keyed by the signing_secret, which is returned only here. Retried with backoff for about 32 hours; disabled after 3 consecutive events fail every attempt.',
+    'Subscribes a URL to the room\'s events (all, or the listed event_types). Deliveries are POSTs of {slug, event} signed with Webhook-Signature: t=<unix s>,v1=<hex HMAC-SHA256 of "<t>.<body>"> keyed by the signing_secret, which is returned only here. Retried with backoff for about 32 hours; disabled after 3 consecutive events fail every attempt. A room holds a bounded number of active webhooks (WEBHOOK_MAX_PER_ROOM, 2,000 by default); past it registration is refused until one is unregistered.',
   tag: 'events',
   method: 'POST',
   path: '/api/rooms/{slug}/webhooks',
@@ -126,43 +143,48 @@ export const registerWebhook = {
     const route = `POST /api/rooms/${input.slug}/webhooks`;
     const { state, owner } = await webhookCaller(ctx, input.slug, 'register_webhook', route);
     if (state.concluded) throw roomClosed(state);
-    const now = services.clock.now();
-    const idempotency = idempotencyFor(ctx, input.slug) ?? null;
-    if (idempotency) {
-      const prior = (await services.store.engagement.webhooks(input.slug)).find(
-        (w) => w.idempotency?.scope === idempotency.scope && now - w.created_at < IDEMPOTENCY_TTL_MS,
-      );
-      if (prior) {
-        // The replay hands over the signing secret: only to the address that registered it.
-        const verdict = idempotency.seal.compareBound(prior.idempotency?.fingerprint ?? '', idempotency.fingerprint);
-        if (verdict === 'other_request') throw idempotencyConflict();
-        if (verdict === 'other_address') throw replayedElsewhere();
-        ctx.replayed = true;
-        return registration(prior);
+    return registrations.run(input.slug, async () => {
+      const now = services.clock.now();
+      const idempotency = idempotencyFor(ctx, input.slug) ?? null;
+      const existing = await services.store.engagement.webhooks(input.slug);
+      if (idempotency) {
+        const prior = existing.find(
+          (w) => w.idempotency?.scope === idempotency.scope && now - w.created_at < IDEMPOTENCY_TTL_MS,
+        );
+        if (prior) {
+          // The replay hands over the signing secret: only to the address that registered it.
+          const verdict = idempotency.seal.compareBound(prior.idempotency?.fingerprint ?? '', idempotency.fingerprint);
+          if (verdict === 'other_request') throw idempotencyConflict();
+          if (verdict === 'other_address') throw replayedElsewhere();
+          ctx.replayed = true;
+          return registration(prior);
+        }
       }
-    }
-    await checkUrl(input.url, services.engagement.settings.webhookAllowPrivate, route);
-    const hook: WebhookRecord = {
-      id: randomUUID(),
-      slug: input.slug,
-      owner,
-      url: input.url,
-      event_types: [...new Set(input.event_types ?? [])],
-      secret: newSigningSecret(),
-      created_at: now,
-      disabled_at: null,
-      cursor: state.head,
-      failure_streak: 0,
-      // Only the scope and the keyed, address-bound fingerprint are stored, never the seal.
-      idempotency: idempotency && {
-        scope: idempotency.scope,
-        fingerprint: idempotency.seal.addressBoundFingerprint(idempotency.fingerprint),
-      },
-    };
-    await services.store.engagement.createWebhook(hook);
-    // Events committed since the head was read are enqueued now rather than at the next commit.
-    services.engagement.webhooks.noteCommit(input.slug);
-    return registration(hook);
+      const cap = services.engagement.settings.webhookMaxPerRoom;
+      if (existing.filter((w) => w.disabled_at === null).length >= cap) throw capReached(input.slug, cap, route);
+      await checkUrl(input.url, services.engagement.settings.webhookAllowPrivate, route);
+      const hook: WebhookRecord = {
+        id: randomUUID(),
+        slug: input.slug,
+        owner,
+        url: input.url,
+        event_types: [...new Set(input.event_types ?? [])],
+        secret: newSigningSecret(),
+        created_at: now,
+        disabled_at: null,
+        cursor: state.head,
+        failure_streak: 0,
+        // Only the scope and the keyed, address-bound fingerprint are stored, never the seal.
+        idempotency: idempotency && {
+          scope: idempotency.scope,
+          fingerprint: idempotency.seal.addressBoundFingerprint(idempotency.fingerprint),
+        },
+      };
+      await services.store.engagement.createWebhook(hook);
+      // Events committed since the head was read are enqueued now rather than at the next commit.
+      services.engagement.webhooks.noteCommit(input.slug);
+      return registration(hook);
+    });
   },
 } satisfies OperationDef<z.infer<typeof registerInput>>;
 

@@ -88,7 +88,11 @@ export interface EngagementStore {
     atMs: number,
   ): Promise<boolean>;
 
-  /** Pending deliveries due at `nowMs`, earliest first, at most `limit`. */
+  /**
+   * Pending deliveries due at `nowMs`, at most `limit`, with the rooms taking turns: every room's
+   * earliest before any room's second, so one room's backlog never hides another room's delivery.
+   * Within a turn, earliest first.
+   */
   dueDeliveries(nowMs: number, limit: number): Promise<DeliveryRecord[]>;
 
   /** Earliest due time of any pending delivery, or null. */
@@ -109,6 +113,19 @@ export interface EngagementStore {
     attempts: number,
     nowMs: number,
     leaseUntilMs: number,
+  ): Promise<boolean>;
+
+  /**
+   * Moves a due delivery to `untilMs` without counting an attempt (its receiver is parked). Same
+   * conditions as a claim: pending, due at `nowMs`, exactly `attempts` made; false otherwise.
+   */
+  deferDelivery(
+    slug: string,
+    webhookId: string,
+    eventId: string,
+    attempts: number,
+    nowMs: number,
+    untilMs: number,
   ): Promise<boolean>;
 
   /** Records a claimed attempt's outcome. A delivery that is no longer pending is left as it is. */

@@ -40,12 +40,21 @@ if not value then return 0 end
 local status, attempts, nextAt, seq = string.match(value, '^(%S+) (%S+) (%S+) (%S+)$')
 `;
 
-/** KEYS: deliveries hash. ARGV: field, attempts, now, lease until. */
-export const CLAIM_SCRIPT = `${PARSE_DELIVERY}
+const DUE_NOW = `${PARSE_DELIVERY}
 if status ~= 'pending' or tonumber(attempts) ~= tonumber(ARGV[2]) or tonumber(nextAt) > tonumber(ARGV[3]) then
   return 0
 end
+`;
+
+/** KEYS: deliveries hash. ARGV: field, attempts, now, lease until. */
+export const CLAIM_SCRIPT = `${DUE_NOW}
 redis.call('HSET', KEYS[1], ARGV[1], 'pending ' .. (tonumber(attempts) + 1) .. ' ' .. ARGV[4] .. ' ' .. seq)
+return 1
+`;
+
+/** KEYS: deliveries hash. ARGV: field, attempts, now, until. A claim that does not count an attempt. */
+export const DEFER_SCRIPT = `${DUE_NOW}
+redis.call('HSET', KEYS[1], ARGV[1], 'pending ' .. attempts .. ' ' .. ARGV[4] .. ' ' .. seq)
 return 1
 `;
 

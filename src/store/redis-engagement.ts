@@ -19,6 +19,7 @@ import type {
 import {
   CLAIM_SCRIPT,
   CREATE_WEBHOOK_SCRIPT,
+  DEFER_SCRIPT,
   DISABLE_WEBHOOK_SCRIPT,
   ENQUEUE_SCRIPT,
   RESCORE_DUE_SCRIPT,
@@ -32,6 +33,7 @@ interface EngagementCommands {
   conclaveDisableWebhook(...args: Arg[]): Promise<number>;
   conclaveEnqueue(...args: Arg[]): Promise<number>;
   conclaveClaim(...args: Arg[]): Promise<number>;
+  conclaveDefer(...args: Arg[]): Promise<number>;
   conclaveSettle(...args: Arg[]): Promise<number>;
   conclaveRescoreDue(...args: Arg[]): Promise<number>;
 }
@@ -43,6 +45,7 @@ export function defineEngagementCommands(redis: Redis): void {
   redis.defineCommand('conclaveDisableWebhook', { numberOfKeys: 1, lua: DISABLE_WEBHOOK_SCRIPT });
   redis.defineCommand('conclaveEnqueue', { numberOfKeys: 2, lua: ENQUEUE_SCRIPT });
   redis.defineCommand('conclaveClaim', { numberOfKeys: 1, lua: CLAIM_SCRIPT });
+  redis.defineCommand('conclaveDefer', { numberOfKeys: 1, lua: DEFER_SCRIPT });
   redis.defineCommand('conclaveSettle', { numberOfKeys: 2, lua: SETTLE_SCRIPT });
   redis.defineCommand('conclaveRescoreDue', { numberOfKeys: 1, lua: RESCORE_DUE_SCRIPT });
 }
@@ -69,6 +72,10 @@ const WEBHOOK_FIELD = /^([^:]+)(?::(cursor|streak|disabled_at))?$/;
  * written first); it is removed only once it is this old.
  */
 const ORPHAN_GRACE_MS = 60_000;
+
+/** Due index entries read at a time: twice what is asked, within these bounds. */
+const DUE_WINDOW_MIN = 200;
+const DUE_WINDOW_MAX = 10_000;
 
 export class RedisEngagementStore implements EngagementStore {
   private readonly webhookRoomsKey: string;
@@ -159,36 +166,50 @@ export class RedisEngagementStore implements EngagementStore {
   /**
    * Due index entries, each checked against the delivery it names: entries of settled deliveries (and
    * old ones of missing deliveries) are removed, entries of deliveries due later are rescored, the
-   * due ones are returned.
+   * due ones are returned. The index is read a window at a time (the earliest entries) and the rooms
+   * in a window take turns, so a room with a long backlog does not hide the others.
    */
   dueDeliveries(nowMs: number, limit: number): Promise<DeliveryRecord[]> {
     if (limit <= 0) return Promise.resolve([]);
+    const window = Math.min(Math.max(limit * 2, DUE_WINDOW_MIN), DUE_WINDOW_MAX);
     return this.calls.call(async () => {
       const due: DeliveryRecord[] = [];
       let offset = 0;
       while (due.length < limit) {
-        const flat = await this.redis.zrangebyscore(this.dueKey, '-inf', nowMs, 'WITHSCORES', 'LIMIT', offset, limit);
+        const flat = await this.redis.zrangebyscore(this.dueKey, '-inf', nowMs, 'WITHSCORES', 'LIMIT', offset, window);
         if (flat.length === 0) break;
-        for (let i = 0; i < flat.length && due.length < limit; i += 2) {
-          const member = flat[i]!;
-          const score = Number(flat[i + 1]);
+        const entries: { member: string; score: number }[] = [];
+        for (let i = 0; i < flat.length; i += 2) entries.push({ member: flat[i]!, score: Number(flat[i + 1]) });
+        const values = await Promise.all(
+          entries.map(({ member }) => {
+            const [slug, webhookId, eventId] = member.split('|') as [string, string, string];
+            return this.redis.hget(this.keys(slug).deliveries, `${webhookId}|${eventId}`);
+          }),
+        );
+        // Entries that stay in the due range move the next window's offset; removed and rescored ones leave it.
+        let stay = 0;
+        for (const [i, { member, score }] of entries.entries()) {
           const [slug, webhookId, eventId] = member.split('|') as [string, string, string];
-          const value = await this.redis.hget(this.keys(slug).deliveries, `${webhookId}|${eventId}`);
+          const value = values[i]!;
           const record = value === null ? null : parseDelivery(slug, webhookId, eventId, value);
           if (record === null) {
             if (score < nowMs - ORPHAN_GRACE_MS) await this.redis.zrem(this.dueKey, member);
-            else offset++;
+            else stay++;
           } else if (record.status !== 'pending' || record.next_attempt_at === null) {
             await this.redis.zrem(this.dueKey, member);
           } else if (record.next_attempt_at > nowMs) {
             await this.redis.conclaveRescoreDue(this.dueKey, member, score, record.next_attempt_at);
           } else {
             due.push(record);
-            offset++;
+            stay++;
           }
         }
+        if (flat.length < window * 2) break;
+        offset += stay;
       }
-      return due.sort((a, b) => (a.next_attempt_at ?? 0) - (b.next_attempt_at ?? 0) || a.seq - b.seq);
+      // Index members of one score sort by name, not seq: order by due time and seq, then take turns again.
+      const ordered = due.sort((a, b) => (a.next_attempt_at ?? 0) - (b.next_attempt_at ?? 0) || a.seq - b.seq);
+      return takeTurns(ordered).slice(0, limit);
     });
   }
 
@@ -219,6 +240,24 @@ export class RedisEngagementStore implements EngagementStore {
     if (claimed !== 1) return false;
     // The old score (<= now) would only make the entry look due early; dueDeliveries rescores it anyway.
     await this.calls.bestEffort(() => this.redis.zadd(this.dueKey, leaseUntilMs, dueMember(slug, webhookId, eventId)));
+    return true;
+  }
+
+  async deferDelivery(
+    slug: string,
+    webhookId: string,
+    eventId: string,
+    attempts: number,
+    nowMs: number,
+    untilMs: number,
+  ): Promise<boolean> {
+    const field = `${webhookId}|${eventId}`;
+    const deferred = await this.calls.call(() =>
+      this.redis.conclaveDefer(this.keys(slug).deliveries, field, attempts, nowMs, untilMs),
+    );
+    if (deferred !== 1) return false;
+    // A lost index update only makes the entry look due early; dueDeliveries rescores it.
+    await this.calls.bestEffort(() => this.redis.zadd(this.dueKey, untilMs, dueMember(slug, webhookId, eventId)));
     return true;
   }
 
@@ -260,6 +299,17 @@ export class RedisEngagementStore implements EngagementStore {
   private keys(slug: string) {
     return engagementKeys(this.roomKey(slug));
   }
+}
+
+/** Index entries reordered so the rooms take turns: each room's first, then each room's second, … */
+function takeTurns<T extends { slug: string }>(entries: T[]): T[] {
+  const turnOf = new Map<string, number>();
+  const numbered = entries.map((entry, index) => {
+    const turn = turnOf.get(entry.slug) ?? 0;
+    turnOf.set(entry.slug, turn + 1);
+    return { entry, turn, index };
+  });
+  return numbered.sort((a, b) => a.turn - b.turn || a.index - b.index).map((n) => n.entry);
 }
 
 function dueMember(slug: string, webhookId: string, eventId: string): string {

@@ -78,9 +78,14 @@ function prepareStatements(db: Database.Database) {
       `INSERT OR IGNORE INTO deliveries (webhook_id, event_id, slug, seq, status, attempts, next_attempt_at)
        VALUES (?, ?, ?, ?, 'pending', 0, ?)`,
     ),
+    // Rooms take turns: each room's deliveries are numbered earliest first, and turn 1 of every room
+    // comes before any turn 2.
     dueDeliveries: db.prepare<[number, number], DeliveryRow>(
-      `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ?
-       ORDER BY next_attempt_at, seq LIMIT ?`,
+      `SELECT ${DELIVERY_COLUMNS} FROM (
+         SELECT ${DELIVERY_COLUMNS},
+           ROW_NUMBER() OVER (PARTITION BY slug ORDER BY next_attempt_at, seq, webhook_id) AS turn
+         FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ?)
+       ORDER BY turn, next_attempt_at, seq LIMIT ?`,
     ),
     pendingDeliveries: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM deliveries WHERE status = 'pending'"),
     nextDeliveryAt: db.prepare<[], { at: number | null }>(
@@ -88,6 +93,11 @@ function prepareStatements(db: Database.Database) {
     ),
     claimDelivery: db.prepare<[number, string, string, string, number, number]>(
       `UPDATE deliveries SET attempts = attempts + 1, next_attempt_at = ?
+       WHERE slug = ? AND webhook_id = ? AND event_id = ? AND status = 'pending' AND attempts = ?
+         AND next_attempt_at <= ?`,
+    ),
+    deferDelivery: db.prepare<[number, string, string, string, number, number]>(
+      `UPDATE deliveries SET next_attempt_at = ?
        WHERE slug = ? AND webhook_id = ? AND event_id = ? AND status = 'pending' AND attempts = ?
          AND next_attempt_at <= ?`,
     ),
@@ -119,10 +129,16 @@ export class SqliteEngagementStore implements EngagementStore {
     (slug: string, webhookId: string, eventId: string, outcome: DeliveryOutcome) => void
   >;
 
-  /** `run` is the owning store's wrapper: closed-store check and error mapping. */
+  /**
+   * `run` is the owning store's wrapper: closed-store check and error mapping. `write` is its group
+   * commit: the outbox writes of one event-loop turn (a fan-out's enqueues, the claims and settles of
+   * attempts ending together) share one transaction and one fsync, so a 1,000-endpoint fan-out is a
+   * handful of fsyncs rather than three thousand.
+   */
   constructor(
     db: Database.Database,
     private readonly run: <T>(work: () => T) => Promise<T>,
+    private readonly write: <T>(work: () => T) => Promise<T> = run,
   ) {
     this.sql = prepareStatements(db);
     this.consumeTransaction = db.transaction((slug, pid, ids) =>
@@ -197,7 +213,7 @@ export class SqliteEngagementStore implements EngagementStore {
     drafts: DeliveryDraft[],
     atMs: number,
   ): Promise<boolean> {
-    return this.run(() => this.enqueueTransaction.immediate(slug, webhookId, fromSeq, throughSeq, drafts, atMs));
+    return this.write(() => this.enqueueTransaction.immediate(slug, webhookId, fromSeq, throughSeq, drafts, atMs));
   }
 
   dueDeliveries(nowMs: number, limit: number): Promise<DeliveryRecord[]> {
@@ -220,13 +236,26 @@ export class SqliteEngagementStore implements EngagementStore {
     nowMs: number,
     leaseUntilMs: number,
   ): Promise<boolean> {
-    return this.run(
+    return this.write(
       () => this.sql.claimDelivery.run(leaseUntilMs, slug, webhookId, eventId, attempts, nowMs).changes === 1,
     );
   }
 
+  deferDelivery(
+    slug: string,
+    webhookId: string,
+    eventId: string,
+    attempts: number,
+    nowMs: number,
+    untilMs: number,
+  ): Promise<boolean> {
+    return this.write(
+      () => this.sql.deferDelivery.run(untilMs, slug, webhookId, eventId, attempts, nowMs).changes === 1,
+    );
+  }
+
   settleDelivery(slug: string, webhookId: string, eventId: string, outcome: DeliveryOutcome): Promise<void> {
-    return this.run(() => this.settleTransaction.immediate(slug, webhookId, eventId, outcome));
+    return this.write(() => this.settleTransaction.immediate(slug, webhookId, eventId, outcome));
   }
 
   deliveries(slug: string, webhookId: string): Promise<DeliveryRecord[]> {

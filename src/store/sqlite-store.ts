@@ -192,7 +192,11 @@ export class SqliteStore implements RoomStore {
     private readonly clock: () => number,
   ) {
     this.sql = prepareStatements(db);
-    this.engagement = new SqliteEngagementStore(db, (work) => this.run(work));
+    this.engagement = new SqliteEngagementStore(
+      db,
+      (work) => this.run(work),
+      (work) => this.grouped(work),
+    );
     // Each write runs in its own savepoint (better-sqlite3 nests transactions that way): a write
     // that fails, such as a commit that conflicts, rolls back alone and the rest of its group commits.
     const inSavepoint = db.transaction((work: () => unknown) => work());

@@ -193,6 +193,42 @@ export function engagementContract(target: StoreTarget): void {
       expect(await store.engagement.pendingDeliveries()).toBe(1);
     });
 
+    it('defers a due delivery once, across processes, without counting an attempt', async () => {
+      const hook = await subscribed('parked', 1);
+      const [a] = await store.events('parked', 0, 1);
+      await store.engagement.enqueueDeliveries('parked', hook.id, 0, 1, [{ event_id: a!.id, seq: 1 }], T);
+      const other = await openAnother();
+      const defers = await Promise.all([
+        store.engagement.deferDelivery('parked', hook.id, a!.id, 0, T, T + 30_000),
+        other.engagement.deferDelivery('parked', hook.id, a!.id, 0, T, T + 30_000),
+      ]);
+      // The second sees a delivery no longer due.
+      expect(defers.sort()).toEqual([false, true]);
+      expect((await store.engagement.deliveries('parked', hook.id))[0]).toMatchObject({
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: T + 30_000,
+      });
+      expect(await store.engagement.dueDeliveries(T + 29_999, 10)).toEqual([]);
+      expect(await store.engagement.nextDeliveryAt()).toBe(T + 30_000);
+      // A claimed delivery is not deferred from under its attempt.
+      expect(await store.engagement.claimDelivery('parked', hook.id, a!.id, 0, T + 30_000, T + 90_000)).toBe(true);
+      expect(await store.engagement.deferDelivery('parked', hook.id, a!.id, 1, T + 30_000, T + 60_000)).toBe(false);
+      expect(await store.engagement.deferDelivery('parked', hook.id, a!.id, 0, T + 90_000, T + 120_000)).toBe(false);
+    });
+
+    it("lists due deliveries with the rooms taking turns, so one room's backlog hides no other room", async () => {
+      const busy = await subscribed('busy', 5);
+      const quiet = await subscribed('quiet', 1);
+      const drafts = (await store.events('busy', 0, 10)).map((e) => ({ event_id: e.id, seq: e.seq }));
+      await store.engagement.enqueueDeliveries('busy', busy.id, 0, 5, drafts, T);
+      const [q] = await store.events('quiet', 0, 1);
+      await store.engagement.enqueueDeliveries('quiet', quiet.id, 0, 1, [{ event_id: q!.id, seq: 1 }], T + 50);
+      const turns = (await store.engagement.dueDeliveries(T + 100, 3)).map((d) => `${d.slug}:${d.seq}`);
+      expect(turns).toEqual(['busy:1', 'quiet:1', 'busy:2']);
+      expect(await store.engagement.dueDeliveries(T + 100, 10)).toHaveLength(6);
+    });
+
     it('makes an unsettled claim due again when its lease runs out', async () => {
       const hook = await subscribed('lease', 1);
       const [a] = await store.events('lease', 0, 1);
