@@ -10,7 +10,6 @@
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   didKeyFromPublicKey,
@@ -21,9 +20,8 @@ import {
   signingKeyFromSeed,
 } from '../../../src/receipts/index.js';
 import { ManualClock } from '../../../src/runtime/clock.js';
-import type { StoredEvent, StoredReceipt } from '../../../src/store/port.js';
-import { openRedisStore } from '../../../src/store/redis-store.js';
 import { rpc } from '../../support/mcp-clients.js';
+import { copyFixtureRoomToRedis } from '../../support/fixture-to-redis.js';
 import { startRedisServer, type TestRedisServer } from '../../support/redis-server.js';
 import { call, type RunningService, startService } from '../../support/service.js';
 
@@ -138,28 +136,8 @@ describe('mandate seats stored before seats recorded their issuer', () => {
       t.skip();
       return;
     }
-    const db = new Database(path.join(FIXTURE, 'conclave.db'), { readonly: true });
-    const room = db.prepare('SELECT snapshot, next_deadline FROM rooms WHERE slug = ?').get(SLUG) as any;
-    const events = (db.prepare('SELECT * FROM events WHERE slug = ? ORDER BY seq').all(SLUG) as any[]).map(
-      (row): StoredEvent => ({ ...row, data: JSON.parse(row.data), slug: undefined }),
-    );
-    const receipts = db
-      .prepare('SELECT sequence, decision_id, jws, receipt_hash FROM receipts WHERE slug = ? ORDER BY sequence')
-      .all(SLUG) as StoredReceipt[];
-    db.close();
-    const store = await openRedisStore({ url: redis.url });
-    await store.reserveSlug(SLUG);
-    await store.commit({
-      slug: SLUG,
-      expected_version: 0,
-      snapshot: room.snapshot,
-      events: events.map(({ slug: _slug, ...event }: any) => event),
-      receipts,
-      next_deadline: room.next_deadline,
-    });
     // The list_rooms link the code before wrote for the seat (keyed by the sub alone).
-    await store.linkRoom(`sub:${AGENT}`, SLUG, WRITTEN_AT);
-    await store.close();
+    await copyFixtureRoomToRedis(FIXTURE, SLUG, redis.url, (store) => store.linkRoom(`sub:${AGENT}`, SLUG, WRITTEN_AT));
 
     const dataDir = path.join(dir, 'redis');
     await cp(FIXTURE, dataDir, { recursive: true });

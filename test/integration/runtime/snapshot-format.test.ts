@@ -12,8 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyRoomReceiptChain } from '../../../src/client/verify.js';
 import { decodeCompact } from '../../../src/receipts/compact.js';
 import { ManualClock } from '../../../src/runtime/clock.js';
-import { openRedisStore } from '../../../src/store/redis-store.js';
-import type { StoredEvent, StoredReceipt } from '../../../src/store/port.js';
+import { copyFixtureRoomToRedis } from '../../support/fixture-to-redis.js';
 import { startRedisServer, type TestRedisServer } from '../../support/redis-server.js';
 import { call, type RunningService, startService } from '../../support/service.js';
 
@@ -145,26 +144,7 @@ describe('snapshots written before the discussion left them', () => {
   it('upgrade on load from Redis', async () => {
     if (!redis) throw new Error('redis-server is required for this test');
     // The fixture's room, stored in Redis exactly as the code before wrote it.
-    const db = new Database(path.join(FIXTURE, 'conclave.db'), { readonly: true });
-    const room = db.prepare('SELECT snapshot, next_deadline FROM rooms WHERE slug = ?').get(SLUG) as any;
-    const events = (db.prepare('SELECT * FROM events WHERE slug = ? ORDER BY seq').all(SLUG) as any[]).map(
-      (row): StoredEvent => ({ ...row, data: JSON.parse(row.data), slug: undefined }),
-    );
-    const receipts = db
-      .prepare('SELECT sequence, decision_id, jws, receipt_hash FROM receipts WHERE slug = ? ORDER BY sequence')
-      .all(SLUG) as StoredReceipt[];
-    db.close();
-    const store = await openRedisStore({ url: redis.url });
-    await store.reserveSlug(SLUG);
-    await store.commit({
-      slug: SLUG,
-      expected_version: 0,
-      snapshot: room.snapshot,
-      events: events.map(({ slug: _slug, ...event }: any) => event),
-      receipts,
-      next_deadline: room.next_deadline,
-    });
-    await store.close();
+    await copyFixtureRoomToRedis(FIXTURE, SLUG, redis.url);
 
     const dataDir = path.join(dir, 'redis');
     await cp(FIXTURE, dataDir, { recursive: true });
