@@ -278,7 +278,7 @@ export class RoomRegistry {
 
   async exists(slug: string): Promise<boolean> {
     if (this.cache.has(slug) && this.deps.store.kind === 'sqlite') return true;
-    return (await this.deps.store.load(slug)) !== null;
+    return this.deps.store.roomExists(slug);
   }
 
   /** Deletes a room for good (its slug stays reserved). */
@@ -610,11 +610,19 @@ export class RoomRegistry {
   private async refresh(slug: string, again = false): Promise<Entry | null> {
     const before = this.cache.get(slug);
     const versionBefore = before?.version;
-    const record = await this.deps.store.load(slug);
+    // A cached room is checked against the store in one round trip; its snapshot travels only when
+    // another process changed it (docs/architecture.md, "One room, many processes").
+    const record = before
+      ? await this.deps.store.loadIfChanged(slug, { version: before.version, revision: before.revision })
+      : await this.deps.store.load(slug);
     const current = this.cache.get(slug);
     // This process created the room or committed to it while the load was in flight: what the load
     // read is not newer than the cache (the commit's reply came first, and the lock was still held).
     if (current && (current !== before || current.version !== versionBefore)) return current;
+    if (record === 'unchanged') {
+      // Evicted (its actor stopped) while the check was in flight: restore it from a full load.
+      return current ?? this.refresh(slug, again);
+    }
     if (!record) {
       if (current) this.evict(slug);
       return null;

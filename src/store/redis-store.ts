@@ -23,6 +23,7 @@ import {
   type RoomLock,
   type RoomRecord,
   type RoomStore,
+  type RoomVersion,
   StoreConflictError,
   type StoredEvent,
   type StoredReceipt,
@@ -39,6 +40,7 @@ import {
   COMMIT_SCRIPT,
   CONFLICT_REPLY,
   DELETE_ROOM_SCRIPT,
+  LOAD_IF_CHANGED_SCRIPT,
   RELEASE_LOCK_SCRIPT,
   RENEW_LOCK_SCRIPT,
   REPAIR_DEADLINE_SCRIPT,
@@ -73,6 +75,7 @@ type Arg = string | number | Buffer;
 interface ScriptCommands {
   conclaveCommit(...args: Arg[]): Promise<[number, number, string]>;
   conclaveDeleteRoom(...args: Arg[]): Promise<number>;
+  conclaveLoadIfChanged(...args: Arg[]): Promise<(string | null)[] | null>;
   conclaveReleaseLock(...args: Arg[]): Promise<number>;
   conclaveRenewLock(...args: Arg[]): Promise<number>;
   conclaveRepairDeadline(...args: Arg[]): Promise<number>;
@@ -89,6 +92,7 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
   // The key count varies with the idempotency records: the caller passes it first.
   redis.defineCommand('conclaveCommit', { lua: COMMIT_SCRIPT });
   redis.defineCommand('conclaveDeleteRoom', { numberOfKeys: 8, lua: DELETE_ROOM_SCRIPT });
+  redis.defineCommand('conclaveLoadIfChanged', { numberOfKeys: 1, lua: LOAD_IF_CHANGED_SCRIPT });
   redis.defineCommand('conclaveReleaseLock', { numberOfKeys: 1, lua: RELEASE_LOCK_SCRIPT });
   redis.defineCommand('conclaveRenewLock', { numberOfKeys: 1, lua: RENEW_LOCK_SCRIPT });
   redis.defineCommand('conclaveRepairDeadline', { numberOfKeys: 1, lua: REPAIR_DEADLINE_SCRIPT });
@@ -179,25 +183,24 @@ export class RedisStore implements RoomStore {
   }
 
   load(slug: string): Promise<RoomRecord | null> {
-    return this.call(async () => {
-      const [version, head, snapshot, nextDeadline, revision] = await this.redis.hmget(
-        this.key.room(slug),
-        'version',
-        'head',
-        'snapshot',
-        'next_deadline',
-        'revision',
-      );
-      if (version === null || version === undefined) return null;
-      return {
+    return this.call(async () =>
+      recordOf(
         slug,
-        version: Number(version),
-        head: Number(head),
-        snapshot: snapshot ?? '',
-        next_deadline: nextDeadline ? Number(nextDeadline) : null,
-        ...(revision ? { revision } : {}),
-      };
+        await this.redis.hmget(this.key.room(slug), 'version', 'head', 'snapshot', 'next_deadline', 'revision'),
+      ),
+    );
+  }
+
+  loadIfChanged(slug: string, known: RoomVersion): Promise<RoomRecord | 'unchanged' | null> {
+    return this.call(async () => {
+      const fields = await this.redis.conclaveLoadIfChanged(this.key.room(slug), known.version, known.revision ?? '');
+      if (fields?.[0] === 'unchanged') return 'unchanged';
+      return fields ? recordOf(slug, fields) : null;
     });
+  }
+
+  roomExists(slug: string): Promise<boolean> {
+    return this.call(async () => (await this.redis.hexists(this.key.room(slug), 'version')) === 1);
   }
 
   async commit(batch: CommitBatch): Promise<RoomRecord> {
@@ -526,6 +529,20 @@ export class RedisStore implements RoomStore {
       // See the callers for why losing this write is acceptable.
     }
   }
+}
+
+/** A room from its hash's fields (version, head, snapshot, next_deadline, revision); null when absent. */
+function recordOf(slug: string, fields: (string | null | undefined)[]): RoomRecord | null {
+  const [version, head, snapshot, nextDeadline, revision] = fields;
+  if (version === null || version === undefined) return null;
+  return {
+    slug,
+    version: Number(version),
+    head: Number(head),
+    snapshot: snapshot ?? '',
+    next_deadline: nextDeadline ? Number(nextDeadline) : null,
+    ...(revision ? { revision } : {}),
+  };
 }
 
 function encodeEvents(events: StoredEvent[]): Arg[] {

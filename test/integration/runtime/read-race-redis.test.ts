@@ -68,7 +68,7 @@ async function writeOnA(): Promise<void> {
 
 /** A read on B whose load is answered with B's cached version, then A writes: the answer arrives on release. */
 async function lateReadThenWriteOnA(): Promise<{ late: Promise<Outcome<RoomState | null>>; lateLoad: Held }> {
-  const lateLoad = holdNext(b.service.store, 'load');
+  const lateLoad = holdNext(b.service.store, 'loadIfChanged');
   const late = outcome(b.service.services.registry.read(slug));
   await lateLoad.entered;
   await writeOnA();
@@ -78,10 +78,11 @@ async function lateReadThenWriteOnA(): Promise<{ late: Promise<Outcome<RoomState
 type Held = { entered: Promise<void>; release(): void };
 
 /**
- * Holds the next call of a store method: it runs against Redis at once, but its answer reaches the
+ * Holds the next call of a store method (B has the room cached, so its refreshes check it with
+ * loadIfChanged): it runs against Redis at once, but its answer reaches the
  * caller only on release() (a reply delivered late, as when the event loop is busy). Later calls pass.
  */
-function holdNext(store: RoomStore, method: 'load' | 'archivedDecisions' | 'idempotency'): Held {
+function holdNext(store: RoomStore, method: 'loadIfChanged' | 'archivedDecisions' | 'idempotency'): Held {
   const original = store[method] as (...args: unknown[]) => Promise<unknown>;
   let enter!: () => void;
   let release!: () => void;
@@ -197,7 +198,7 @@ describe('reads on a process whose cached room another process just changed', ()
     });
     expect(chosen.body.status).toBe('resolved');
     // B loads the room (its decision now archived), and A deletes the room before B reads the archive.
-    const load = holdNext(b.service.store, 'load');
+    const load = holdNext(b.service.store, 'loadIfChanged');
     const read = outcome(registry.read(slug));
     await load.entered;
     const deleted = await call(a.base, 'DELETE', `/api/rooms/${slug}`, {
