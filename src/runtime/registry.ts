@@ -30,6 +30,7 @@ import {
   type StoredEvent,
   type StoredReceipt,
 } from '../store/port.js';
+import { isAtVersion } from '../store/common.js';
 import { iso } from '../domain/format.js';
 import type { Clock } from './clock.js';
 import { decisionById, dueWork, type RoomState, roomDeadline, roomStateOf } from './room-state.js';
@@ -347,7 +348,7 @@ export class RoomRegistry {
   private async underLock<T>(slug: string, work: (entry: Entry, lock: RoomLock | null) => Promise<T>): Promise<T> {
     const lock = await this.lockFor(slug);
     try {
-      const entry = await this.freshEntry(slug);
+      const entry = this.currentUnder(slug, lock) ?? (await this.freshEntry(slug));
       if (!entry) throw roomNotFound(slug);
       try {
         return await work(entry, lock);
@@ -361,6 +362,17 @@ export class RoomRegistry {
       // room goes over the same connection, so Redis runs it after the release anyway.
       void lock?.release();
     }
+  }
+
+  /**
+   * The cached entry when the lock, read in its own round trip, found the room at the entry's
+   * version and revision: nobody else commits while the lock is held, so the entry is current and
+   * needs no load. Null otherwise (no lock read, another process wrote, or nothing cached): load it.
+   */
+  private currentUnder(slug: string, lock: RoomLock | null): Entry | null {
+    const cached = this.cache.get(slug);
+    if (!cached || !lock?.found) return null;
+    return isAtVersion(lock.found, cached) ? cached : null;
   }
 
   /**
@@ -760,6 +772,7 @@ function keptAlive(lock: RoomLock, ttlMs: number): RoomLock {
   return {
     slug: lock.slug,
     token: lock.token,
+    ...(lock.found !== undefined ? { found: lock.found } : {}),
     renew: () => lock.renew(),
     release: () => {
       clearInterval(renewal);

@@ -134,6 +134,11 @@ export interface RoomLock {
   renew(): Promise<boolean>;
   /** Releases only if the lock is still ours (compare-and-delete). Never throws. */
   release(): Promise<void>;
+  /**
+   * Where the room stood when the lock was taken, read in the same round trip (Redis; null: no room).
+   * A holder whose cached room is at it needs no further check (docs/architecture.md, "One room, many processes").
+   */
+  readonly found?: RoomVersion | null;
 }
 
 export interface RoomStore {

@@ -37,6 +37,7 @@ import {
 } from './redis-engagement.js';
 import { connectRedisClient, createRedisClient } from './redis-connection.js';
 import {
+  ACQUIRE_LOCK_SCRIPT,
   COMMIT_SCRIPT,
   CONFLICT_REPLY,
   DELETE_ROOM_SCRIPT,
@@ -75,6 +76,7 @@ type Arg = string | number | Buffer;
 interface ScriptCommands {
   conclaveCommit(...args: Arg[]): Promise<[number, number, string]>;
   conclaveDeleteRoom(...args: Arg[]): Promise<number>;
+  conclaveAcquireLock(...args: Arg[]): Promise<0 | [number, string | null, string | null]>;
   conclaveLoadIfChanged(...args: Arg[]): Promise<(string | null)[] | null>;
   conclaveReleaseLock(...args: Arg[]): Promise<number>;
   conclaveRenewLock(...args: Arg[]): Promise<number>;
@@ -93,6 +95,7 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
   redis.defineCommand('conclaveCommit', { lua: COMMIT_SCRIPT });
   redis.defineCommand('conclaveDeleteRoom', { numberOfKeys: 8, lua: DELETE_ROOM_SCRIPT });
   redis.defineCommand('conclaveLoadIfChanged', { numberOfKeys: 1, lua: LOAD_IF_CHANGED_SCRIPT });
+  redis.defineCommand('conclaveAcquireLock', { numberOfKeys: 2, lua: ACQUIRE_LOCK_SCRIPT });
   redis.defineCommand('conclaveReleaseLock', { numberOfKeys: 1, lua: RELEASE_LOCK_SCRIPT });
   redis.defineCommand('conclaveRenewLock', { numberOfKeys: 1, lua: RENEW_LOCK_SCRIPT });
   redis.defineCommand('conclaveRepairDeadline', { numberOfKeys: 1, lua: REPAIR_DEADLINE_SCRIPT });
@@ -349,12 +352,20 @@ export class RedisStore implements RoomStore {
   async lock(slug: string, ttlMs: number, waitMs: number): Promise<RoomLock> {
     const token = newLockToken();
     const key = this.key.lock(slug);
+    let found: RoomVersion | null = null;
     await acquireWithin(slug, waitMs, () =>
-      this.call(async () => (await this.redis.set(key, token, 'PX', ttlMs, 'NX')) === 'OK'),
+      this.call(async () => {
+        const taken = await this.redis.conclaveAcquireLock(key, this.key.room(slug), token, ttlMs);
+        if (taken === 0) return false;
+        const [, version, revision] = taken;
+        found = version === null ? null : { version: Number(version), ...(revision ? { revision } : {}) };
+        return true;
+      }),
     );
     return {
       slug,
       token,
+      found,
       renew: async () => {
         try {
           return (await this.redis.conclaveRenewLock(key, token, ttlMs)) === 1;

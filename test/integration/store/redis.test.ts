@@ -88,6 +88,28 @@ describe.skipIf(server === null)('RedisStore', () => {
     await store.close();
   });
 
+  it("reports the room's version and revision with the lock, read in the same round trip", async () => {
+    const store = await openRedisStore({ url, keyPrefix: newPrefix() });
+    const none = await store.lock('lockread', 10_000, 0);
+    expect(none.found).toBeNull();
+    const created = await store.commit({
+      slug: 'lockread',
+      expected_version: 0,
+      snapshot: '{}',
+      events: [],
+      receipts: [],
+      next_deadline: null,
+      fence: none.token,
+    });
+    await none.release();
+    const taken = await store.lock('lockread', 10_000, 0);
+    expect(taken.found).toEqual({ version: created.version, revision: created.revision });
+    // Held: another acquisition waits, then gives up, as before.
+    await expect(store.lock('lockread', 10_000, 30)).rejects.toThrow(StoreUnavailableError);
+    await taken.release();
+    await store.close();
+  });
+
   it('tells two histories of the same length apart by revision, and refuses a commit on the other one', async () => {
     const keyPrefix = newPrefix();
     const store = await openRedisStore({ url, keyPrefix });
