@@ -3,9 +3,19 @@ import type { BenchCase } from '../table.js';
 import { chooseManyRooms } from './choose-many-rooms.js';
 import { chooseOneRoom } from './choose-one-room.js';
 import { floors } from './floors.js';
+import { handoff } from './handoff.js';
 import { history } from './history.js';
 import { hotRoom } from './hot-room.js';
 import { redisFootprint } from './redis-footprint.js';
 import { startup } from './startup.js';
 
-export const cases: BenchCase[] = [floors, chooseOneRoom, chooseManyRooms, hotRoom, history, redisFootprint, startup];
+export const cases: BenchCase[] = [
+  floors,
+  chooseOneRoom,
+  chooseManyRooms,
+  hotRoom,
+  handoff,
+  history,
+  redisFootprint,
+  startup,
+];

@@ -30,6 +30,7 @@ import {
   type StoredEvent,
   type StoredReceipt,
 } from '../store/port.js';
+import { isAtVersion } from '../store/common.js';
 import { iso } from '../domain/format.js';
 import type { Clock } from './clock.js';
 import { decisionById, dueWork, type RoomState, roomDeadline, roomStateOf } from './room-state.js';
@@ -278,7 +279,7 @@ export class RoomRegistry {
 
   async exists(slug: string): Promise<boolean> {
     if (this.cache.has(slug) && this.deps.store.kind === 'sqlite') return true;
-    return (await this.deps.store.load(slug)) !== null;
+    return this.deps.store.roomExists(slug);
   }
 
   /** Deletes a room for good (its slug stays reserved). */
@@ -347,7 +348,7 @@ export class RoomRegistry {
   private async underLock<T>(slug: string, work: (entry: Entry, lock: RoomLock | null) => Promise<T>): Promise<T> {
     const lock = await this.lockFor(slug);
     try {
-      const entry = await this.freshEntry(slug);
+      const entry = this.currentUnder(slug, lock) ?? (await this.freshEntry(slug));
       if (!entry) throw roomNotFound(slug);
       try {
         return await work(entry, lock);
@@ -356,8 +357,22 @@ export class RoomRegistry {
         throw error;
       }
     } finally {
-      await lock?.release();
+      // Not awaited: the batch's answers need not wait one more round trip. The release is
+      // compare-and-delete (it never frees a lock taken since), and this process's next lock of the
+      // room goes over the same connection, so Redis runs it after the release anyway.
+      void lock?.release();
     }
+  }
+
+  /**
+   * The cached entry when the lock, read in its own round trip, found the room at the entry's
+   * version and revision: nobody else commits while the lock is held, so the entry is current and
+   * needs no load. Null otherwise (no lock read, another process wrote, or nothing cached): load it.
+   */
+  private currentUnder(slug: string, lock: RoomLock | null): Entry | null {
+    const cached = this.cache.get(slug);
+    if (!cached || !lock?.found) return null;
+    return isAtVersion(lock.found, cached) ? cached : null;
   }
 
   /**
@@ -610,11 +625,19 @@ export class RoomRegistry {
   private async refresh(slug: string, again = false): Promise<Entry | null> {
     const before = this.cache.get(slug);
     const versionBefore = before?.version;
-    const record = await this.deps.store.load(slug);
+    // A cached room is checked against the store in one round trip; its snapshot travels only when
+    // another process changed it (docs/architecture.md, "One room, many processes").
+    const record = before
+      ? await this.deps.store.loadIfChanged(slug, { version: before.version, revision: before.revision })
+      : await this.deps.store.load(slug);
     const current = this.cache.get(slug);
     // This process created the room or committed to it while the load was in flight: what the load
     // read is not newer than the cache (the commit's reply came first, and the lock was still held).
     if (current && (current !== before || current.version !== versionBefore)) return current;
+    if (record === 'unchanged') {
+      // Evicted (its actor stopped) while the check was in flight: restore it from a full load.
+      return current ?? this.refresh(slug, again);
+    }
     if (!record) {
       if (current) this.evict(slug);
       return null;
@@ -749,6 +772,7 @@ function keptAlive(lock: RoomLock, ttlMs: number): RoomLock {
   return {
     slug: lock.slug,
     token: lock.token,
+    ...(lock.found !== undefined ? { found: lock.found } : {}),
     renew: () => lock.renew(),
     release: () => {
       clearInterval(renewal);

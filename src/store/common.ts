@@ -1,7 +1,14 @@
 /** Rules and helpers shared by both store adapters, so they cannot drift apart. */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type CommitBatch, type IdempotencyRecord, StoreConflictError, StoreUnavailableError } from './port.js';
+import {
+  type CommitBatch,
+  type IdempotencyRecord,
+  type RoomRecord,
+  type RoomVersion,
+  StoreConflictError,
+  StoreUnavailableError,
+} from './port.js';
 
 /** Idempotency records are kept 24 h after they are stored (01-transport-and-auth.md §6.7). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -85,4 +92,9 @@ export async function acquireWithin(slug: string, waitMs: number, tryAcquire: ()
     await sleep(Math.min(remaining, pause + Math.random() * pause));
     pause = Math.min(pause * 2, 50);
   }
+}
+
+/** Whether a stored room is still where a reader last saw it (a missing revision matches a missing one). */
+export function isAtVersion(record: Pick<RoomRecord, 'version' | 'revision'>, known: RoomVersion): boolean {
+  return record.version === known.version && (record.revision ?? '') === (known.revision ?? '');
 }

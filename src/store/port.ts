@@ -101,6 +101,12 @@ export interface CommitBatch {
   expected_revision?: string;
 }
 
+/** Where a cached room stands: its version and the store's revision of it (Redis; absent on SQLite and on rooms older than revisions). */
+export interface RoomVersion {
+  version: number;
+  revision?: string | undefined;
+}
+
 /** Thrown by commit() when expected_version (or the fence) does not match the stored room. */
 export class StoreConflictError extends Error {
   constructor(message: string) {
@@ -128,6 +134,11 @@ export interface RoomLock {
   renew(): Promise<boolean>;
   /** Releases only if the lock is still ours (compare-and-delete). Never throws. */
   release(): Promise<void>;
+  /**
+   * Where the room stood when the lock was taken, read in the same round trip (Redis; null: no room).
+   * A holder whose cached room is at it needs no further check (docs/architecture.md, "One room, many processes").
+   */
+  readonly found?: RoomVersion | null;
 }
 
 export interface RoomStore {
@@ -140,6 +151,16 @@ export interface RoomStore {
   reserveSlug(slug: string): Promise<boolean>;
 
   load(slug: string): Promise<RoomRecord | null>;
+
+  /**
+   * The room, or 'unchanged' when it is still at `known` (same version and revision): one round trip,
+   * and the snapshot is sent only when it changed. A process whose cached room is current checks it
+   * without reading the whole snapshot (docs/architecture.md, "One room, many processes").
+   */
+  loadIfChanged(slug: string, known: RoomVersion): Promise<RoomRecord | 'unchanged' | null>;
+
+  /** Whether the room is stored, without reading its snapshot. */
+  roomExists(slug: string): Promise<boolean>;
 
   /** Atomic: snapshot + version bump + events + receipts + idempotency record + deadline. */
   commit(batch: CommitBatch): Promise<RoomRecord>;

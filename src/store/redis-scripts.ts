@@ -96,6 +96,31 @@ redis.call('DEL', unpack(KEYS))
 return 1
 `;
 
+/**
+ * KEYS: room hash. ARGV: known version, known revision ('' = none).
+ * Returns nil for no room, { 'unchanged' } while the room is still at the known version and revision,
+ * else the fields load() reads: { version, head, snapshot, next_deadline, revision }. A cached room
+ * that is current is so checked in one round trip without sending its snapshot.
+ */
+export const LOAD_IF_CHANGED_SCRIPT = `
+local stored = redis.call('HMGET', KEYS[1], 'version', 'revision')
+if not stored[1] then return false end
+if tonumber(stored[1]) == tonumber(ARGV[1]) and (stored[2] or '') == ARGV[2] then return { 'unchanged' } end
+return redis.call('HMGET', KEYS[1], 'version', 'head', 'snapshot', 'next_deadline', 'revision')
+`;
+
+/**
+ * KEYS: lock, room hash (one hash slot: both carry the room's tag). ARGV: token, ttl ms.
+ * SET NX PX of the lock; when taken, also the room's version and revision (version nil: no room),
+ * so a holder learns whether its cached room is current in the same round trip. Returns 0 when the
+ * lock is held by another, else { 1, version, revision }.
+ */
+export const ACQUIRE_LOCK_SCRIPT = `
+if not redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 0 end
+local stored = redis.call('HMGET', KEYS[2], 'version', 'revision')
+return { 1, stored[1], stored[2] }
+`;
+
 /** KEYS: lock. ARGV: token. Deletes the lock only while it still holds our token. */
 export const RELEASE_LOCK_SCRIPT = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end

@@ -23,6 +23,7 @@ import {
   type RoomLock,
   type RoomRecord,
   type RoomStore,
+  type RoomVersion,
   StoreConflictError,
   type StoredEvent,
   type StoredReceipt,
@@ -36,9 +37,11 @@ import {
 } from './redis-engagement.js';
 import { connectRedisClient, createRedisClient } from './redis-connection.js';
 import {
+  ACQUIRE_LOCK_SCRIPT,
   COMMIT_SCRIPT,
   CONFLICT_REPLY,
   DELETE_ROOM_SCRIPT,
+  LOAD_IF_CHANGED_SCRIPT,
   RELEASE_LOCK_SCRIPT,
   RENEW_LOCK_SCRIPT,
   REPAIR_DEADLINE_SCRIPT,
@@ -73,6 +76,8 @@ type Arg = string | number | Buffer;
 interface ScriptCommands {
   conclaveCommit(...args: Arg[]): Promise<[number, number, string]>;
   conclaveDeleteRoom(...args: Arg[]): Promise<number>;
+  conclaveAcquireLock(...args: Arg[]): Promise<0 | [number, string | null, string | null]>;
+  conclaveLoadIfChanged(...args: Arg[]): Promise<(string | null)[] | null>;
   conclaveReleaseLock(...args: Arg[]): Promise<number>;
   conclaveRenewLock(...args: Arg[]): Promise<number>;
   conclaveRepairDeadline(...args: Arg[]): Promise<number>;
@@ -89,6 +94,8 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
   // The key count varies with the idempotency records: the caller passes it first.
   redis.defineCommand('conclaveCommit', { lua: COMMIT_SCRIPT });
   redis.defineCommand('conclaveDeleteRoom', { numberOfKeys: 8, lua: DELETE_ROOM_SCRIPT });
+  redis.defineCommand('conclaveLoadIfChanged', { numberOfKeys: 1, lua: LOAD_IF_CHANGED_SCRIPT });
+  redis.defineCommand('conclaveAcquireLock', { numberOfKeys: 2, lua: ACQUIRE_LOCK_SCRIPT });
   redis.defineCommand('conclaveReleaseLock', { numberOfKeys: 1, lua: RELEASE_LOCK_SCRIPT });
   redis.defineCommand('conclaveRenewLock', { numberOfKeys: 1, lua: RENEW_LOCK_SCRIPT });
   redis.defineCommand('conclaveRepairDeadline', { numberOfKeys: 1, lua: REPAIR_DEADLINE_SCRIPT });
@@ -179,25 +186,24 @@ export class RedisStore implements RoomStore {
   }
 
   load(slug: string): Promise<RoomRecord | null> {
-    return this.call(async () => {
-      const [version, head, snapshot, nextDeadline, revision] = await this.redis.hmget(
-        this.key.room(slug),
-        'version',
-        'head',
-        'snapshot',
-        'next_deadline',
-        'revision',
-      );
-      if (version === null || version === undefined) return null;
-      return {
+    return this.call(async () =>
+      recordOf(
         slug,
-        version: Number(version),
-        head: Number(head),
-        snapshot: snapshot ?? '',
-        next_deadline: nextDeadline ? Number(nextDeadline) : null,
-        ...(revision ? { revision } : {}),
-      };
+        await this.redis.hmget(this.key.room(slug), 'version', 'head', 'snapshot', 'next_deadline', 'revision'),
+      ),
+    );
+  }
+
+  loadIfChanged(slug: string, known: RoomVersion): Promise<RoomRecord | 'unchanged' | null> {
+    return this.call(async () => {
+      const fields = await this.redis.conclaveLoadIfChanged(this.key.room(slug), known.version, known.revision ?? '');
+      if (fields?.[0] === 'unchanged') return 'unchanged';
+      return fields ? recordOf(slug, fields) : null;
     });
+  }
+
+  roomExists(slug: string): Promise<boolean> {
+    return this.call(async () => (await this.redis.hexists(this.key.room(slug), 'version')) === 1);
   }
 
   async commit(batch: CommitBatch): Promise<RoomRecord> {
@@ -346,12 +352,20 @@ export class RedisStore implements RoomStore {
   async lock(slug: string, ttlMs: number, waitMs: number): Promise<RoomLock> {
     const token = newLockToken();
     const key = this.key.lock(slug);
+    let found: RoomVersion | null = null;
     await acquireWithin(slug, waitMs, () =>
-      this.call(async () => (await this.redis.set(key, token, 'PX', ttlMs, 'NX')) === 'OK'),
+      this.call(async () => {
+        const taken = await this.redis.conclaveAcquireLock(key, this.key.room(slug), token, ttlMs);
+        if (taken === 0) return false;
+        const [, version, revision] = taken;
+        found = version === null ? null : { version: Number(version), ...(revision ? { revision } : {}) };
+        return true;
+      }),
     );
     return {
       slug,
       token,
+      found,
       renew: async () => {
         try {
           return (await this.redis.conclaveRenewLock(key, token, ttlMs)) === 1;
@@ -526,6 +540,20 @@ export class RedisStore implements RoomStore {
       // See the callers for why losing this write is acceptable.
     }
   }
+}
+
+/** A room from its hash's fields (version, head, snapshot, next_deadline, revision); null when absent. */
+function recordOf(slug: string, fields: (string | null | undefined)[]): RoomRecord | null {
+  const [version, head, snapshot, nextDeadline, revision] = fields;
+  if (version === null || version === undefined) return null;
+  return {
+    slug,
+    version: Number(version),
+    head: Number(head),
+    snapshot: snapshot ?? '',
+    next_deadline: nextDeadline ? Number(nextDeadline) : null,
+    ...(revision ? { revision } : {}),
+  };
 }
 
 function encodeEvents(events: StoredEvent[]): Arg[] {

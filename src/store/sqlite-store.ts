@@ -10,6 +10,7 @@ import {
   assertContinues,
   IDEMPOTENCY_TTL_MS,
   SEALED_BODY_PREFIX,
+  isAtVersion,
   isIdempotencyExpired,
   newLockToken,
 } from './common.js';
@@ -20,6 +21,7 @@ import {
   type RoomLock,
   type RoomRecord,
   type RoomStore,
+  type RoomVersion,
   StoreConflictError,
   type StoredEvent,
   type StoredReceipt,
@@ -226,6 +228,16 @@ export class SqliteStore implements RoomStore {
       const row = this.sql.loadRoom.get(slug);
       return row ? toRoomRecord(row) : null;
     });
+  }
+
+  /** The embedded store is local: reading the row is as cheap as comparing its version. */
+  async loadIfChanged(slug: string, known: RoomVersion): Promise<RoomRecord | 'unchanged' | null> {
+    const record = await this.load(slug);
+    return record && isAtVersion(record, known) ? 'unchanged' : record;
+  }
+
+  async roomExists(slug: string): Promise<boolean> {
+    return (await this.load(slug)) !== null;
   }
 
   commit(batch: CommitBatch): Promise<RoomRecord> {

@@ -4,6 +4,9 @@
  * an idempotency lookup in flight), so reads and refreshes interleave in a fixed order. Whatever
  * the order, every read answers one committed state and every turn runs: never `decision <id>
  * missing from room <slug>` (docs/architecture.md, "One room, many readers").
+ * And the same two processes writing one room in turn, as round robin spreads MCP calls: a process
+ * whose cached room is current writes without reading it again (docs/architecture.md, "One room,
+ * many processes").
  */
 import { randomUUID } from 'node:crypto';
 import { ResponseSeal } from '../../../src/runtime/idempotency-seal.js';
@@ -68,7 +71,7 @@ async function writeOnA(): Promise<void> {
 
 /** A read on B whose load is answered with B's cached version, then A writes: the answer arrives on release. */
 async function lateReadThenWriteOnA(): Promise<{ late: Promise<Outcome<RoomState | null>>; lateLoad: Held }> {
-  const lateLoad = holdNext(b.service.store, 'load');
+  const lateLoad = holdNext(b.service.store, 'loadIfChanged');
   const late = outcome(b.service.services.registry.read(slug));
   await lateLoad.entered;
   await writeOnA();
@@ -78,10 +81,11 @@ async function lateReadThenWriteOnA(): Promise<{ late: Promise<Outcome<RoomState
 type Held = { entered: Promise<void>; release(): void };
 
 /**
- * Holds the next call of a store method: it runs against Redis at once, but its answer reaches the
+ * Holds the next call of a store method (B has the room cached, so its refreshes check it with
+ * loadIfChanged): it runs against Redis at once, but its answer reaches the
  * caller only on release() (a reply delivered late, as when the event loop is busy). Later calls pass.
  */
-function holdNext(store: RoomStore, method: 'load' | 'archivedDecisions' | 'idempotency'): Held {
+function holdNext(store: RoomStore, method: 'loadIfChanged' | 'archivedDecisions' | 'idempotency'): Held {
   const original = store[method] as (...args: unknown[]) => Promise<unknown>;
   let enter!: () => void;
   let release!: () => void;
@@ -197,7 +201,7 @@ describe('reads on a process whose cached room another process just changed', ()
     });
     expect(chosen.body.status).toBe('resolved');
     // B loads the room (its decision now archived), and A deletes the room before B reads the archive.
-    const load = holdNext(b.service.store, 'load');
+    const load = holdNext(b.service.store, 'loadIfChanged');
     const read = outcome(registry.read(slug));
     await load.entered;
     const deleted = await call(a.base, 'DELETE', `/api/rooms/${slug}`, {
@@ -219,3 +223,66 @@ function raceSeal(): ResponseSeal {
     clientAddress: '127.0.0.1',
   });
 }
+
+/** Counts the room reads (full loads and freshness checks) a store makes. */
+function countReads(store: RoomStore): { reads(): number; stop(): void } {
+  const load = store.load.bind(store);
+  const loadIfChanged = store.loadIfChanged.bind(store);
+  let reads = 0;
+  store.load = (slug) => {
+    reads++;
+    return load(slug);
+  };
+  store.loadIfChanged = (slug, known) => {
+    reads++;
+    return loadIfChanged(slug, known);
+  };
+  return {
+    reads: () => reads,
+    stop: () => {
+      store.load = load;
+      store.loadIfChanged = loadIfChanged;
+    },
+  };
+}
+
+async function conflicts(service: RunningService): Promise<number> {
+  const text = (await fetch(`${service.base}/metrics`).then((r) => r.text())) as string;
+  return Number(/^conclave_room_commit_conflicts_total (\S+)$/m.exec(text)?.[1] ?? 0);
+}
+
+describe('one room written by two processes in turn', () => {
+  it('reads the room only after the other process wrote it, and never commits on a stale cache', async () => {
+    const created = await call(a.base, 'POST', '/api/rooms', {
+      body: { question: 'Which one?', options: ['a', 'b'], config: { type: 'persistent' } },
+    });
+    expect(created.status).toBe(200);
+    const slug = created.body.slug as string;
+    const registries = [a.service.services.registry, b.service.services.registry];
+    const counters = [countReads(a.service.store), countReads(b.service.store)];
+    const conflictsBefore = (await conflicts(a)) + (await conflicts(b));
+    try {
+      // A again: its cache is current, so the lock's own read suffices.
+      await registries[0]!.execute(slug, discuss('a, warm'));
+      expect(counters.map((c) => c.reads())).toEqual([0, 0]);
+      // B has never seen the room: one full load. Then A, behind B's write: one read.
+      await registries[1]!.execute(slug, discuss('b, first'));
+      expect(counters[1]!.reads()).toBe(1);
+      await registries[0]!.execute(slug, discuss('a, after b'));
+      expect(counters[0]!.reads()).toBe(1);
+      // In turn: each write reads once (the other process wrote last); twice on one process reads nothing more.
+      for (let i = 0; i < 6; i++) await registries[i % 2 === 0 ? 1 : 0]!.execute(slug, discuss(`turn ${i}`));
+      expect(counters.map((c) => c.reads())).toEqual([4, 4]);
+      await registries[0]!.execute(slug, discuss('a, warm again'));
+      expect(counters[0]!.reads()).toBe(4);
+    } finally {
+      for (const counter of counters) counter.stop();
+    }
+    const state = (await registries[1]!.read(slug))!;
+    // Created (1 version) + 10 writes; every one of the 10 messages is in the log.
+    expect(state.version).toBe(11);
+    const events = await b.service.store.events(slug, 0, 100);
+    expect(events.filter((e) => e.event_type === 'discussion.posted')).toHaveLength(10);
+    expect((await conflicts(a)) + (await conflicts(b))).toBe(conflictsBefore);
+  });
+});

@@ -148,6 +148,24 @@ export function storeContract(target: StoreTarget): void {
       expect((await store.load('room2'))?.snapshot).toBe('first');
     });
 
+    it('answers unchanged while a room is where the reader saw it, and the room once another instance wrote it', async () => {
+      const created = await store.commit(batch('checked', 0, { snapshot: 'first' }));
+      const known = { version: created.version, revision: created.revision };
+      expect(await store.roomExists('checked')).toBe(true);
+      expect(await store.loadIfChanged('checked', known)).toBe('unchanged');
+      const another = await openAnother();
+      const next = await another.commit({
+        ...batch('checked', created.version, { snapshot: 'second' }),
+        ...(created.revision ? { expected_revision: created.revision } : {}),
+      });
+      expect(await store.loadIfChanged('checked', known)).toEqual(next);
+      expect(await store.loadIfChanged('checked', { version: next.version, revision: next.revision })).toBe(
+        'unchanged',
+      );
+      expect(await store.loadIfChanged('nosuchroom', known)).toBeNull();
+      expect(await store.roomExists('nosuchroom')).toBe(false);
+    });
+
     it('creates a room with no events at head 0, and keeps a null deadline', async () => {
       const created = await store.commit(batch('quiet', 0));
       expect(created.head).toBe(0);

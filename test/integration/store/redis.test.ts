@@ -66,6 +66,50 @@ describe.skipIf(server === null)('RedisStore', () => {
     );
   });
 
+  it('checks a room written before revisions existed by its version alone, and a fork by its revision', async () => {
+    const keyPrefix = newPrefix();
+    const store = await openRedisStore({ url, keyPrefix });
+    // The room hash as the code before revisions wrote it: no revision field.
+    const raw = new Redis(url);
+    await raw.hset(`${keyPrefix}room:{older}`, 'version', 3, 'head', 5, 'chain_len', 0, 'snapshot', '{"old":1}');
+    expect(await store.loadIfChanged('older', { version: 3 })).toBe('unchanged');
+    expect(await store.loadIfChanged('older', { version: 2 })).toEqual({
+      slug: 'older',
+      version: 3,
+      head: 5,
+      snapshot: '{"old":1}',
+      next_deadline: null,
+    });
+    // Same version, other history (a failover): the snapshot is read again.
+    await raw.hset(`${keyPrefix}room:{older}`, 'revision', 'another-history');
+    expect(await store.loadIfChanged('older', { version: 3 })).toMatchObject({ revision: 'another-history' });
+    expect(await store.loadIfChanged('older', { version: 3, revision: 'mine' })).toMatchObject({ version: 3 });
+    await raw.quit();
+    await store.close();
+  });
+
+  it("reports the room's version and revision with the lock, read in the same round trip", async () => {
+    const store = await openRedisStore({ url, keyPrefix: newPrefix() });
+    const none = await store.lock('lockread', 10_000, 0);
+    expect(none.found).toBeNull();
+    const created = await store.commit({
+      slug: 'lockread',
+      expected_version: 0,
+      snapshot: '{}',
+      events: [],
+      receipts: [],
+      next_deadline: null,
+      fence: none.token,
+    });
+    await none.release();
+    const taken = await store.lock('lockread', 10_000, 0);
+    expect(taken.found).toEqual({ version: created.version, revision: created.revision });
+    // Held: another acquisition waits, then gives up, as before.
+    await expect(store.lock('lockread', 10_000, 30)).rejects.toThrow(StoreUnavailableError);
+    await taken.release();
+    await store.close();
+  });
+
   it('tells two histories of the same length apart by revision, and refuses a commit on the other one', async () => {
     const keyPrefix = newPrefix();
     const store = await openRedisStore({ url, keyPrefix });
