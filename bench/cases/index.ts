@@ -1,5 +1,6 @@
 /** Every bench case, in the order the table prints them. Add a case: one file here, one line below. */
 import type { BenchCase } from '../table.js';
+import { agents } from './agents.js';
 import { chooseManyRooms } from './choose-many-rooms.js';
 import { chooseOneRoom } from './choose-one-room.js';
 import { floors } from './floors.js';
@@ -8,4 +9,13 @@ import { hotRoom } from './hot-room.js';
 import { redisFootprint } from './redis-footprint.js';
 import { startup } from './startup.js';
 
-export const cases: BenchCase[] = [floors, chooseOneRoom, chooseManyRooms, hotRoom, history, redisFootprint, startup];
+export const cases: BenchCase[] = [
+  floors,
+  chooseOneRoom,
+  chooseManyRooms,
+  hotRoom,
+  history,
+  redisFootprint,
+  startup,
+  agents,
+];
