@@ -14,7 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type Jwks, verifyRoomReceiptChain } from '../../src/client/verify.js';
-import { percentile } from './ledger.js';
+import { allEvents, percentile } from './ledger.js';
 import { connectLegacy, connectModern, type McpSession } from './mcp-clients.js';
 
 export type ScenarioStep = 'connect' | 'join_room' | 'wait' | 'choose' | 'discuss';
@@ -24,6 +24,16 @@ export interface ScenarioError {
   kind: ScenarioErrorKind;
   step: ScenarioStep | 'create' | 'outcome';
   detail: string;
+  /** The service failed itself (a 500, `internal.error`, JSON-RPC internal error): never acceptable, even under faults. */
+  internal: boolean;
+}
+
+/** What the service acknowledged in one room: the seats it created and the messages it accepted. */
+export interface RoomAcknowledged {
+  slug: string;
+  creatorToken: string;
+  participantIds: string[];
+  said: string[];
 }
 
 export interface ScenarioOptions {
@@ -43,6 +53,8 @@ export interface ScenarioResult {
   latencies: Record<ScenarioStep, number[]>;
   /** Agents per era, to show both clients took part. */
   eras: Record<string, number>;
+  /** Per room, every write the service acknowledged (for audits after faults). */
+  acknowledged: RoomAcknowledged[];
   elapsedMs: number;
 }
 
@@ -59,6 +71,12 @@ function classify(error: unknown): ScenarioErrorKind {
   if (/HTTP/i.test(error.constructor.name) || /HTTP \d{3}|status code \d{3}/i.test(error.message)) return 'http';
   if (typeof (error as { code?: unknown }).code === 'number') return 'jsonrpc';
   return 'other';
+}
+
+const INTERNAL = /internal\.error|\b500\b|-32603/;
+
+function failure(kind: ScenarioErrorKind, step: ScenarioError['step'], detail: string): ScenarioError {
+  return { kind, step, detail, internal: INTERNAL.test(detail) };
 }
 
 function describe(error: unknown): string {
@@ -86,12 +104,12 @@ async function createRoom(base: string, size: number, index: number, errors: Sce
     });
     const body = (await response.json().catch(() => null)) as any;
     if (response.status !== 201 && response.status !== 200) {
-      errors.push({ kind: 'http', step: 'create', detail: `${response.status} ${JSON.stringify(body).slice(0, 200)}` });
+      errors.push(failure('http', 'create', `${response.status} ${JSON.stringify(body).slice(0, 200)}`));
       return null;
     }
     return { slug: body.slug, creatorToken: body.creator_token };
   } catch (error) {
-    errors.push({ kind: classify(error), step: 'create', detail: describe(error) });
+    errors.push(failure(classify(error), 'create', describe(error)));
     return null;
   }
 }
@@ -99,7 +117,7 @@ async function createRoom(base: string, size: number, index: number, errors: Sce
 /** One agent's whole visit; every failure is recorded and ends the visit. */
 async function runAgent(
   base: string,
-  room: Room,
+  room: RoomAcknowledged,
   index: number,
   waitSeconds: number,
   result: ScenarioResult,
@@ -113,7 +131,7 @@ async function runAgent(
     try {
       outcome = await run();
     } catch (error) {
-      result.errors.push({ kind: classify(error), step, detail: describe(error) });
+      result.errors.push(failure(classify(error), step, describe(error)));
       return undefined;
     }
     result.latencies[step].push(performance.now() - started);
@@ -124,7 +142,7 @@ async function runAgent(
     if (outcome === undefined) return undefined;
     const { isError, body } = outcome as { isError: boolean; body: any };
     if (isError) {
-      result.errors.push({ kind: 'tool', step, detail: JSON.stringify(body).slice(0, 300) });
+      result.errors.push(failure('tool', step, JSON.stringify(body).slice(0, 300)));
       return undefined;
     }
     return body;
@@ -137,6 +155,7 @@ async function runAgent(
     const joined = await tool('join_room', { slug: room.slug, display_name: `agent-${index}` });
     if (!joined) return;
     const token = joined.participant_token as string;
+    room.participantIds.push(joined.participant_id as string);
     // Wait until the open decision asks for this agent's choice (it does from the start; a wait that
     // times out is asked again, as an agent would).
     for (let asked = 0; ; asked++) {
@@ -144,25 +163,22 @@ async function runAgent(
       if (!waited) return;
       if (waited.status === 'actionable') break;
       if (asked >= 5) {
-        result.errors.push({ kind: 'other', step: 'wait', detail: `never actionable: ${JSON.stringify(waited)}` });
+        result.errors.push(failure('other', 'wait', `never actionable: ${JSON.stringify(waited)}`));
         return;
       }
     }
     // A ranking that varies by agent, so the instant runoff has work to do.
     const ranking = OPTIONS.map((_, i) => OPTIONS[(i + index) % OPTIONS.length]!);
     if (!(await tool('choose', { slug: room.slug, token, choice: ranking }))) return;
-    await tool('discuss', {
-      slug: room.slug,
-      token,
-      body: `agent ${index} ranked ${ranking[0]} first (${randomUUID()})`,
-    });
+    const body = `agent ${index} ranked ${ranking[0]} first (${randomUUID()})`;
+    if (await tool('discuss', { slug: room.slug, token, body })) room.said.push(body);
   } finally {
     await session.close().catch(() => undefined);
   }
 }
 
 /** The room's outcome, read with the creator's token, and its receipt chain verified against the JWKS. */
-async function auditRoom(base: string, room: Room, jwks: Jwks, result: ScenarioResult): Promise<void> {
+async function auditRoom(base: string, room: RoomAcknowledged, jwks: Jwks, result: ScenarioResult): Promise<void> {
   const problems: string[] = [];
   let receipts = 0;
   let resolved = false;
@@ -172,7 +188,7 @@ async function auditRoom(base: string, room: Room, jwks: Jwks, result: ScenarioR
     });
     const outcome = (await response.json()) as any;
     if (!response.ok) {
-      result.errors.push({ kind: 'http', step: 'outcome', detail: `${response.status} ${JSON.stringify(outcome)}` });
+      result.errors.push(failure('http', 'outcome', `${response.status} ${JSON.stringify(outcome)}`));
     }
     const decision = outcome?.decisions?.[0];
     resolved = decision?.status === 'resolved' && typeof decision.receipt_hash === 'string';
@@ -198,12 +214,13 @@ export async function runAgentsScenario(options: ScenarioOptions): Promise<Scena
     errors: [],
     latencies: { connect: [], join_room: [], wait: [], choose: [], discuss: [] },
     eras: {},
+    acknowledged: [],
     elapsedMs: 0,
   };
-  const rooms: Room[] = [];
+  const rooms = result.acknowledged;
   for (let i = 0; i < roomCount; i++) {
     const room = await createRoom(options.base, perRoom, i, result.errors);
-    if (room) rooms.push(room);
+    if (room) rooms.push({ ...room, participantIds: [], said: [] });
   }
   if (rooms.length === roomCount) {
     await Promise.all(
@@ -248,4 +265,26 @@ export function scenarioLine(label: string, result: ScenarioResult): string {
       .join(', ')}), ${result.errors.length} errors, ${resolved}/${result.rooms.length} rooms verified, ` +
     `${steps}, ${(result.elapsedMs / 1000).toFixed(1)} s`
   );
+}
+
+/**
+ * After faults: every seat and message the service acknowledged in these rooms is there, each
+ * message exactly once (read back over REST with the creator's token). Empty when nothing was lost.
+ */
+export async function acknowledgedProblems(base: string, acknowledged: RoomAcknowledged[]): Promise<string[]> {
+  const problems: string[] = [];
+  for (const room of acknowledged) {
+    const events = await allEvents(base, room.slug, room.creatorToken);
+    const joined = new Set(
+      events.filter((e) => e.event_type === 'participant.joined').map((e) => e.data.participant_id as string),
+    );
+    for (const id of room.participantIds)
+      if (!joined.has(id)) problems.push(`${room.slug}: seat ${id} acknowledged, not stored`);
+    const posted = events.filter((e) => e.event_type === 'discussion.posted').map((e) => e.data.body ?? e.data.text);
+    for (const text of room.said) {
+      const times = posted.filter((body) => body === text).length;
+      if (times !== 1) problems.push(`${room.slug}: "${text}" acknowledged, stored ${times} times`);
+    }
+  }
+  return problems;
 }

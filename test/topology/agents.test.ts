@@ -6,7 +6,13 @@
  * (bench/cases/agents.ts), never asserted here.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { errorSummary, roomProblems, runAgentsScenario, scenarioLine } from '../support/agents-scenario.js';
+import {
+  acknowledgedProblems,
+  errorSummary,
+  roomProblems,
+  runAgentsScenario,
+  scenarioLine,
+} from '../support/agents-scenario.js';
 import { type RedisDeployment, startEmbeddedProcess, startRedisDeployment } from '../support/agents-topology.js';
 import type { ChildService } from '../support/child-service.js';
 import { startRedisServer } from '../support/redis-server.js';
@@ -27,6 +33,7 @@ describe('200 MCP agents in 10 rooms, default limits', () => {
     console.log(scenarioLine('embedded', result));
     expect(errorSummary(result)).toEqual({});
     expect(roomProblems(result)).toEqual([]);
+    expect(await acknowledgedProblems(embedded.base, result.acknowledged)).toEqual([]);
     expect(result.rooms).toHaveLength(ROOMS);
     expect(Object.keys(result.eras).sort()).toEqual(['2025-11-25', '2026-07-28']);
   }, 180_000);
@@ -49,6 +56,7 @@ describe.skipIf(!hasNginx || redis === null)(
       console.log(scenarioLine('redis ×3 behind nginx', result));
       expect(errorSummary(result)).toEqual({});
       expect(roomProblems(result)).toEqual([]);
+      expect(await acknowledgedProblems(deployment.base, result.acknowledged)).toEqual([]);
       expect(result.rooms).toHaveLength(ROOMS);
       expect(Object.keys(result.eras).sort()).toEqual(['2025-11-25', '2026-07-28']);
     }, 240_000);
