@@ -1,5 +1,6 @@
 /** Every bench case, in the order the table prints them. Add a case: one file here, one line below. */
 import type { BenchCase } from '../table.js';
+import { agents } from './agents.js';
 import { chooseManyRooms } from './choose-many-rooms.js';
 import { chooseOneRoom } from './choose-one-room.js';
 import { floors } from './floors.js';
@@ -18,4 +19,5 @@ export const cases: BenchCase[] = [
   history,
   redisFootprint,
   startup,
+  agents,
 ];

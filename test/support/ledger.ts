@@ -116,7 +116,7 @@ export async function runRoom(ledger: Ledger, base: () => string, until: number)
   book.closed = true;
 }
 
-async function allEvents(base: string, slug: string, token: string): Promise<any[]> {
+export async function allEvents(base: string, slug: string, token: string): Promise<any[]> {
   const events: any[] = [];
   for (let after = 0; ; ) {
     const response = await fetch(`${base}/api/rooms/${slug}/events?since_seq=${after}&limit=1000`, {
