@@ -86,7 +86,7 @@ export function planJoin(
   admission: Admission,
   now: number,
 ): JoinPlan | ProtocolError {
-  // 02 §7: a mandate whose subject already holds a seat reconnects to it (never a new seat). The
+  // A mandate whose subject already holds a seat reconnects to it (never a new seat). The
   // caller was matched to the seat's issuer before (auth/seat-binding.ts); a seat bound to another
   // issuer is never reconnected, whatever reaches this point.
   const seated = seat.agentDid === null ? undefined : room.members.find((m) => m.agentDid === seat.agentDid);

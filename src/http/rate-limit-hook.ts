@@ -1,5 +1,5 @@
 /**
- * The request rate limits of 01 §7 as a fastify onRequest hook, by who is calling
+ * The request rate limits as a fastify onRequest hook, by who is calling
  * (docs/architecture.md, Rate limits by caller): a call with a known credential counts on that
  * credential's budget (and its issuer's), any other call on its client address; mutating requests
  * also count per credential. It runs after routing and before room existence and body parsing (check
