@@ -345,10 +345,10 @@ export class RoomRegistry {
     });
   }
 
-  private async underLock<T>(slug: string, work: (entry: Entry, lock: RoomLock | null) => Promise<T>): Promise<T> {
+  private async underLock<T>(slug: string, work: (entry: Entry, lock: HeldLock | null) => Promise<T>): Promise<T> {
     const lock = await this.lockFor(slug);
     try {
-      const entry = this.currentUnder(slug, lock) ?? (await this.freshEntry(slug));
+      const entry = this.currentUnder(slug, lock) ?? (await this.entryUnder(slug, lock));
       if (!entry) throw roomNotFound(slug);
       try {
         return await work(entry, lock);
@@ -357,9 +357,9 @@ export class RoomRegistry {
         throw error;
       }
     } finally {
-      // Not awaited: the batch's answers need not wait one more round trip. The release is
-      // compare-and-delete (it never frees a lock taken since), and this process's next lock of the
-      // room goes over the same connection, so Redis runs it after the release anyway.
+      // A commit let the lock go with its write (release_lock); otherwise (nothing to commit, or a
+      // refused commit) it is released here, not awaited: the batch's answers need not wait one more
+      // round trip, and the release is compare-and-delete (it never frees a lock taken since).
       void lock?.release();
     }
   }
@@ -376,11 +376,22 @@ export class RoomRegistry {
   }
 
   /**
+   * The room brought to the stored version under the lock. When the lock's own round trip brought
+   * the room along (`loaded`: the store held something other than the cache) it is installed from
+   * that, with no further read: nobody else commits while the lock is held. Otherwise it is loaded.
+   */
+  private entryUnder(slug: string, lock: RoomLock | null): Promise<Entry | null> {
+    if (lock?.loaded === undefined) return this.freshEntry(slug);
+    const loaded = lock.loaded;
+    return this.refresh(slug, false, async () => loaded);
+  }
+
+  /**
    * Applies a batch of turns to the actor in order and commits once. A turn that fails outside the
    * protocol (the machine threw), or whose refusal unexpectedly moved the actor, restarts the batch
    * from the committed snapshot without it, so it cannot disturb the others.
    */
-  private async runBatch(entry: Entry, batch: QueuedTurn[], lock: RoomLock | null): Promise<TurnOutcome[]> {
+  private async runBatch(entry: Entry, batch: QueuedTurn[], lock: HeldLock | null): Promise<TurnOutcome[]> {
     const failed = new Map<number, unknown>();
     for (;;) {
       try {
@@ -397,7 +408,7 @@ export class RoomRegistry {
     entry: Entry,
     batch: QueuedTurn[],
     failed: Map<number, unknown>,
-    lock: RoomLock | null,
+    lock: HeldLock | null,
   ): Promise<TurnOutcome[]> {
     const now = this.deps.clock.now();
     const collected = this.advance(entry, now);
@@ -560,7 +571,7 @@ export class RoomRegistry {
     entry: Entry,
     collected: Collected,
     records: IdempotencyRecord[],
-    lock: RoomLock | null = null,
+    lock: HeldLock | null = null,
   ): Promise<void> {
     const events: StoredEvent[] = collected.drafts.map((draft, i) => ({
       id: randomUUID(),
@@ -583,9 +594,12 @@ export class RoomRegistry {
       ...(collected.archived.length > 0 ? { archived: collected.archived } : {}),
       ...(records.length > 0 ? { idempotency: records } : {}),
       next_deadline: nextDeadline,
-      ...(lock ? { fence: lock.token } : {}),
+      // The commit lets the lock go itself and wakes the next waiter: one round trip fewer
+      // between this batch's write and the next holder's (docs/architecture.md, "One room, many processes").
+      ...(lock ? { fence: lock.token, release_lock: true } : {}),
       ...(entry.revision !== undefined ? { expected_revision: entry.revision } : {}),
     });
+    lock?.releasedByCommit();
     entry.version = stored.version;
     entry.revision = stored.revision;
     entry.archiving = [];
@@ -622,14 +636,16 @@ export class RoomRegistry {
    * still hold it, and a stopped room actor drops its decision children (which is how a read used to
    * find `decision <id> missing`). Nothing else refers to a replaced actor, and it arms no timers.
    */
-  private async refresh(slug: string, again = false): Promise<Entry | null> {
+  private async refresh(slug: string, again = false, read?: () => Promise<RoomRecord | null>): Promise<Entry | null> {
     const before = this.cache.get(slug);
     const versionBefore = before?.version;
     // A cached room is checked against the store in one round trip; its snapshot travels only when
     // another process changed it (docs/architecture.md, "One room, many processes").
-    const record = before
-      ? await this.deps.store.loadIfChanged(slug, { version: before.version, revision: before.revision })
-      : await this.deps.store.load(slug);
+    const record = read
+      ? await read()
+      : before
+        ? await this.deps.store.loadIfChanged(slug, { version: before.version, revision: before.revision })
+        : await this.deps.store.load(slug);
     const current = this.cache.get(slug);
     // This process created the room or committed to it while the load was in flight: what the load
     // read is not newer than the cache (the commit's reply came first, and the lock was still held).
@@ -750,12 +766,14 @@ export class RoomRegistry {
     this.cache.delete(slug);
   }
 
-  private async lockFor(slug: string): Promise<RoomLock | null> {
+  private async lockFor(slug: string): Promise<HeldLock | null> {
     // The embedded store is single-process: the mailbox already serialises, and the version check fences.
     if (this.deps.store.kind === 'sqlite') return null;
     const started = performance.now();
+    const cached = this.cache.get(slug);
+    const known = cached ? { version: cached.version, revision: cached.revision } : null;
     try {
-      const lock = await this.deps.store.lock(slug, LOCK_TTL_MS, LOCK_WAIT_MS);
+      const lock = await this.deps.store.lock(slug, LOCK_TTL_MS, LOCK_WAIT_MS, known);
       this.deps.onLock?.((performance.now() - started) / 1000, true);
       return keptAlive(lock, LOCK_TTL_MS);
     } catch (error) {
@@ -765,18 +783,30 @@ export class RoomRegistry {
   }
 }
 
+/** A lock this process holds for a batch; a commit that let it go (release_lock) says so. */
+interface HeldLock extends RoomLock {
+  releasedByCommit(): void;
+}
+
 /** The lock, renewed every third of its TTL until released, however long the turn takes. */
-function keptAlive(lock: RoomLock, ttlMs: number): RoomLock {
+function keptAlive(lock: RoomLock, ttlMs: number): HeldLock {
   const renewal = setInterval(() => void lock.renew(), Math.floor(ttlMs / 3));
   renewal.unref();
+  let held = true;
   return {
     slug: lock.slug,
     token: lock.token,
     ...(lock.found !== undefined ? { found: lock.found } : {}),
+    ...(lock.loaded !== undefined ? { loaded: lock.loaded } : {}),
     renew: () => lock.renew(),
-    release: () => {
+    releasedByCommit: () => {
+      held = false;
       clearInterval(renewal);
-      return lock.release();
+    },
+    release: async () => {
+      clearInterval(renewal);
+      if (held) await lock.release();
+      held = false;
     },
   };
 }

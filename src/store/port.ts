@@ -97,6 +97,11 @@ export interface CommitBatch {
   archived?: ArchivedDecision[];
   /** When given, the commit also fails unless this lock token still holds the room's lock. */
   fence?: string;
+  /**
+   * With `fence`: the commit also lets the lock go (and wakes whoever waits for it), so the next
+   * holder need not wait for a separate release. A refused commit releases nothing.
+   */
+  release_lock?: boolean;
   /** When given (the revision the writer read), the commit also fails unless the room is still at it. */
   expected_revision?: string;
 }
@@ -139,6 +144,12 @@ export interface RoomLock {
    * A holder whose cached room is at it needs no further check (docs/architecture.md, "One room, many processes").
    */
   readonly found?: RoomVersion | null;
+  /**
+   * The room as stored when the lock was taken, read in the same round trip, when the caller said
+   * what it has cached and the store holds something else (null: no room). Absent when the cache is
+   * current or the caller did not ask.
+   */
+  readonly loaded?: RoomRecord | null;
 }
 
 export interface RoomStore {
@@ -184,9 +195,11 @@ export interface RoomStore {
 
   /**
    * Acquires the room's lock (SET NX PX semantics), retrying until `waitMs` elapses.
-   * Throws StoreUnavailableError when it cannot be acquired in time.
+   * Throws StoreUnavailableError when it cannot be acquired in time. With `known` (what the caller
+   * has cached; null: nothing) a store that can reads the room in the same round trip when it
+   * differs (`RoomLock.loaded`).
    */
-  lock(slug: string, ttlMs: number, waitMs: number): Promise<RoomLock>;
+  lock(slug: string, ttlMs: number, waitMs: number, known?: RoomVersion | null): Promise<RoomLock>;
 
   /** Slugs whose next_deadline <= nowMs, earliest first, at most `limit`. */
   dueRooms(nowMs: number, limit: number): Promise<string[]>;

@@ -9,16 +9,17 @@
 export const CONFLICT_REPLY = 'CONCLAVE_CONFLICT';
 
 /**
- * KEYS: room hash, events zset, event-ids hash, receipts list, lock, archived-decisions zset, then
- * one key per idempotency record.
+ * KEYS: room hash, events zset, event-ids hash, receipts list, lock, archived-decisions zset, the
+ * lock's queue (redis-room-lock.ts), then one key per idempotency record.
  * ARGV: expected_version, fence ('' = none), snapshot, next_deadline ('' = none),
  *   event count n, then n × (seq, id, JSON), then receipt count m, then m × (sequence, JSON),
  *   then idempotency record count k, then k × (JSON, PX), then archived count a, then a × (seq, JSON),
- *   then expected revision ('' = do not check), then this commit's revision.
+ *   then expected revision ('' = do not check), then this commit's revision, then '1' to release
+ *   the fenced lock with the commit ('' = keep it), the lock's wake channel and the slug.
  * Returns { version, head, revision }.
  */
 export const COMMIT_SCRIPT = `
-local room, events, eventIds, receipts, lock, archived = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local room, events, eventIds, receipts, lock, archived, lockQueue = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local expected = tonumber(ARGV[1])
 local fence = ARGV[2]
 local conflict = function(why) return redis.error_reply('${CONFLICT_REPLY} ' .. why) end
@@ -78,10 +79,16 @@ else
   redis.call('HSET', room, 'next_deadline', ARGV[4])
 end
 for i = 0, k - 1 do
-  redis.call('SET', KEYS[7 + i], ARGV[idemAt + 1 + i * 2], 'PX', ARGV[idemAt + 2 + i * 2])
+  redis.call('SET', KEYS[8 + i], ARGV[idemAt + 1 + i * 2], 'PX', ARGV[idemAt + 2 + i * 2])
 end
 for i = 0, a - 1 do
   redis.call('ZADD', archived, ARGV[archivedAt + 1 + i * 2], ARGV[archivedAt + 2 + i * 2])
+end
+if fence ~= '' and ARGV[archivedAt + 3 + a * 2] == '1' then
+  redis.call('DEL', lock)
+  if redis.call('LLEN', lockQueue) > 0 then
+    redis.call('PUBLISH', ARGV[archivedAt + 4 + a * 2], ARGV[archivedAt + 5 + a * 2])
+  end
 end
 return { version, head, revision }
 `;
@@ -107,24 +114,6 @@ local stored = redis.call('HMGET', KEYS[1], 'version', 'revision')
 if not stored[1] then return false end
 if tonumber(stored[1]) == tonumber(ARGV[1]) and (stored[2] or '') == ARGV[2] then return { 'unchanged' } end
 return redis.call('HMGET', KEYS[1], 'version', 'head', 'snapshot', 'next_deadline', 'revision')
-`;
-
-/**
- * KEYS: lock, room hash (one hash slot: both carry the room's tag). ARGV: token, ttl ms.
- * SET NX PX of the lock; when taken, also the room's version and revision (version nil: no room),
- * so a holder learns whether its cached room is current in the same round trip. Returns 0 when the
- * lock is held by another, else { 1, version, revision }.
- */
-export const ACQUIRE_LOCK_SCRIPT = `
-if not redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 0 end
-local stored = redis.call('HMGET', KEYS[2], 'version', 'revision')
-return { 1, stored[1], stored[2] }
-`;
-
-/** KEYS: lock. ARGV: token. Deletes the lock only while it still holds our token. */
-export const RELEASE_LOCK_SCRIPT = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
 `;
 
 /** KEYS: lock. ARGV: token, ttl ms. Extends the lock only while it still holds our token. */

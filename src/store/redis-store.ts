@@ -8,7 +8,6 @@
 import { randomUUID } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import {
-  acquireWithin,
   assertBatchShape,
   IDEMPOTENCY_TTL_MS,
   SEALED_BODY_PREFIX,
@@ -35,14 +34,22 @@ import {
   engagementKeys,
   RedisEngagementStore,
 } from './redis-engagement.js';
-import { connectRedisClient, createRedisClient } from './redis-connection.js';
+import { connectRedisClient, createRedisClient, type RedisClient } from './redis-connection.js';
 import {
-  ACQUIRE_LOCK_SCRIPT,
+  FAIR_ACQUIRE_SCRIPT,
+  FAIR_RELEASE_SCRIPT,
+  knownArgs,
+  LEAVE_LINE_SCRIPT,
+  LockWakes,
+  readAcquired,
+  WAITER_LEASE_MS,
+  WAITER_POLL_MS,
+} from './redis-room-lock.js';
+import {
   COMMIT_SCRIPT,
   CONFLICT_REPLY,
   DELETE_ROOM_SCRIPT,
   LOAD_IF_CHANGED_SCRIPT,
-  RELEASE_LOCK_SCRIPT,
   RENEW_LOCK_SCRIPT,
   REPAIR_DEADLINE_SCRIPT,
 } from './redis-scripts.js';
@@ -76,9 +83,10 @@ type Arg = string | number | Buffer;
 interface ScriptCommands {
   conclaveCommit(...args: Arg[]): Promise<[number, number, string]>;
   conclaveDeleteRoom(...args: Arg[]): Promise<number>;
-  conclaveAcquireLock(...args: Arg[]): Promise<0 | [number, string | null, string | null]>;
+  conclaveAcquireLock(...args: Arg[]): Promise<0 | [number, string | null, string | null, (string | null)[]?]>;
   conclaveLoadIfChanged(...args: Arg[]): Promise<(string | null)[] | null>;
   conclaveReleaseLock(...args: Arg[]): Promise<number>;
+  conclaveLeaveLine(...args: Arg[]): Promise<number>;
   conclaveRenewLock(...args: Arg[]): Promise<number>;
   conclaveRepairDeadline(...args: Arg[]): Promise<number>;
 }
@@ -95,22 +103,35 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
   redis.defineCommand('conclaveCommit', { lua: COMMIT_SCRIPT });
   redis.defineCommand('conclaveDeleteRoom', { numberOfKeys: 8, lua: DELETE_ROOM_SCRIPT });
   redis.defineCommand('conclaveLoadIfChanged', { numberOfKeys: 1, lua: LOAD_IF_CHANGED_SCRIPT });
-  redis.defineCommand('conclaveAcquireLock', { numberOfKeys: 2, lua: ACQUIRE_LOCK_SCRIPT });
-  redis.defineCommand('conclaveReleaseLock', { numberOfKeys: 1, lua: RELEASE_LOCK_SCRIPT });
+  redis.defineCommand('conclaveAcquireLock', { numberOfKeys: 4, lua: FAIR_ACQUIRE_SCRIPT });
+  redis.defineCommand('conclaveReleaseLock', { numberOfKeys: 2, lua: FAIR_RELEASE_SCRIPT });
+  redis.defineCommand('conclaveLeaveLine', { numberOfKeys: 3, lua: LEAVE_LINE_SCRIPT });
   redis.defineCommand('conclaveRenewLock', { numberOfKeys: 1, lua: RENEW_LOCK_SCRIPT });
   redis.defineCommand('conclaveRepairDeadline', { numberOfKeys: 1, lua: REPAIR_DEADLINE_SCRIPT });
   defineEngagementCommands(redis);
+  // Room lock wakes (redis-room-lock.ts) arrive on a connection of their own: a subscribed
+  // connection can issue nothing else. A lost wake only costs a waiter one poll interval.
+  const wakeListener = createRedisClient(options.url, {
+    cluster: options.cluster ?? false,
+    commandTimeoutMs: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+    role: 'pubsub',
+  });
+  const keyPrefix = options.keyPrefix ?? 'conclave:';
   try {
-    await connectRedisClient(redis);
+    await Promise.all([connectRedisClient(redis), connectRedisClient(wakeListener)]);
+    await wakeListener.subscribe(keysOf(keyPrefix).lockWakes);
   } catch (error) {
+    redis.disconnect();
+    wakeListener.disconnect();
     throw toStoreError(error);
   }
   return new RedisStore(
     redis as ScriptedRedis,
-    options.keyPrefix ?? 'conclave:',
+    keyPrefix,
     options.clock ?? Date.now,
     { replicas: options.waitReplicas ?? 0, timeoutMs: options.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS },
     options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+    wakeListener,
   );
 }
 
@@ -142,6 +163,11 @@ function keysOf(prefix: string) {
     receipts: (slug: string) => `${room(slug)}:receipts`,
     archived: (slug: string) => `${room(slug)}:archived`,
     lock: (slug: string) => `${room(slug)}:lock`,
+    /** Who waits for the lock, in order, and each waiter's lease (redis-room-lock.ts). */
+    lockQueue: (slug: string) => `${room(slug)}:lockq`,
+    lockLeases: (slug: string) => `${room(slug)}:lockl`,
+    /** The channel on which a let-go lock wakes its waiters; the message is the slug. */
+    lockWakes: `${prefix}lockwakes`,
     links: (key: string) => `${prefix}links:${key}`,
     /** Under the room's hash tag when the scope names a room, so the commit script can write it. */
     idempotency: (scope: string) => {
@@ -155,6 +181,7 @@ export class RedisStore implements RoomStore {
   readonly kind = 'redis' as const;
   readonly engagement: RedisEngagementStore;
   private readonly key: ReturnType<typeof keysOf>;
+  private readonly wakes = new LockWakes();
 
   /** Use openRedisStore(), which defines the scripts and connects first. */
   constructor(
@@ -163,8 +190,12 @@ export class RedisStore implements RoomStore {
     private readonly clock: () => number,
     private readonly replication: { replicas: number; timeoutMs: number } = { replicas: 0, timeoutMs: 0 },
     private readonly deadlineMs = DEFAULT_COMMAND_TIMEOUT_MS,
+    private readonly wakeListener: RedisClient | null = null,
   ) {
     this.key = keysOf(keyPrefix);
+    wakeListener?.on('message', (channel: string, slug: string) => {
+      if (channel === this.key.lockWakes) this.wakes.heard(slug);
+    });
     this.engagement = new RedisEngagementStore(redis, keyPrefix, this.key.room, {
       call: (operation) => this.call(operation),
       bestEffort: (operation) => this.bestEffort(operation),
@@ -214,13 +245,14 @@ export class RedisStore implements RoomStore {
     const inScript = records.filter((record) => slugOfScope(record.scope) === slug);
     const separate = records.filter((record) => slugOfScope(record.scope) !== slug);
     const args: Arg[] = [
-      6 + inScript.length,
+      7 + inScript.length,
       this.key.room(slug),
       this.key.events(slug),
       this.key.eventIds(slug),
       this.key.receipts(slug),
       this.key.lock(slug),
       this.key.archived(slug),
+      this.key.lockQueue(slug),
       ...inScript.map((record) => this.key.idempotency(record.scope)),
       batch.expected_version,
       batch.fence ?? '',
@@ -233,6 +265,9 @@ export class RedisStore implements RoomStore {
       ...encodeArchived(batch.archived ?? []),
       batch.expected_revision ?? '',
       randomUUID(),
+      batch.release_lock && batch.fence !== undefined ? '1' : '',
+      this.key.lockWakes,
+      slug,
     ];
     const [version, head, revision] = await this.call(() =>
       this.replication.replicas > 0 ? this.commitReplicated(args) : this.redis.conclaveCommit(...args),
@@ -349,23 +384,43 @@ export class RedisStore implements RoomStore {
     return removed === 1;
   }
 
-  async lock(slug: string, ttlMs: number, waitMs: number): Promise<RoomLock> {
+  /**
+   * Takes the room's lock in its turn (redis-room-lock.ts): tried at once, then again on each wake
+   * or every WAITER_POLL_MS, until `waitMs` has passed; a waiter that gives up leaves the line.
+   */
+  async lock(slug: string, ttlMs: number, waitMs: number, known?: RoomVersion | null): Promise<RoomLock> {
     const token = newLockToken();
+    const keys = [this.key.lock(slug), this.key.room(slug), this.key.lockQueue(slug), this.key.lockLeases(slug)];
+    const [knownVersion, knownRevision] = knownArgs(known);
+    const giveUpAt = Date.now() + waitMs;
+    let taken: ReturnType<typeof readAcquired> = null;
+    for (;;) {
+      const wake = this.wakes.arm(slug);
+      try {
+        const reply = await this.call(() =>
+          this.redis.conclaveAcquireLock(...keys, token, ttlMs, WAITER_LEASE_MS, knownVersion, knownRevision),
+        );
+        taken = readAcquired(slug, reply, recordOf);
+        if (taken) break;
+      } catch (error) {
+        wake.disarm();
+        await this.leaveLine(slug, token);
+        throw error;
+      }
+      const remaining = giveUpAt - Date.now();
+      if (remaining <= 0) {
+        wake.disarm();
+        await this.leaveLine(slug, token);
+        throw new StoreUnavailableError(`room ${slug} is locked; gave up after ${waitMs} ms`);
+      }
+      await wake.sleep(Math.min(remaining, WAITER_POLL_MS));
+    }
     const key = this.key.lock(slug);
-    let found: RoomVersion | null = null;
-    await acquireWithin(slug, waitMs, () =>
-      this.call(async () => {
-        const taken = await this.redis.conclaveAcquireLock(key, this.key.room(slug), token, ttlMs);
-        if (taken === 0) return false;
-        const [, version, revision] = taken;
-        found = version === null ? null : { version: Number(version), ...(revision ? { revision } : {}) };
-        return true;
-      }),
-    );
     return {
       slug,
       token,
-      found,
+      found: taken.found,
+      ...(taken.loaded !== undefined ? { loaded: taken.loaded } : {}),
       renew: async () => {
         try {
           return (await this.redis.conclaveRenewLock(key, token, ttlMs)) === 1;
@@ -373,8 +428,25 @@ export class RedisStore implements RoomStore {
           return false;
         }
       },
-      release: () => this.bestEffort(() => this.redis.conclaveReleaseLock(key, token)),
+      release: () =>
+        this.bestEffort(() =>
+          this.redis.conclaveReleaseLock(key, this.key.lockQueue(slug), token, this.key.lockWakes, slug),
+        ),
     };
+  }
+
+  /** A waiter that gives up leaves the room's line at once rather than when its lease lapses. */
+  private leaveLine(slug: string, token: string): Promise<void> {
+    return this.bestEffort(() =>
+      this.redis.conclaveLeaveLine(
+        this.key.lock(slug),
+        this.key.lockQueue(slug),
+        this.key.lockLeases(slug),
+        token,
+        this.key.lockWakes,
+        slug,
+      ),
+    );
   }
 
   /**
@@ -474,11 +546,16 @@ export class RedisStore implements RoomStore {
   }
 
   async close(): Promise<void> {
-    try {
-      await this.redis.quit();
-    } catch {
-      this.redis.disconnect();
-    }
+    await Promise.all(
+      [this.redis, this.wakeListener].map(async (client) => {
+        if (!client) return;
+        try {
+          await client.quit();
+        } catch {
+          client.disconnect();
+        }
+      }),
+    );
   }
 
   /**

@@ -442,6 +442,7 @@ export class SqliteStore implements RoomStore {
       this.sql.upsertIdempotency.run(i.scope, i.fingerprint, i.status, i.body, i.created_at);
     }
     this.purgeExpiredIdempotency();
+    if (batch.release_lock && batch.fence !== undefined) this.sql.releaseLock.run(slug, batch.fence);
     return {
       slug,
       version: (row?.version ?? 0) + 1,

@@ -224,11 +224,20 @@ function raceSeal(): ResponseSeal {
   });
 }
 
-/** Counts the room reads (full loads and freshness checks) a store makes. */
+/**
+ * Counts the room reads a store makes: full loads, freshness checks, and locks whose round trip
+ * brought the room along because it was not what the process had cached.
+ */
 function countReads(store: RoomStore): { reads(): number; stop(): void } {
   const load = store.load.bind(store);
   const loadIfChanged = store.loadIfChanged.bind(store);
+  const lock = store.lock.bind(store);
   let reads = 0;
+  store.lock = async (...args) => {
+    const held = await lock(...args);
+    if (held.loaded !== undefined) reads++;
+    return held;
+  };
   store.load = (slug) => {
     reads++;
     return load(slug);
@@ -242,6 +251,7 @@ function countReads(store: RoomStore): { reads(): number; stop(): void } {
     stop: () => {
       store.load = load;
       store.loadIfChanged = loadIfChanged;
+      store.lock = lock;
     },
   };
 }

@@ -517,6 +517,21 @@ export function storeContract(target: StoreTarget): void {
       await expect(store.commit(batch('unlocked', 1, { fence: 'forged' }))).rejects.toThrow(StoreConflictError);
     });
 
+    it('lets the lock go with a commit that says so, and keeps it through a refused one', async () => {
+      const other = await openAnother();
+      await store.commit(batch('committed-away', 0));
+      const lock = await store.lock('committed-away', 10_000, 0);
+      await expect(store.commit(batch('committed-away', 5, { fence: lock.token, release_lock: true }))).rejects.toThrow(
+        StoreConflictError,
+      );
+      await expect(other.lock('committed-away', 10_000, 0)).rejects.toThrow(StoreUnavailableError);
+      await store.commit(batch('committed-away', 1, { fence: lock.token, release_lock: true }));
+      const next = await other.lock('committed-away', 10_000, 0);
+      await lock.release();
+      await expect(store.lock('committed-away', 10_000, 0)).rejects.toThrow(StoreUnavailableError);
+      await next.release();
+    });
+
     it('fences creation too', async () => {
       const lock = await store.lock('fresh', 10_000, 0);
       await expect(store.commit(batch('fresh', 0, { fence: 'forged' }))).rejects.toThrow(StoreConflictError);

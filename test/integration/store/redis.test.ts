@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../../src/store/index.js';
 import { StoreUnavailableError } from '../../../src/store/port.js';
 import { openRedisStore } from '../../../src/store/redis-store.js';
+import { WAITER_POLL_MS } from '../../../src/store/redis-room-lock.js';
 import { startRedisServer } from '../../support/redis-server.js';
 import { event, receipt, storeContract } from './contract.js';
 import { engagementContract } from './engagement-contract.js';
@@ -29,6 +30,119 @@ describe.skipIf(server === null)('RedisStore', () => {
   };
   storeContract(target);
   engagementContract(target);
+
+  describe('the room lock is taken in turn', () => {
+    const slug = 'f4irl0ckq2';
+
+    it('hands a let-go lock to the process that waited, not to the one that let it go and asks again', async () => {
+      // Before the line, the releasing process's next SET NX followed its release on the same
+      // connection while the waiter slept out its backoff: a process writing a hot room kept it.
+      const keyPrefix = newPrefix();
+      const [a, b] = await Promise.all([openRedisStore({ url, keyPrefix }), openRedisStore({ url, keyPrefix })]);
+      try {
+        const held = await a.lock(slug, 10_000, 0);
+        const order: string[] = [];
+        const waiting = b.lock(slug, 10_000, 2_000).then((lock) => {
+          order.push('waiter');
+          return lock;
+        });
+        await sleep(50);
+        await held.release();
+        const again = a.lock(slug, 10_000, 2_000).then((lock) => {
+          order.push('releaser');
+          return lock;
+        });
+        const first = await waiting;
+        await sleep(50);
+        expect(order).toEqual(['waiter']);
+        await first.release();
+        await (await again).release();
+        expect(order).toEqual(['waiter', 'releaser']);
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    });
+
+    it('wakes a waiter when the lock is let go instead of leaving it to poll', async () => {
+      const keyPrefix = newPrefix();
+      const [a, b] = await Promise.all([openRedisStore({ url, keyPrefix }), openRedisStore({ url, keyPrefix })]);
+      try {
+        const held = await a.lock(slug, 10_000, 0);
+        const waiting = b.lock(slug, 10_000, 2_000);
+        // Just after the waiter's second try (at WAITER_POLL_MS): polling alone would take it
+        // only at its third, most of an interval after the release.
+        await sleep(WAITER_POLL_MS + 50);
+        const released = Date.now();
+        await held.release();
+        await (await waiting).release();
+        expect(Date.now() - released).toBeLessThan(WAITER_POLL_MS / 2);
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    });
+
+    it('passes over a waiter whose process stopped asking once its lease lapses', async () => {
+      const keyPrefix = newPrefix();
+      const store = await openRedisStore({ url, keyPrefix });
+      const raw = new Redis(url);
+      try {
+        // A waiter that joined the line and died: its lease runs out 300 ms from now.
+        const now = Number((await raw.time())[0]) * 1000;
+        await raw.rpush(`${keyPrefix}room:{${slug}}:lockq`, 'ghost');
+        await raw.hset(`${keyPrefix}room:{${slug}}:lockl`, 'ghost', String(now + 1_300));
+        await expect(store.lock(slug, 10_000, 0)).rejects.toThrow(StoreUnavailableError);
+        const lock = await store.lock(slug, 10_000, 3_000);
+        expect(await raw.llen(`${keyPrefix}room:{${slug}}:lockq`)).toBe(0);
+        await lock.release();
+      } finally {
+        await raw.quit();
+        await store.close();
+      }
+    });
+
+    it('a waiter that gives up leaves the line at once', async () => {
+      const keyPrefix = newPrefix();
+      const [a, b] = await Promise.all([openRedisStore({ url, keyPrefix }), openRedisStore({ url, keyPrefix })]);
+      try {
+        const held = await a.lock(slug, 10_000, 0);
+        await expect(b.lock(slug, 10_000, 100)).rejects.toThrow(StoreUnavailableError);
+        await held.release();
+        await (await b.lock(slug, 10_000, 0)).release();
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    });
+
+    it('brings the room along with the lock when it is not what the caller has cached', async () => {
+      const keyPrefix = newPrefix();
+      const store = await openRedisStore({ url, keyPrefix });
+      try {
+        const created = await store.commit({
+          slug,
+          expected_version: 0,
+          snapshot: '{"v":1}',
+          events: [],
+          receipts: [],
+          next_deadline: null,
+        });
+        const cold = await store.lock(slug, 10_000, 0, null);
+        expect(cold.loaded).toMatchObject({ version: 1, snapshot: '{"v":1}' });
+        await cold.release();
+        const warm = await store.lock(slug, 10_000, 0, { version: 1, revision: created.revision });
+        expect(warm.loaded).toBeUndefined();
+        expect(warm.found).toEqual({ version: 1, revision: created.revision });
+        await warm.release();
+        const behind = await store.lock(slug, 10_000, 0, { version: 1, revision: 'another history' });
+        expect(behind.loaded).toMatchObject({ version: 1, revision: created.revision });
+        await behind.release();
+        const unasked = await store.lock(slug, 10_000, 0);
+        expect(unasked.loaded).toBeUndefined();
+        await unasked.release();
+      } finally {
+        await store.close();
+      }
+    });
+  });
 
   it('opens through openStore', async () => {
     const store = await openStore({ kind: 'redis', url, keyPrefix: newPrefix() });
