@@ -328,21 +328,43 @@ export class RoomRegistry {
     });
   }
 
-  /** Runs every turn queued for the room so far as one batch (one lock, one commit). */
+  /**
+   * Runs every turn queued for the room as one batch (one lock, one commit). The batch is taken once
+   * the lock is held, not before: turns that queued while this process waited for the lock (behind
+   * other processes writing the room) ride along, instead of waiting for the lock a second time.
+   */
   private async drainQueue(slug: string): Promise<void> {
-    const batch = this.queues.get(slug) ?? [];
-    this.queues.delete(slug);
+    const waitedFor = this.queues.get(slug)?.length ?? 0;
+    const drained: { batch?: QueuedTurn[] } = {};
+    const take = () => {
+      drained.batch = this.queues.get(slug) ?? [];
+      this.queues.delete(slug);
+      return drained.batch;
+    };
     let outcomes: TurnOutcome[];
     try {
-      outcomes = await this.underLock(slug, (entry, lock) => this.runBatch(entry, batch, lock));
+      outcomes = await this.underLock(slug, (entry, lock) => this.runBatch(entry, take(), lock));
     } catch (error) {
-      outcomes = batch.map(() => ({ error }));
+      // Failed before the batch was taken (the lock wait ran out, or no room): the turns this drain
+      // was started for fail; those that queued meanwhile get a drain of their own.
+      drained.batch ??= this.takeFirst(slug, waitedFor);
+      outcomes = drained.batch.map(() => ({ error }));
     }
+    const batch = drained.batch ?? [];
     batch.forEach((turn, i) => {
       const outcome = outcomes[i]!;
       if ('ok' in outcome) turn.resolve(outcome.ok);
       else turn.reject(outcome.error);
     });
+  }
+
+  /** Takes the room's first `count` queued turns; a drain is started for any left behind. */
+  private takeFirst(slug: string, count: number): QueuedTurn[] {
+    const queue = this.queues.get(slug) ?? [];
+    const taken = queue.splice(0, count);
+    if (queue.length === 0) this.queues.delete(slug);
+    else void this.mailbox.run(slug, () => this.drainQueue(slug));
+    return taken;
   }
 
   private async underLock<T>(slug: string, work: (entry: Entry, lock: HeldLock | null) => Promise<T>): Promise<T> {

@@ -564,16 +564,18 @@ export class RedisStore implements RoomStore {
    * and acknowledged. That is safe because the deadline index is only an optimisation (a room's
    * due work is resolved lazily whenever it is touched, and dueRooms repairs stale entries), the
    * slug was normally reserved before creation, and a lost room-less idempotency record only
-   * means a retry executes afresh.
+   * means a retry executes afresh. The deadline index update is not even awaited: the answer need
+   * not wait one more round trip for an optimisation, and this process's later commands (its next
+   * update of the same entry included) follow it on the same connection.
    */
   private async afterCommit(batch: CommitBatch, version: number, separateRecords: IdempotencyRecord[]): Promise<void> {
     const { slug } = batch;
+    void this.bestEffort(() =>
+      batch.next_deadline === null
+        ? this.redis.zrem(this.key.deadlines(slug), slug)
+        : this.redis.zadd(this.key.deadlines(slug), batch.next_deadline, slug),
+    );
     await Promise.all([
-      this.bestEffort(() =>
-        batch.next_deadline === null
-          ? this.redis.zrem(this.key.deadlines(slug), slug)
-          : this.redis.zadd(this.key.deadlines(slug), batch.next_deadline, slug),
-      ),
       version === 1 ? this.bestEffort(() => this.redis.sadd(this.key.slugs, slug)) : undefined,
       ...separateRecords.map((record) =>
         this.bestEffort(() =>

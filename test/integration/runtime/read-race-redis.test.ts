@@ -296,3 +296,25 @@ describe('one room written by two processes in turn', () => {
     expect((await conflicts(a)) + (await conflicts(b))).toBe(conflictsBefore);
   });
 });
+
+describe('a process waiting for a room another process holds', () => {
+  it('commits the turns that queued while it waited in the same batch as the one it waited for', async () => {
+    const created = await call(a.base, 'POST', '/api/rooms', {
+      body: { question: 'Which one?', options: ['a', 'b'], config: { type: 'persistent' } },
+    });
+    const slug = created.body.slug as string;
+    const registry = a.service.services.registry;
+    const versionBefore = (await registry.read(slug))!.version;
+    // B holds the room; A's first turn starts a drain that waits for the lock, the next two queue.
+    const held = await b.service.store.lock(slug, 10_000, 0);
+    const first = registry.execute(slug, discuss('first'));
+    await sleep(50);
+    const later = [registry.execute(slug, discuss('second')), registry.execute(slug, discuss('third'))];
+    await sleep(50);
+    await held.release();
+    const heads = (await Promise.all([first, ...later])).map((turn) => turn.result.head);
+    // One batch: one commit, one version; the three messages are consecutive events of it.
+    expect((await registry.read(slug))!.version).toBe(versionBefore + 1);
+    expect(heads).toEqual([heads[0], heads[0]! + 1, heads[0]! + 2]);
+  });
+});
