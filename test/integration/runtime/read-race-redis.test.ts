@@ -317,4 +317,22 @@ describe('a process waiting for a room another process holds', () => {
     expect((await registry.read(slug))!.version).toBe(versionBefore + 1);
     expect(heads).toEqual([heads[0], heads[0]! + 1, heads[0]! + 2]);
   });
+
+  it('fails only the turns whose wait ran out; a turn that queued late waits on its own', async () => {
+    const created = await call(a.base, 'POST', '/api/rooms', {
+      body: { question: 'Which one?', options: ['a', 'b'], config: { type: 'persistent' } },
+    });
+    const slug = created.body.slug as string;
+    const registry = a.service.services.registry;
+    await registry.read(slug);
+    const held = await b.service.store.lock(slug, 10_000, 0);
+    const first = outcome(registry.execute(slug, discuss('gives up')));
+    // Queued 2.5 s into the first turn's 3 s wait for the lock.
+    await sleep(2_500);
+    const late = outcome(registry.execute(slug, discuss('queued late')));
+    const gaveUp = await first;
+    expect('error' in gaveUp && (gaveUp.error as Error).name).toBe('StoreUnavailableError');
+    await held.release();
+    expect(answered(await late).result.body).toBe('queued late');
+  });
 });
