@@ -657,6 +657,7 @@ export class RoomRegistry {
    * restored from the stored snapshot. The entry it replaces is not stopped: a batch or a caller may
    * still hold it, and a stopped room actor drops its decision children (which is how a read used to
    * find `decision <id> missing`). Nothing else refers to a replaced actor, and it arms no timers.
+   * `read` supplies the record instead of the store (the room a lock's round trip brought along).
    */
   private async refresh(slug: string, again = false, read?: () => Promise<RoomRecord | null>): Promise<Entry | null> {
     const before = this.cache.get(slug);
