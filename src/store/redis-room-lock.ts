@@ -18,8 +18,12 @@ import type { RoomRecord, RoomVersion } from './port.js';
 
 /** A waiter tries again at least this often even without a wake (lost message, lapsed holder). */
 export const WAITER_POLL_MS = 200;
-/** A waiter that has not tried for this long is presumed gone and loses its place. */
-export const WAITER_LEASE_MS = 1_000;
+/**
+ * A waiter that has not tried for this long is presumed gone and loses its place: as long as a dead
+ * holder keeps the lock (the registry's 1.5 s TTL), and several polls long, so a process whose event
+ * loop lags under load keeps its place.
+ */
+export const WAITER_LEASE_MS = 1_500;
 
 /**
  * KEYS: lock, room hash, queue (list of tokens), leases (hash token → epoch ms), all one hash slot.
