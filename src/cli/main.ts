@@ -365,14 +365,18 @@ program
   .description("verify a room's receipts without trusting the server: every signature, hash, link and replay")
   .option('--file <outcome.json>', 'verify a saved /outcome body, offline')
   .option('--jwks <jwks.json>', 'the keys to verify against (with --file)')
-  .action(async (target: string | undefined, options: { file?: string; jwks?: string }, command: Command) => {
+  .option('--no-signatures', 'check hashes, links and replay only, and say so: nothing then proves who signed')
+  .action(async (target: string | undefined, options: VerifyOptions, command: Command) => {
     const json = command.optsWithGlobals<GlobalOptions>().json === true;
     let outcome: unknown;
     let jwks: Jwks | undefined;
     let source: string;
     if (options.file) {
+      // Fail closed: without keys nothing proves who signed, so skipping that takes an explicit flag.
+      if (!options.jwks && options.signatures) throw new Exit(EXIT.usage, NO_JWKS);
       outcome = parseJson(await readFile(options.file, 'utf8'), options.file);
-      if (options.jwks) jwks = parseJson(await readFile(options.jwks, 'utf8'), options.jwks) as Jwks;
+      if (options.jwks && options.signatures)
+        jwks = parseJson(await readFile(options.jwks, 'utf8'), options.jwks) as Jwks;
       source = options.file;
     } else {
       if (!target) throw new Exit(EXIT.usage, 'name a room (its URL or slug) or give --file');
@@ -380,13 +384,23 @@ program
       const { client } = await context(command, slug);
       const remote = base ? new ConclaveClient({ baseUrl: base, ...authOf(client) }) : client;
       outcome = await remote.outcome({ slug });
-      jwks = (await remote.jwks()) as Jwks;
+      if (options.signatures) jwks = (await remote.jwks()) as Jwks;
       source = `${slug}`;
     }
     const report = await verifyRoomReceiptChain(outcome, jwks ? { jwks } : {});
     console.log(json ? JSON.stringify(report, null, 2) : formatChainReport(report, source));
-    if (!report.ok) throw new Exit(EXIT.failed, '');
+    if (!(options.signatures ? report.ok : report.chain_ok)) throw new Exit(EXIT.failed, '');
   });
+
+interface VerifyOptions {
+  file?: string;
+  jwks?: string;
+  /** False with --no-signatures. */
+  signatures: boolean;
+}
+
+const NO_JWKS =
+  'give --jwks <jwks.json> (the service keys, from GET /.well-known/jwks.json), or --no-signatures to check only hashes, links and replay';
 
 /** A room URL (`…/r/{slug}`, `…/api/rooms/{slug}…`) or a bare slug. */
 function roomTarget(target: string, base: string | undefined): { slug: string; base: string | undefined } {

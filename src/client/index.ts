@@ -18,6 +18,7 @@ export {
   type ReplayReport,
   receiptKid,
   replayReceipt,
+  SIGNATURES_NOT_CHECKED,
   verifyAgreementReceiptSemantics,
   verifyCompactReceipt,
   verifyRoomReceiptChain,

@@ -114,17 +114,32 @@ export interface ReceiptReport {
 }
 
 export interface ChainReport {
+  /** Every check passed, signatures included. Never true when the signatures were not checked. */
   ok: boolean;
+  /** Whether signatures were checked against a JWKS; false when the caller gave none. */
+  signatures_checked: boolean;
+  /**
+   * Every check that needs no key passed: hashes, links, chain order and replay. On its own it proves
+   * nothing about who wrote the receipts: anyone can build a consistent unsigned chain.
+   */
+  chain_ok: boolean;
   receipts: ReceiptReport[];
   /** Every failure, each prefixed with the receipt it concerns. */
   errors: string[];
 }
 
+/** The error a report carries when no JWKS was given: the verification is not a success. */
+export const SIGNATURES_NOT_CHECKED =
+  'signatures not checked: no JWKS given, so nothing proves who signed these receipts';
+
 /**
  * Verifies every receipt of an `/outcome` body, in chain order: each `receipt_jws` hashes to its
  * `receipt_hash`, each `prev_hash` links to the receipt before it (the first to nothing), each
- * signature verifies against the JWKS by `kid` (when one is given), and each decision's outcome
- * replays from its signed ballots. A room that is resolved or concluded must end on a receipt.
+ * signature verifies against the JWKS by `kid`, and each decision's outcome replays from its signed
+ * ballots. A room that is resolved or concluded must end on a receipt.
+ *
+ * Fails closed: without a JWKS the report is never `ok` (its errors say the signatures were not
+ * checked); `chain_ok` then tells whether everything else held.
  */
 export async function verifyRoomReceiptChain(outcome: unknown, options: { jwks?: Jwks } = {}): Promise<ChainReport> {
   const body = isRecord(outcome) ? outcome : {};
@@ -134,7 +149,7 @@ export async function verifyRoomReceiptChain(outcome: unknown, options: { jwks?:
     const why = envelope
       ? `this is an error envelope, not an outcome (${String(envelope.code)}: ${String(envelope.message)})`
       : 'the outcome body has no decisions array';
-    return { ok: false, receipts: [], errors: [why] };
+    return { ok: false, signatures_checked: false, chain_ok: false, receipts: [], errors: [why] };
   }
   const receipts: ReceiptReport[] = [];
   let head: string | null = null;
@@ -147,9 +162,22 @@ export async function verifyRoomReceiptChain(outcome: unknown, options: { jwks?:
   // The order rules of the walk (unsealed rows last, a resolved room ends sealed) come from the shared
   // chain check; its link and hash findings are already reported per receipt above.
   const perReceipt = /does not link|does not hash|has no receipt_jws/;
-  errors.push(...checkChainOrder(body).errors.filter((error) => !perReceipt.test(error)));
-  return { ok: errors.length === 0, receipts, errors };
+  const orderErrors = checkChainOrder(body).errors.filter((error) => !perReceipt.test(error));
+  errors.push(...orderErrors);
+  const chainOk =
+    orderErrors.length === 0 && receipts.every((r) => r.errors.every((e) => e.startsWith(SIGNATURE_PREFIX)));
+  if (!options.jwks) errors.push(SIGNATURES_NOT_CHECKED);
+  return {
+    ok: errors.length === 0,
+    signatures_checked: options.jwks !== undefined,
+    chain_ok: chainOk,
+    receipts,
+    errors,
+  };
 }
+
+/** How a receipt's signature failure starts, so `chain_ok` can leave it out. */
+const SIGNATURE_PREFIX = 'signature: ';
 
 async function verifyEntry(
   label: string,
@@ -182,7 +210,7 @@ async function verifyEntry(
       signature = true;
     } catch (error) {
       signature = false;
-      errors.push(`signature: ${(error as Error).message}`);
+      errors.push(`${SIGNATURE_PREFIX}${(error as Error).message}`);
     }
   }
 
