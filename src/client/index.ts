@@ -8,6 +8,11 @@ export type { RoomEvent, StreamEventsInput } from './sse.js';
 export type { Auth, CallOptions } from './transport.js';
 export {
   type AgreementReport,
+  type AgreementStatus,
+  type AgreementVerdict,
+  type CompactReceiptInput,
+  type CompactReceiptResult,
+  type VerifiedCompactReceipt,
   type BallotAttribution,
   ballotAttributions,
   type ChainReport,
