@@ -13,6 +13,7 @@ import {
   ConclaveError,
   ConclaveNetworkError,
   type Jwks,
+  type RoomConfigInput,
   verifyRoomReceiptChain,
 } from '../client/index.js';
 import { configPath, readConfig, rememberRoomToken } from './credentials.js';
@@ -153,7 +154,7 @@ room
       const created = await client.createRoom({
         question: options.question,
         ...(options.option ? { options: options.option } : {}),
-        ...(options.config ? { config: parseJson(options.config, '--config') } : {}),
+        ...(options.config ? { config: parseJson(options.config, '--config') as RoomConfigInput } : {}),
         ...(options.name ? { display_name: options.name } : {}),
       });
       await rememberRoomToken(configFile, created.slug, created.creator_token, base);
@@ -190,7 +191,7 @@ room
   .option('--since <n>', 'only what changed since this cursor', Number)
   .action(async (slug: string, options: { since?: number }, command: Command) => {
     const { client, json } = await context(command, slug);
-    const view = await client.getRoom({ slug, ...(options.since !== undefined ? { since: options.since } : {}) });
+    const view: Body = await client.getRoom({ slug, ...(options.since !== undefined ? { since: options.since } : {}) });
     print(
       json,
       view,
@@ -302,7 +303,7 @@ program
       for (;;) {
         const left = options.timeout === undefined ? 30 : Math.ceil(options.timeout - (Date.now() - started) / 1000);
         if (left <= 0) throw new Exit(EXIT.failed, `nothing owed within ${options.timeout} s`);
-        const answer = await client.awaitNextAction({
+        const answer: Body = await client.awaitNextAction({
           slug,
           wait: Math.min(30, left),
           ...(options.for ? { for: options.for } : {}),
