@@ -21,8 +21,8 @@ export interface CreateRoomResponse {
   expires_at: null;
   owner_principal_id: string | null;
   config: RoomConfig;
-  /** The first decision (as `ask` answers it), or null when none was opened. */
-  decision: AskedDecision | null;
+  /** The first decision, or null when none was opened. */
+  decision: DecisionSummary | null;
 }
 
 export interface JoinRoomResponse {
