@@ -29,6 +29,12 @@ export interface StreamEventsInput extends CallOptions {
 }
 
 const DEFAULT_RETRY_MS = 500;
+/**
+ * The most characters one event may hold before the stream is dropped: the largest the service sends
+ * (a 500 000-character option, JSON-escaped) fits several times over, and a stream that never ends
+ * its line cannot grow the buffer without bound.
+ */
+export const MAX_EVENT_CHARS = 8 * 1024 * 1024;
 
 export async function* streamEvents(
   options: TransportOptions,
@@ -67,6 +73,7 @@ export async function* streamEvents(
         .body!.pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>)
         .pipeThrough(
           new EventSourceParserStream({
+            maxBufferSize: MAX_EVENT_CHARS,
             onRetry: (ms) => {
               retryMs = ms;
             },
