@@ -88,7 +88,7 @@ export class ConclaveClient {
   }
 
   /** The service's signing keys (every key ever used), for verifying receipts. */
-  jwks(options: CallOptions = {}): Promise<W.Jwks> {
+  jwks(options: CallOptions = {}): Promise<W.JsonWebKeySet> {
     return this.transport.route(ROUTES.jwks, { ...options });
   }
 

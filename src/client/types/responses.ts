@@ -289,7 +289,7 @@ export interface RoomMachine {
 }
 
 /** A JSON Web Key Set: the service's receipt-signing keys, every key ever used. */
-export interface Jwks {
+export interface JsonWebKeySet {
   keys: { kty: string; crv?: string; x?: string; kid?: string; [member: string]: unknown }[];
 }
 
@@ -321,7 +321,7 @@ export interface ServiceDocument {
   room_config_defaults: RoomConfig;
   room_retention: { policy: string };
   membership_rule: { kind: string };
-  keys: Jwks['keys'];
+  keys: JsonWebKeySet['keys'];
   jwks_url: string;
   revocations: unknown[];
   openapi_url: string;
