@@ -13,6 +13,7 @@ import {
   ConclaveError,
   ConclaveNetworkError,
   type Jwks,
+  type RoomConfigInput,
   verifyRoomReceiptChain,
 } from '../client/index.js';
 import { configPath, readConfig, rememberRoomToken } from './credentials.js';
@@ -153,7 +154,7 @@ room
       const created = await client.createRoom({
         question: options.question,
         ...(options.option ? { options: options.option } : {}),
-        ...(options.config ? { config: parseJson(options.config, '--config') } : {}),
+        ...(options.config ? { config: parseJson(options.config, '--config') as RoomConfigInput } : {}),
         ...(options.name ? { display_name: options.name } : {}),
       });
       await rememberRoomToken(configFile, created.slug, created.creator_token, base);
@@ -190,7 +191,7 @@ room
   .option('--since <n>', 'only what changed since this cursor', Number)
   .action(async (slug: string, options: { since?: number }, command: Command) => {
     const { client, json } = await context(command, slug);
-    const view = await client.getRoom({ slug, ...(options.since !== undefined ? { since: options.since } : {}) });
+    const view: Body = await client.getRoom({ slug, ...(options.since !== undefined ? { since: options.since } : {}) });
     print(
       json,
       view,
@@ -302,7 +303,7 @@ program
       for (;;) {
         const left = options.timeout === undefined ? 30 : Math.ceil(options.timeout - (Date.now() - started) / 1000);
         if (left <= 0) throw new Exit(EXIT.failed, `nothing owed within ${options.timeout} s`);
-        const answer = await client.awaitNextAction({
+        const answer: Body = await client.awaitNextAction({
           slug,
           wait: Math.min(30, left),
           ...(options.for ? { for: options.for } : {}),
@@ -365,14 +366,18 @@ program
   .description("verify a room's receipts without trusting the server: every signature, hash, link and replay")
   .option('--file <outcome.json>', 'verify a saved /outcome body, offline')
   .option('--jwks <jwks.json>', 'the keys to verify against (with --file)')
-  .action(async (target: string | undefined, options: { file?: string; jwks?: string }, command: Command) => {
+  .option('--no-signatures', 'check hashes, links and replay only, and say so: nothing then proves who signed')
+  .action(async (target: string | undefined, options: VerifyOptions, command: Command) => {
     const json = command.optsWithGlobals<GlobalOptions>().json === true;
     let outcome: unknown;
     let jwks: Jwks | undefined;
     let source: string;
     if (options.file) {
+      // Fail closed: without keys nothing proves who signed, so skipping that takes an explicit flag.
+      if (!options.jwks && options.signatures) throw new Exit(EXIT.usage, NO_JWKS);
       outcome = parseJson(await readFile(options.file, 'utf8'), options.file);
-      if (options.jwks) jwks = parseJson(await readFile(options.jwks, 'utf8'), options.jwks) as Jwks;
+      if (options.jwks && options.signatures)
+        jwks = parseJson(await readFile(options.jwks, 'utf8'), options.jwks) as Jwks;
       source = options.file;
     } else {
       if (!target) throw new Exit(EXIT.usage, 'name a room (its URL or slug) or give --file');
@@ -380,13 +385,23 @@ program
       const { client } = await context(command, slug);
       const remote = base ? new ConclaveClient({ baseUrl: base, ...authOf(client) }) : client;
       outcome = await remote.outcome({ slug });
-      jwks = (await remote.jwks()) as Jwks;
+      if (options.signatures) jwks = (await remote.jwks()) as Jwks;
       source = `${slug}`;
     }
     const report = await verifyRoomReceiptChain(outcome, jwks ? { jwks } : {});
     console.log(json ? JSON.stringify(report, null, 2) : formatChainReport(report, source));
-    if (!report.ok) throw new Exit(EXIT.failed, '');
+    if (!(options.signatures ? report.ok : report.chain_ok)) throw new Exit(EXIT.failed, '');
   });
+
+interface VerifyOptions {
+  file?: string;
+  jwks?: string;
+  /** False with --no-signatures. */
+  signatures: boolean;
+}
+
+const NO_JWKS =
+  'give --jwks <jwks.json> (the service keys, from GET /.well-known/jwks.json), or --no-signatures to check only hashes, links and replay';
 
 /** A room URL (`…/r/{slug}`, `…/api/rooms/{slug}…`) or a bare slug. */
 function roomTarget(target: string, base: string | undefined): { slug: string; base: string | undefined } {

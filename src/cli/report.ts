@@ -1,5 +1,5 @@
 /** The readable verification report of `conclave verify`: one line per receipt, what was proven. */
-import type { ChainReport } from '../client/index.js';
+import { type ChainReport, SIGNATURES_NOT_CHECKED } from '../client/index.js';
 
 const mark = (value: boolean | null) => (value === null ? '–' : value ? '✓' : '✗');
 
@@ -17,13 +17,23 @@ export function formatChainReport(report: ChainReport, source: string): string {
       lines.push(`    ballot of ${b.agent_id}, ${issuer} (mandate ${b.mandate_ref})`);
     }
   }
-  const general = report.errors.filter((e) => !report.receipts.some((r) => e.startsWith(`${r.label}:`)));
-  for (const error of general) lines.push(`✗ ${error}`);
-  lines.push(
-    report.ok
-      ? `✓ ${report.receipts.length} receipt(s) verified: every signature against the service's keys, every hash, every link of the chain, and every decision's outcome replayed from its signed ballots.`
-      : `✗ verification FAILED (${report.errors.length} problem(s)).`,
+  const general = report.errors.filter(
+    (e) => e !== SIGNATURES_NOT_CHECKED && !report.receipts.some((r) => e.startsWith(`${r.label}:`)),
   );
-  if (report.receipts.some((r) => r.signature === null)) lines.push('  (signatures not checked: no JWKS)');
+  for (const error of general) lines.push(`✗ ${error}`);
+  lines.push(verdict(report));
   return lines.join('\n');
+}
+
+function verdict(report: ChainReport): string {
+  const count = report.receipts.length;
+  if (report.ok) {
+    return `✓ ${count} receipt(s) verified: every signature against the service's keys, every hash, every link of the chain, and every decision's outcome replayed from its signed ballots.`;
+  }
+  if (!report.signatures_checked && report.chain_ok) {
+    return `– ${count} receipt(s): every hash, every link of the chain and every decision's outcome replayed, but signatures NOT checked (no JWKS): nothing proves the service signed them.`;
+  }
+  const problems = report.errors.filter((e) => e !== SIGNATURES_NOT_CHECKED).length;
+  const unsigned = report.signatures_checked ? '' : '; signatures not checked (no JWKS)';
+  return `✗ verification FAILED (${problems} problem(s)${unsigned}).`;
 }

@@ -4,35 +4,15 @@
  * `timeoutMs` — and resolves to the response body. `client.choose({ slug, choice })`. The positional
  * form of 01 §13 (`client.choose(slug, { choice })`) is accepted too.
  *
- * Field types come from the server's own operation schemas (type-only imports: nothing of the server
- * is bundled), so a renamed or retyped field fails the client's compilation.
+ * Requests and responses are the wire types of `./types/` (checked against the server's operation
+ * schemas by test/client/types.test.ts): required fields are required, RoomConfig keys are closed,
+ * and nothing of the server reaches the published declarations.
  */
-import type { abstain } from '../operations/abstain.js';
-import type { ask } from '../operations/ask.js';
-import type { choose } from '../operations/choose.js';
-import type { closeRoom } from '../operations/close-room.js';
-import type { createRoom } from '../operations/create-room.js';
-import type { deleteRoom } from '../operations/delete-room.js';
-import type { discuss } from '../operations/discuss.js';
-import type { createInvite, listInvites, revokeInvite } from '../operations/invites.js';
-import type { joinRoom } from '../operations/join-room.js';
-import type { listDecisions } from '../operations/list-decisions.js';
-import type { listEvents } from '../operations/list-events.js';
-import type { updateMemberRole } from '../operations/members.js';
-import type { nextAction } from '../operations/next-action.js';
-import type { outcome } from '../operations/outcome.js';
-import type { propose } from '../operations/propose.js';
-import type { readRoomOperation } from '../operations/read-room.js';
-import type { getRoomMachine } from '../operations/room-machine.js';
-import type { updateRoomSettings } from '../operations/settings.js';
-import type { startChoosing } from '../operations/start-choosing.js';
-import type { OperationDef } from '../operations/types.js';
-import type { listWebhooks, registerWebhook, unregisterWebhook } from '../operations/webhooks.js';
-import type { z } from 'zod';
 import { ConclaveError, ConclaveNetworkError } from './errors.js';
 import { ROUTES, type RouteSpec } from './routes.js';
-import { type RoomEvent, type StreamEventsInput, streamEvents } from './sse.js';
-import { type Auth, type CallOptions, DEFAULT_TIMEOUT_MS, Transport } from './transport.js';
+import { type StreamedEvent, type StreamEventsInput, streamEvents } from './sse.js';
+import { type Auth, type CallOptions, DEFAULT_TIMEOUT_MS, pause, type RetryPolicy, Transport } from './transport.js';
+import type * as W from './types/index.js';
 
 export interface ConclaveClientOptions {
   baseUrl: string;
@@ -46,28 +26,39 @@ export interface ConclaveClientOptions {
   fetch?: typeof fetch;
   /** Per-request timeout in ms (default 45 s; long-polls raise it to cover their wait). */
   timeoutMs?: number;
-  /** Retry 429 and 503 answers, honouring Retry-After (opt-in). */
-  retry?: { attempts?: number; maxDelayMs?: number } | boolean;
+  /**
+   * Opt-in retries (`true`: 3 of them): 429 and 503 answers after their Retry-After, and network
+   * errors (no answer at all) on requests that are safe to repeat — GETs, and mutations with an
+   * Idempotency-Key — after an exponential backoff with jitter. `sleep` and `random` replace the
+   * timer and the jitter (deterministic tests).
+   */
+  retry?: boolean | Partial<RetryPolicy>;
 }
 
-/** A response body, as the service documents it in /v1/openapi.json. */
-// biome-ignore lint/suspicious/noExplicitAny: bodies are the documented JSON shapes, read by field
+/** Any JSON object, read by field (the CLI prints bodies generically). */
+// biome-ignore lint/suspicious/noExplicitAny: a body of any operation, read by field
 export type Body = Record<string, any>;
 
-type FieldsOf<O> = O extends OperationDef<infer I> ? { [K in keyof I]?: I[K] } : never;
-/**
- * The response body of an operation, inferred from its zod output schema. Where the server documents
- * an open object (a view whose fields depend on the caller, 06 §3), the body is read by field.
- */
-export type ResponseOf<O> = O extends { output: infer S extends z.ZodType } ? OpenOr<z.infer<S>> : Body;
-type OpenOr<T> = string extends keyof T ? Body : T;
-/** The input of a room-scoped method: its fields, with `slug` required. */
-export type RoomInput<O> = Omit<FieldsOf<O>, 'slug'> & { slug: string } & CallOptions;
+/** The input of a room-scoped method: its fields, the room's `slug`, and the call options. */
+export type RoomInput<Fields = object> = { slug: string } & Fields & CallOptions;
 
-type Method<O> = {
-  (input: RoomInput<O>): Promise<ResponseOf<O>>;
-  (slug: string, fields?: Omit<RoomInput<O>, 'slug'>): Promise<ResponseOf<O>>;
+/** A room-scoped method: `(input)` with `slug` inside, or `(slug, fields)`. */
+export type RoomMethod<Fields, Response> = {
+  (input: RoomInput<Fields>): Promise<Response>;
+  (
+    slug: string,
+    ...fields: object extends Fields ? [fields?: Fields & CallOptions] : [fields: Fields & CallOptions]
+  ): Promise<Response>;
 };
+
+/** `getRoom` answers the agent view, the full state with `include: 'full'`, or a delta with `since`. */
+export interface GetRoom {
+  (input: RoomInput<{ include: 'full' }>): Promise<W.RoomState>;
+  (input: RoomInput<{ since: number }>): Promise<W.RoomDelta>;
+  (input: RoomInput<{ include?: undefined }>): Promise<W.AgentRoomView>;
+  (slug: string, fields: { include: 'full' } & CallOptions): Promise<W.RoomState>;
+  (slug: string, fields?: CallOptions): Promise<W.AgentRoomView>;
+}
 
 /** Long-polls never ask for more than this under the default timeout (01 §13). */
 const MAX_DEFAULT_WAIT_SECONDS = 40;
@@ -76,81 +67,80 @@ export class ConclaveClient {
   private readonly transport: Transport;
 
   constructor(options: ConclaveClientOptions) {
-    const retry =
-      options.retry === true
-        ? { attempts: 3, maxDelayMs: 30_000 }
-        : options.retry
-          ? { attempts: options.retry.attempts ?? 3, maxDelayMs: options.retry.maxDelayMs ?? 30_000 }
-          : null;
     const fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
     this.transport = new Transport({
       baseUrl: options.baseUrl.replace(/\/+$/, ''),
       fetch: fetchImpl,
       timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       defaultAuth: defaultAuth(options),
-      retry,
+      retry: retryPolicy(options.retry),
     });
   }
 
   // --- meta -----------------------------------------------------------------------------------
 
-  discover(options: CallOptions = {}): Promise<Body> {
+  discover(options: CallOptions = {}): Promise<W.ServiceDocument> {
     return this.transport.route(ROUTES.discover, { ...options });
   }
 
-  health(options: CallOptions = {}): Promise<Body> {
+  health(options: CallOptions = {}): Promise<W.Health> {
     return this.transport.route(ROUTES.health, { ...options });
   }
 
   /** The service's signing keys (every key ever used), for verifying receipts. */
-  jwks(options: CallOptions = {}): Promise<{ keys: unknown[] }> {
+  jwks(options: CallOptions = {}): Promise<W.JsonWebKeySet> {
     return this.transport.route(ROUTES.jwks, { ...options });
   }
 
   // --- rooms ----------------------------------------------------------------------------------
 
-  createRoom(input: FieldsOf<typeof createRoom> & CallOptions): Promise<ResponseOf<typeof createRoom>> {
+  createRoom(input: W.CreateRoomRequest & CallOptions): Promise<W.CreateRoomResponse> {
     return this.transport.route(ROUTES.createRoom, input);
   }
 
-  joinRoom = this.method<typeof joinRoom>(ROUTES.joinRoom);
-  getRoom = this.method<typeof readRoomOperation>(ROUTES.getRoom);
+  joinRoom = this.method<W.JoinRoomRequest, W.JoinRoomResponse>(ROUTES.joinRoom);
+  getRoom = this.method<W.GetRoomRequest, W.AgentRoomView>(ROUTES.getRoom) as GetRoom;
   /** The room's actors for the state-chart visualizer: current states and the timeline of steps. */
-  getRoomMachine = this.method<typeof getRoomMachine>(ROUTES.getRoomMachine);
+  getRoomMachine = this.method<object, W.RoomMachine>(ROUTES.getRoomMachine);
 
   /** What changed since `since` (`current_through` of your last read). */
-  readDelta(input: { slug: string; since: number } & CallOptions): Promise<Body> {
+  readDelta(input: RoomInput<{ since: number }>): Promise<W.RoomDelta> {
     return this.transport.route(ROUTES.getRoom, input);
   }
 
   /** Deletes a room for good; confirms with X-Confirm-Delete (defaults to the slug). */
-  deleteRoom(input: RoomInput<typeof deleteRoom> & { confirm?: string }): Promise<ResponseOf<typeof deleteRoom>> {
+  deleteRoom(input: RoomInput<{ confirm?: string }>): Promise<W.DeleteRoomResponse> {
     const { confirm, ...rest } = input;
     return this.transport.route(ROUTES.deleteRoom, rest, { 'x-confirm-delete': confirm ?? input.slug });
   }
 
-  createInvite = this.method<typeof createInvite>(ROUTES.createInvite);
-  listInvites = this.method<typeof listInvites>(ROUTES.listInvites);
-  revokeInvite = this.method<typeof revokeInvite>(ROUTES.revokeInvite);
-  updateMemberRole = this.method<typeof updateMemberRole>(ROUTES.updateMemberRole);
-  updateRoomSettings = this.method<typeof updateRoomSettings>(ROUTES.updateRoomSettings);
+  createInvite = this.method<W.CreateInviteRequest, W.CreateInviteResponse>(ROUTES.createInvite);
+  listInvites = this.method<object, W.ListInvitesResponse>(ROUTES.listInvites);
+  revokeInvite = this.method<{ code: string }, W.RevokeInviteResponse>(ROUTES.revokeInvite);
+  updateMemberRole = this.method<W.UpdateMemberRoleRequest & { participant: string }, W.UpdateMemberRoleResponse>(
+    ROUTES.updateMemberRole,
+  );
+  updateRoomSettings = this.method<W.UpdateRoomSettingsRequest, W.UpdateRoomSettingsResponse>(
+    ROUTES.updateRoomSettings,
+  );
 
   // --- decisions ------------------------------------------------------------------------------
 
-  ask = this.method<typeof ask>(ROUTES.ask);
-  startChoosing = this.method<typeof startChoosing>(ROUTES.startChoosing);
-  discuss = this.method<typeof discuss>(ROUTES.discuss);
-  propose = this.method<typeof propose>(ROUTES.propose);
-  choose = this.method<typeof choose>(ROUTES.choose);
-  abstain = this.method<typeof abstain>(ROUTES.abstain);
-  closeRoom = this.method<typeof closeRoom>(ROUTES.closeRoom);
-  listDecisions = this.method<typeof listDecisions>(ROUTES.listDecisions);
-  outcome = this.method<typeof outcome>(ROUTES.outcome);
+  ask = this.method<W.AskRequest, W.AskResponse>(ROUTES.ask);
+  startChoosing = this.method<W.StartChoosingRequest, W.StartChoosingResponse>(ROUTES.startChoosing);
+  discuss = this.method<W.DiscussRequest, W.DiscussResponse>(ROUTES.discuss);
+  propose = this.method<W.ProposeRequest, W.ProposeResponse>(ROUTES.propose);
+  choose = this.method<W.ChooseRequest, W.ChooseResponse>(ROUTES.choose);
+  abstain = this.method<W.AbstainRequest, W.AbstainResponse>(ROUTES.abstain);
+  closeRoom = this.method<W.CloseRoomRequest, W.CloseRoomResponse>(ROUTES.closeRoom);
+  listDecisions = this.method<object, W.ListDecisionsResponse>(ROUTES.listDecisions);
+  /** The room's decisions with their receipts, in chain order: what `verifyRoomReceiptChain` checks. */
+  outcome = this.method<object, W.Outcome>(ROUTES.outcome);
 
   // --- engagement -----------------------------------------------------------------------------
 
   /** GET /next-action: waits up to `wait` seconds for what is owed (06 §5). The timeout covers the wait. */
-  awaitNextAction: Method<typeof nextAction> = (a: unknown, b?: unknown) => {
+  awaitNextAction: RoomMethod<W.AwaitNextActionRequest, W.AwaitNextActionResponse> = (a: unknown, b?: unknown) => {
     const input = inputOf(a, b);
     const wait = typeof input.wait === 'number' ? input.wait : undefined;
     const explicitTimeout = input.timeoutMs !== undefined;
@@ -163,13 +153,30 @@ export class ConclaveClient {
     });
   };
 
-  listEvents = this.method<typeof listEvents>(ROUTES.listEvents);
-  registerWebhook = this.method<typeof registerWebhook>(ROUTES.registerWebhook);
-  listWebhooks = this.method<typeof listWebhooks>(ROUTES.listWebhooks);
-  unregisterWebhook = this.method<typeof unregisterWebhook>(ROUTES.unregisterWebhook);
+  listEvents = this.method<W.ListEventsRequest, W.ListEventsResponse>(ROUTES.listEvents);
+  registerWebhook = this.method<W.RegisterWebhookRequest, W.RegisterWebhookResponse>(ROUTES.registerWebhook);
+  listWebhooks = this.method<object, W.ListWebhooksResponse>(ROUTES.listWebhooks);
+  unregisterWebhook = this.method<{ id: string }, W.UnregisterWebhookResponse>(ROUTES.unregisterWebhook);
+
+  /**
+   * Every stored event of the room after `since_seq` (or `since_event_id`), oldest first, one page
+   * (`limit`, default 100) at a time: `for await (const event of client.paginateEvents({ slug }))`.
+   * Ends at the newest event; breaking out of the loop stops fetching.
+   */
+  async *paginateEvents(input: RoomInput<W.ListEventsRequest>): AsyncGenerator<W.RoomEvent> {
+    let page: RoomInput<W.ListEventsRequest> = input;
+    for (;;) {
+      const { events, has_more } = await this.listEvents(page);
+      yield* events;
+      const last = events.at(-1);
+      if (!has_more || last === undefined) return;
+      const { since_event_id: _cursor, ...rest } = page;
+      page = { ...rest, since_seq: last.seq };
+    }
+  }
 
   /** The room's events as they happen (SSE), resuming after a dropped connection with no gap. */
-  streamEvents(input: StreamEventsInput): AsyncGenerator<RoomEvent> {
+  streamEvents(input: StreamEventsInput): AsyncGenerator<StreamedEvent> {
     return streamEvents(this.transport.options, input);
   }
 
@@ -177,18 +184,15 @@ export class ConclaveClient {
    * Resolves with the room's outcome once decision `decision` (default: the room's oldest open one at
    * the time of the call) is sealed, long-polling `for=completion` in between.
    */
-  async waitForOutcome(input: { slug: string; decision?: number; timeoutMs?: number } & CallOptions): Promise<Body> {
+  async waitForOutcome(input: RoomInput<{ decision?: number }>): Promise<W.Outcome> {
     const { slug, decision, timeoutMs, ...options } = input;
     const giveUpAt = Date.now() + (timeoutMs ?? 10 * 60_000);
     const first = await this.outcome({ slug, ...options });
-    const target =
-      decision ??
-      (first.decisions as Body[]).find((d) => d.receipt_hash === null)?.seq ??
-      (first.decisions as Body[]).at(-1)?.seq;
+    const target = decision ?? first.decisions.find((d) => d.receipt_hash === null)?.seq ?? first.decisions.at(-1)?.seq;
     let current = first;
     for (;;) {
-      const row = (current.decisions as Body[]).find((d) => d.seq === target);
-      if (row === undefined || row.receipt_hash !== null) return current;
+      const row = current.decisions.find((d) => d.seq === target);
+      if (target === undefined || row === undefined || row.receipt_hash !== null) return current;
       const remaining = Math.floor((giveUpAt - Date.now()) / 1000);
       if (remaining <= 0) throw new ConclaveNetworkError('timeout', `decision ${target} was not sealed in time`);
       await this.awaitNextAction({
@@ -197,7 +201,7 @@ export class ConclaveClient {
         since_seq: Math.max(0, target - 1),
         wait: Math.min(remaining, MAX_DEFAULT_WAIT_SECONDS),
         ...options,
-      } as RoomInput<typeof nextAction>);
+      });
       current = await this.outcome({ slug, ...options });
     }
   }
@@ -206,7 +210,7 @@ export class ConclaveClient {
    * The rooms the caller holds a seat in (MCP `list_rooms`, 07 §6.2; it has no REST route), newest
    * first. Uses the token or mandate of `auth` or the client's defaults.
    */
-  async listRooms(options: CallOptions = {}): Promise<Body> {
+  async listRooms(options: CallOptions = {}): Promise<W.ListRoomsResponse> {
     const auth = options.auth ?? this.transport.options.defaultAuth;
     const token = auth.token ?? auth.bearer;
     const body = {
@@ -242,31 +246,44 @@ export class ConclaveClient {
         requestId: error.request_id,
       });
     }
-    return result.structuredContent as Body;
+    return result.structuredContent as W.ListRoomsResponse;
   }
 
   // --- device authorization (08 §6) --------------------------------------------------------------
 
-  startDeviceAuthorization(input: Record<string, unknown> & CallOptions = {}): Promise<Body> {
+  startDeviceAuthorization(input: W.DeviceAuthorizationRequest & CallOptions): Promise<W.DeviceAuthorization> {
     return this.transport.route(
       { method: 'POST', path: '/oauth/device_authorization', source: 'body', mutating: false },
       input,
     );
   }
 
-  pollDeviceToken(input: Record<string, unknown> & CallOptions): Promise<Body> {
+  /** Rejects with ConclaveError code `authorization_pending` or `slow_down` until the operator approves. */
+  pollDeviceToken(input: W.DeviceTokenRequest & CallOptions): Promise<W.DeviceToken> {
     return this.transport.route({ method: 'POST', path: '/oauth/token', source: 'body', mutating: false }, input);
   }
 
   /** A route as a method taking `(input)` or `(slug, fields)`. */
-  private method<O>(spec: RouteSpec): Method<O> {
-    return ((a: unknown, b?: unknown) => this.transport.route(spec, inputOf(a, b))) as Method<O>;
+  private method<Fields, Response>(spec: RouteSpec): RoomMethod<Fields, Response> {
+    return ((a: unknown, b?: unknown) => this.transport.route(spec, inputOf(a, b))) as RoomMethod<Fields, Response>;
   }
 }
 
 function inputOf(a: unknown, b?: unknown): Record<string, unknown> {
   if (typeof a === 'string') return { ...((b as Record<string, unknown>) ?? {}), slug: a };
   return { ...((a as Record<string, unknown>) ?? {}) };
+}
+
+function retryPolicy(retry: ConclaveClientOptions['retry']): RetryPolicy | null {
+  if (!retry) return null;
+  const chosen = retry === true ? {} : retry;
+  return {
+    attempts: chosen.attempts ?? 3,
+    maxDelayMs: chosen.maxDelayMs ?? 30_000,
+    baseDelayMs: chosen.baseDelayMs ?? 250,
+    sleep: chosen.sleep ?? pause,
+    random: chosen.random ?? Math.random,
+  };
 }
 
 function defaultAuth(options: ConclaveClientOptions): Auth {

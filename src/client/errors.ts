@@ -1,8 +1,10 @@
 /** What a call can fail with: the service's answer (ConclaveError) or no answer at all. */
+import type { ErrorCode } from './types/errors.js';
 
 /** A non-2xx answer, carrying the protocol's error envelope (01 §10) or OAuth's flat form. */
 export class ConclaveError extends Error {
-  readonly code: string;
+  /** The envelope's code: one of the protocol's, OAuth's, or a vendor's (`vendor:…`). */
+  readonly code: ErrorCode;
   readonly status: number;
   readonly hint: string | undefined;
   readonly details: Record<string, unknown> | undefined;
@@ -11,7 +13,7 @@ export class ConclaveError extends Error {
   readonly retryAfter: number | undefined;
 
   constructor(init: {
-    code: string;
+    code: ErrorCode;
     message: string;
     status: number;
     hint?: string | undefined;

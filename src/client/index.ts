@@ -1,16 +1,29 @@
 /**
- * `conclave/client`: the TypeScript client library. Runs unchanged in Node ≥ 20 and in browsers
+ * The TypeScript client library: `conclave/client` in the server package, and the standalone
+ * package built from this folder (packages/client). Runs unchanged in Node ≥ 20 and in browsers
  * (global fetch, WebCrypto); imports nothing server-only.
  */
-export { type Body, ConclaveClient, type ConclaveClientOptions, type ResponseOf, type RoomInput } from './client.js';
+export {
+  type Body,
+  ConclaveClient,
+  type ConclaveClientOptions,
+  type GetRoom,
+  type RoomInput,
+  type RoomMethod,
+} from './client.js';
 export { ConclaveError, ConclaveNetworkError } from './errors.js';
-export type { RoomEvent, StreamEventsInput } from './sse.js';
-export type { Auth, CallOptions } from './transport.js';
+export type { StreamedEvent, StreamEventsInput } from './sse.js';
+export type { Auth, CallOptions, RetryPolicy } from './transport.js';
+export type * from './types/index.js';
 export {
   type AgreementReport,
+  type AgreementStatus,
+  type AgreementVerdict,
   type BallotAttribution,
   ballotAttributions,
   type ChainReport,
+  type CompactReceiptInput,
+  type CompactReceiptResult,
   type Jwks,
   publicKeyFromJwks,
   type ReceiptReport,
@@ -18,6 +31,8 @@ export {
   type ReplayReport,
   receiptKid,
   replayReceipt,
+  SIGNATURES_NOT_CHECKED,
+  type VerifiedCompactReceipt,
   verifyAgreementReceiptSemantics,
   verifyCompactReceipt,
   verifyRoomReceiptChain,

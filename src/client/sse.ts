@@ -3,17 +3,19 @@
  * it reconnects with `Last-Event-ID` set to the last event it yielded, so the server resumes right
  * after it: no gap and no duplicate. Ends when the caller's signal aborts or the loop breaks.
  */
+import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { ConclaveNetworkError } from './errors.js';
 import { type CallOptions, credentialHeaders, errorFrom, pause, type TransportOptions } from './transport.js';
+import type { RoomEvent } from './types/views.js';
 
-export interface RoomEvent {
+/** One Server-Sent Event of a room's stream. */
+export interface StreamedEvent {
   /** The SSE `id`: resume after it with Last-Event-ID. */
   id: string;
   /** The SSE `event`: the event type. */
   event: string;
-  /** The event as the events log serves it. */
-  // biome-ignore lint/suspicious/noExplicitAny: the event as served, read by field
-  data: Record<string, any>;
+  /** The event, as the events log serves it. */
+  data: RoomEvent;
 }
 
 export interface StreamEventsInput extends CallOptions {
@@ -27,8 +29,17 @@ export interface StreamEventsInput extends CallOptions {
 }
 
 const DEFAULT_RETRY_MS = 500;
+/**
+ * The most characters one event may hold before the stream is dropped: the largest the service sends
+ * (a 500 000-character option, JSON-escaped) fits several times over, and a stream that never ends
+ * its line cannot grow the buffer without bound.
+ */
+export const MAX_EVENT_CHARS = 8 * 1024 * 1024;
 
-export async function* streamEvents(options: TransportOptions, input: StreamEventsInput): AsyncGenerator<RoomEvent> {
+export async function* streamEvents(
+  options: TransportOptions,
+  input: StreamEventsInput,
+): AsyncGenerator<StreamedEvent> {
   let lastEventId = input.lastEventId;
   let retryMs = DEFAULT_RETRY_MS;
   const signal = input.signal;
@@ -58,11 +69,19 @@ export async function* streamEvents(options: TransportOptions, input: StreamEven
     }
     if (!response.ok) throw errorFrom(response, await response.text());
     try {
-      for await (const frame of frames(response.body!)) {
-        if (frame.retry !== undefined) retryMs = frame.retry;
-        if (frame.data === undefined) continue;
-        if (frame.id !== undefined) lastEventId = frame.id;
-        yield { id: frame.id ?? '', event: frame.event ?? 'message', data: JSON.parse(frame.data) };
+      const messages = response
+        .body!.pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>)
+        .pipeThrough(
+          new EventSourceParserStream({
+            maxBufferSize: MAX_EVENT_CHARS,
+            onRetry: (ms) => {
+              retryMs = ms;
+            },
+          }),
+        );
+      for await (const message of iterate(messages)) {
+        if (message.id !== undefined) lastEventId = message.id;
+        yield { id: message.id ?? '', event: message.event ?? 'message', data: JSON.parse(message.data) as RoomEvent };
       }
     } catch (error) {
       if (signal?.aborted) return;
@@ -75,52 +94,20 @@ export async function* streamEvents(options: TransportOptions, input: StreamEven
   }
 }
 
-interface Frame {
-  id?: string;
-  event?: string;
-  data?: string;
-  retry?: number;
-}
-
-/** Parses an SSE byte stream into frames (WHATWG "event stream interpretation", the parts used here). */
-async function* frames(body: ReadableStream<Uint8Array>): AsyncGenerator<Frame> {
-  // Node's and the DOM's typings of TextDecoderStream differ in their writable side; both decode bytes.
-  const reader = body
-    .pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>)
-    .getReader();
-  let buffer = '';
+/**
+ * Reads a stream to its end, cancelling it when the loop stops early. Browsers do not all make
+ * ReadableStream async-iterable yet, so this reads it by hand.
+ */
+async function* iterate<T>(stream: ReadableStream<T>): AsyncGenerator<T> {
+  const reader = stream.getReader();
   try {
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return;
-      buffer += value.replace(/\r\n?/g, '\n');
-      let end = buffer.indexOf('\n\n');
-      while (end !== -1) {
-        const frame = parseFrame(buffer.slice(0, end));
-        buffer = buffer.slice(end + 2);
-        if (frame) yield frame;
-        end = buffer.indexOf('\n\n');
-      }
+      yield value;
     }
   } finally {
+    await reader.cancel().catch(() => undefined);
     reader.releaseLock();
-    await body.cancel().catch(() => undefined);
   }
-}
-
-function parseFrame(text: string): Frame | null {
-  const frame: Frame = {};
-  const data: string[] = [];
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith(':')) continue;
-    const colon = line.indexOf(':');
-    const field = colon === -1 ? line : line.slice(0, colon);
-    const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
-    if (field === 'id') frame.id = value;
-    else if (field === 'event') frame.event = value;
-    else if (field === 'data') data.push(value);
-    else if (field === 'retry' && /^\d+$/.test(value)) frame.retry = Number(value);
-  }
-  if (data.length > 0) frame.data = data.join('\n');
-  return frame.id === undefined && frame.data === undefined && frame.retry === undefined ? null : frame;
 }

@@ -1,10 +1,12 @@
 /**
  * One HTTP exchange with the service: credentials into headers (never into URLs), an Idempotency-Key
  * on every mutation, a timeout and the caller's AbortSignal, the error envelope into ConclaveError,
- * and opt-in retries of 429/503 that honour Retry-After and reuse the same Idempotency-Key.
+ * and opt-in retries: of 429/503, honouring Retry-After, and of network errors on requests that are
+ * safe to repeat (GETs, and mutations carrying an Idempotency-Key, which the retry reuses).
  */
 import { ConclaveError, ConclaveNetworkError } from './errors.js';
 import type { RouteSpec } from './routes.js';
+import type { ErrorCode } from './types/errors.js';
 
 /** Credentials for one call (01 §2). A hosted key carries its mandate. */
 export interface Auth {
@@ -26,12 +28,25 @@ export interface CallOptions {
   timeoutMs?: number;
 }
 
+/** How retries wait; tests inject their own `sleep` and `random` to run without real time. */
+export interface RetryPolicy {
+  /** Retries after the first attempt. */
+  attempts: number;
+  /** No wait is longer than this (ms). */
+  maxDelayMs: number;
+  /** The first network-error backoff (ms); it doubles with each attempt, with jitter. */
+  baseDelayMs: number;
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** In [0, 1): the jitter. */
+  random: () => number;
+}
+
 export interface TransportOptions {
   baseUrl: string;
   fetch: typeof fetch;
   timeoutMs: number;
   defaultAuth: Auth;
-  retry: { attempts: number; maxDelayMs: number } | null;
+  retry: RetryPolicy | null;
 }
 
 export const DEFAULT_TIMEOUT_MS = 45_000;
@@ -94,21 +109,22 @@ export class Transport {
     return this.send<T>(spec.method, `${path}${query}`, { headers, body, options });
   }
 
-  /** Sends a request and parses the JSON answer, retrying 429/503 when the client opted in. */
+  /** Sends a request and parses the JSON answer, retrying when the client opted in and it is safe. */
   async send<T>(
     method: string,
     pathAndQuery: string,
     request: { headers: Record<string, string>; body?: string | undefined; options: CallOptions },
   ): Promise<T> {
-    const attempts = this.options.retry?.attempts ?? 0;
+    const policy = this.options.retry;
+    // A GET changes nothing; a mutation with an Idempotency-Key is answered once however often it arrives.
+    const repeatable = method === 'GET' || request.headers['idempotency-key'] !== undefined;
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.once<T>(method, pathAndQuery, request);
       } catch (error) {
-        const retryable = error instanceof ConclaveError && (error.status === 429 || error.status === 503);
-        if (!retryable || attempt >= attempts) throw error;
-        const waitMs = Math.min((error.retryAfter ?? 1) * 1000, this.options.retry!.maxDelayMs);
-        await pause(waitMs, request.options.signal);
+        const waitMs = policy && attempt < policy.attempts ? retryDelay(policy, error, attempt, repeatable) : null;
+        if (waitMs === null) throw error;
+        await policy!.sleep(waitMs, request.options.signal);
       }
     }
   }
@@ -146,6 +162,19 @@ export class Transport {
   }
 }
 
+/** How long to wait before retrying after `error`, or null when it must not be retried. */
+function retryDelay(policy: RetryPolicy, error: unknown, attempt: number, repeatable: boolean): number | null {
+  if (error instanceof ConclaveError && (error.status === 429 || error.status === 503)) {
+    return Math.min((error.retryAfter ?? 1) * 1000, policy.maxDelayMs);
+  }
+  // Only a request that never got an answer; a timeout may still be running on the server.
+  if (error instanceof ConclaveNetworkError && error.kind === 'network' && repeatable) {
+    const backoff = policy.baseDelayMs * 2 ** attempt;
+    return Math.min(Math.round(backoff * (0.5 + policy.random() / 2)), policy.maxDelayMs);
+  }
+  return null;
+}
+
 function queryString(fields: Record<string, unknown>): string {
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(fields)) params.set(key, String(value));
@@ -167,7 +196,7 @@ export function errorFrom(response: Response, text: string): ConclaveError {
   const envelope = body?.error;
   if (envelope && typeof envelope === 'object' && typeof envelope.code === 'string') {
     return new ConclaveError({
-      code: envelope.code,
+      code: envelope.code as ErrorCode,
       message: typeof envelope.message === 'string' ? envelope.message : response.statusText,
       status: response.status,
       hint: typeof envelope.hint === 'string' ? envelope.hint : undefined,
@@ -179,7 +208,7 @@ export function errorFrom(response: Response, text: string): ConclaveError {
   if (typeof body?.error === 'string') {
     // RFC 6749's flat form on the OAuth endpoints.
     return new ConclaveError({
-      code: body.error,
+      code: body.error as ErrorCode,
       message: typeof body.error_description === 'string' ? body.error_description : body.error,
       status: response.status,
       requestId,

@@ -14,7 +14,7 @@ const embedded = JSON.parse(document.getElementById('room-state')?.textContent ?
 };
 const client = new ConclaveClient({ baseUrl: location.origin });
 
-async function verifyReceipts(outcome: Record<string, unknown>, jwks: Jwks): Promise<void> {
+async function verifyReceipts(outcome: unknown, jwks: Jwks): Promise<void> {
   const report = await verifyRoomReceiptChain(outcome, { jwks });
   for (const receipt of report.receipts) {
     if (!receipt.receipt_hash) continue;

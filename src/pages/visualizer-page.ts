@@ -4,12 +4,11 @@
  * `aria-current`), follows the room over SSE, and lets the reader step back through the timeline.
  * A credential typed into the page lives in this module's memory only: never in a URL or storage.
  */
-import { type Auth, ConclaveClient, ConclaveError, type ResponseOf } from '../client/index.js';
-import type { getRoomMachine } from '../operations/room-machine.js';
+import { type Auth, ConclaveClient, ConclaveError, type RoomMachine } from '../client/index.js';
 import { activeIds } from '../visualizer/chart-model.js';
 import { coalesce } from './coalesce.js';
 
-type Machine = ResponseOf<typeof getRoomMachine>;
+type Machine = RoomMachine;
 type Step = Machine['timeline'][number];
 
 /** Decision charts drawn at most; older decisions are listed in the timeline only. */

@@ -5,7 +5,18 @@
  */
 const ALPHABET = /^[A-Za-z0-9_-]*$/;
 const encoder = new TextEncoder();
-const nodeBuffer = (globalThis as { Buffer?: typeof Buffer }).Buffer;
+/** The part of Node's Buffer used here, declared so that browser builds need no Node typings. */
+interface NodeBytes {
+  buffer: ArrayBufferLike;
+  byteOffset: number;
+  byteLength: number;
+  toString(encoding: 'base64url'): string;
+}
+interface NodeBufferClass {
+  from(buffer: ArrayBufferLike, byteOffset: number, length: number): NodeBytes;
+  from(text: string, encoding: 'base64url'): NodeBytes;
+}
+const nodeBuffer = (globalThis as { Buffer?: NodeBufferClass }).Buffer;
 
 export function base64urlEncode(data: string | Uint8Array): string {
   const bytes = typeof data === 'string' ? encoder.encode(data) : data;

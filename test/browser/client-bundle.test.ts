@@ -22,6 +22,7 @@ describe.skipIf(!hasChromium)('conclave/client in a browser', () => {
   let bundle: string;
   let outcome: any;
   let jwks: unknown;
+  let reader: { slug: string; token: string };
 
   beforeAll(async () => {
     const built = await build({
@@ -50,6 +51,7 @@ describe.skipIf(!hasChromium)('conclave/client in a browser', () => {
     clock.advance(61_000);
     await svc.service.scheduler.runDue();
     outcome = (await call(svc.base, 'GET', `/api/rooms/${room.slug}/outcome`, { token: room.tokens[0] })).body;
+    reader = { slug: room.slug, token: room.tokens[0]! };
     jwks = (await call(svc.base, 'GET', '/.well-known/jwks.json')).body;
 
     page = createServer((request, response) => {
@@ -114,5 +116,33 @@ describe.skipIf(!hasChromium)('conclave/client in a browser', () => {
     expect(results.typ).toBe('svc-receipt+jwt');
     expect(results.hasClient).toBe(true);
     expect(requests.every((url) => url.startsWith(pageUrl))).toBe(true);
+  });
+
+  it('pages through the stored events and follows them over SSE in Chromium', async () => {
+    const tab = await browser.newPage();
+    const problems: string[] = [];
+    tab.on('pageerror', (error) => problems.push(error.message));
+    await tab.goto(pageUrl);
+    await tab.waitForFunction(() => (globalThis as any).conclave !== undefined);
+    const seen = await tab.evaluate(
+      async ({ base, slug, token }) => {
+        const client = new (globalThis as any).conclave.ConclaveClient({ baseUrl: base, token });
+        const paged: number[] = [];
+        for await (const event of client.paginateEvents({ slug, since_seq: 0, limit: 2 })) paged.push(event.seq);
+        const streamed: number[] = [];
+        const controller = new AbortController();
+        for await (const event of client.streamEvents({ slug, since_seq: 0, signal: controller.signal })) {
+          streamed.push(event.data.seq);
+          if (streamed.length === paged.length) controller.abort();
+        }
+        return { paged, streamed };
+      },
+      { base: svc.base, ...reader },
+    );
+    await tab.close();
+    expect(problems).toEqual([]);
+    expect(seen.paged.length).toBeGreaterThanOrEqual(4);
+    expect(seen.paged).toEqual(Array.from({ length: seen.paged.length }, (_, i) => i + 1));
+    expect(seen.streamed).toEqual(seen.paged);
   });
 });

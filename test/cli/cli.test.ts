@@ -140,6 +140,29 @@ describe('the conclave command line', () => {
     expect(offline.code).toBe(0);
   });
 
+  it('refuses an offline verification without keys unless --no-signatures is given, and then says so', async () => {
+    const keyless = await cli('verify', '--file', outcomeFile);
+    expect(keyless.code).toBe(2);
+    expect(keyless.stderr).toContain('--no-signatures');
+    expect(keyless.stdout).not.toContain('✓');
+    const unsigned = await cli('verify', '--file', outcomeFile, '--no-signatures');
+    expect(unsigned.code).toBe(0);
+    expect(unsigned.stdout).toContain('signatures NOT checked');
+    expect(unsigned.stdout).not.toMatch(/verified: every signature/);
+    const json = JSON.parse((await cli('--json', 'verify', '--file', outcomeFile, '--no-signatures')).stdout);
+    expect(json).toMatchObject({ ok: false, signatures_checked: false, chain_ok: true });
+    // Skipping signatures skips only them: a broken link still fails.
+    const outcome = JSON.parse(await readFile(outcomeFile, 'utf8'));
+    const broken = `${outcomeFile}.broken.json`;
+    await writeFile(
+      broken,
+      JSON.stringify({ ...outcome, decisions: [{ ...outcome.decisions[0], prev_hash: `sha256:${'0'.repeat(64)}` }] }),
+    );
+    const failed = await cli('verify', '--file', broken, '--no-signatures');
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toContain('verification FAILED');
+  });
+
   it('fails verification, naming the receipt and the reason, for each forgery', async () => {
     const outcome = JSON.parse(await readFile(outcomeFile, 'utf8'));
     const jwks = JSON.parse(await readFile(jwksFile, 'utf8'));

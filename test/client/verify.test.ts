@@ -3,7 +3,7 @@
  * on every count, and each kind of forgery fails on the receipt it concerns and for its reason.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyCompactReceipt, verifyRoomReceiptChain } from '../../src/client/verify.js';
+import { SIGNATURES_NOT_CHECKED, verifyCompactReceipt, verifyRoomReceiptChain } from '../../src/client/verify.js';
 import { decodeCompact } from '../../src/receipts/compact.js';
 import { generateSigningKey, receiptHash, receiptHeader, signCompact } from '../../src/receipts/index.js';
 import { ManualClock } from '../../src/runtime/clock.js';
@@ -71,10 +71,29 @@ describe('client: verifyRoomReceiptChain on a real room', () => {
     expect(report.receipts[0]!.decision_id).toBe(outcome.decisions[0].id);
   });
 
-  it('checks links and hashes without a JWKS, leaving signatures unchecked', async () => {
+  it('fails closed without a JWKS: never ok, saying the signatures were not checked', async () => {
     const report = await verifyRoomReceiptChain(outcome);
-    expect(report.ok).toBe(true);
-    expect(report.receipts.every((r) => r.signature === null)).toBe(true);
+    expect(report.ok).toBe(false);
+    expect(report.signatures_checked).toBe(false);
+    expect(report.errors).toEqual([SIGNATURES_NOT_CHECKED]);
+    expect(report.errors[0]).toMatch(/^signatures not checked/);
+    // Everything a key is not needed for still held, and is reported as such.
+    expect(report.chain_ok).toBe(true);
+    expect(report.receipts.every((r) => r.signature === null && r.hash && r.link)).toBe(true);
+    const withKeys = await verifyRoomReceiptChain(outcome, { jwks });
+    expect(withKeys).toMatchObject({ ok: true, signatures_checked: true, chain_ok: true });
+  });
+
+  it('reports a broken chain as not chain_ok, with or without keys', async () => {
+    const broken = copy();
+    broken.decisions[1].prev_hash = `sha256:${'0'.repeat(64)}`;
+    expect(await verifyRoomReceiptChain(broken)).toMatchObject({ ok: false, chain_ok: false });
+    expect(await verifyRoomReceiptChain(broken, { jwks })).toMatchObject({ ok: false, chain_ok: false });
+  });
+
+  it('keeps chain_ok when only a signature fails', async () => {
+    const report = await verifyRoomReceiptChain(outcome, { jwks: { keys: [] } });
+    expect(report).toMatchObject({ ok: false, signatures_checked: true, chain_ok: true });
   });
 
   it('fails a tampered signature on that receipt', async () => {

@@ -11,65 +11,11 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningService, startService } from '../support/service.js';
+import { runWalk } from './walk-script.js';
 
 const exec = promisify(execFile);
 const ADMIN_TOKEN = 'pack-test-admin-token-0123456789abcdef';
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-
-const SCRIPT = `
-import { ConclaveClient, ConclaveError, verifyRoomReceiptChain } from 'conclave/client';
-const base = process.env.BASE;
-const anonymous = new ConclaveClient({ baseUrl: base });
-const admin = new ConclaveClient({ baseUrl: base, token: process.env.ADMIN });
-const called = [];
-const step = async (name, promise) => { const body = await promise; called.push(name); return body; };
-await step('discover', anonymous.discover());
-await step('health', anonymous.health());
-const room = await step('createRoom', anonymous.createRoom({
-  question: 'Packed?', options: ['yes', 'no'], config: { early_close: true, settle_window: 0 },
-}));
-const slug = room.slug;
-const owner = new ConclaveClient({ baseUrl: base, token: room.creator_token });
-const joined = await step('joinRoom', anonymous.joinRoom({ slug, display_name: 'second' }));
-const member = new ConclaveClient({ baseUrl: base, token: joined.participant_token });
-await step('getRoom', member.getRoom({ slug }));
-await step('readDelta', member.readDelta({ slug, since: 0 }));
-const invite = await step('createInvite', owner.createInvite({ slug, label: 'spare' }));
-await step('listInvites', owner.listInvites({ slug }));
-await step('revokeInvite', owner.revokeInvite({ slug, code: invite.code ?? invite.invite.code }));
-await step('updateRoomSettings', owner.updateRoomSettings({ slug, settings: { max_open_decisions: 2 } }));
-await step('updateMemberRole', owner.updateMemberRole({ slug, participant: joined.participant_id, role: 'participant' }));
-const hook = await step('registerWebhook', owner.registerWebhook({ slug, url: process.env.HOOK }));
-await step('listWebhooks', owner.listWebhooks({ slug }));
-await step('unregisterWebhook', owner.unregisterWebhook({ slug, id: hook.webhook_id ?? hook.id }));
-await step('discuss', member.discuss({ slug, body: 'yes, clearly' }));
-await step('propose', member.propose({ slug, option: 'maybe' }));
-await step('awaitNextAction', member.awaitNextAction({ slug, wait: 0 }));
-await step('listEvents', member.listEvents({ slug, since_seq: 0 }));
-await step('listRooms', member.listRooms());
-await step('ask', owner.ask({ slug, question: 'Then what?', options: [], proposal_window: 600 }));
-await step('abstain', member.abstain({ slug, decision: 2, reason: 'no view' }).catch((e) => { if (!(e instanceof ConclaveError)) throw e; }));
-await member.propose({ slug, option: 'later', decision: 2 });
-await step('startChoosing', owner.startChoosing({ slug, decision: 2 }));
-await step('choose', owner.choose({ slug, choice: 'yes', decision: 1 }));
-await member.choose({ slug, choice: 'yes', decision: 1 });
-await owner.choose({ slug, choice: 'later', decision: 2 });
-await member.choose({ slug, choice: 'later', decision: 2 });
-const outcome = await step('waitForOutcome', owner.waitForOutcome({ slug, decision: 2, timeoutMs: 10000 }));
-await step('listDecisions', member.listDecisions({ slug }));
-const controller = new AbortController();
-for await (const event of member.streamEvents({ slug, since_seq: 0, signal: controller.signal })) {
-  if (event.data.seq >= 3) { controller.abort(); break; }
-}
-called.push('streamEvents');
-await step('closeRoom', owner.closeRoom({ slug }));
-const final = await step('outcome', member.outcome({ slug }));
-const report = await verifyRoomReceiptChain(final, { jwks: await anonymous.jwks() });
-const device = await step('startDeviceAuthorization', anonymous.startDeviceAuthorization({ client_id: 'cli', agent_slug: 'packed' }));
-await step('pollDeviceToken', anonymous.pollDeviceToken({ grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: device.device_code, client_id: 'cli' }).catch((e) => { if (e.code !== 'authorization_pending') throw e; }));
-await step('deleteRoom', admin.deleteRoom({ slug }));
-console.log(JSON.stringify({ called, winners: final.decisions.map((d) => d.resolved_winner), ok: report.ok, errors: report.errors }));
-`;
 
 const TYPED = `
 import { ConclaveClient, ConclaveError, type ChainReport } from 'conclave/client';
@@ -82,7 +28,7 @@ export async function run(): Promise<string> {
     return error instanceof ConclaveError ? error.code : 'network';
   }
 }
-export const empty: ChainReport = { ok: true, receipts: [], errors: [] };
+export const empty: ChainReport = { ok: false, signatures_checked: false, chain_ok: true, receipts: [], errors: [] };
 `;
 
 describe('the packed package', () => {
@@ -118,12 +64,7 @@ describe('the packed package', () => {
   });
 
   it('imports conclave/client in plain Node and drives a real server through a room with every method', async () => {
-    await writeFile(path.join(project, 'use.mjs'), SCRIPT);
-    const { stdout } = await exec(process.execPath, ['use.mjs'], {
-      cwd: project,
-      env: { ...process.env, BASE: svc.base, ADMIN: ADMIN_TOKEN, HOOK: 'http://127.0.0.1:9/hook' },
-    });
-    const result = JSON.parse(stdout);
+    const result = await runWalk(project, 'conclave/client', svc.base, ADMIN_TOKEN);
     expect(result).toMatchObject({ winners: ['yes', 'later'], ok: true, errors: [] });
     expect(result.called).toHaveLength(31);
   });
