@@ -15,6 +15,7 @@ import {
   type Jwks,
   verifyRoomReceiptChain,
 } from '../client/index.js';
+import { registerDataCommands } from './data-commands.js';
 import { registerIdentityCommands } from './identity-commands.js';
 import { registerKeyCommands } from './keys-commands.js';
 import { formatChainReport } from './report.js';
@@ -65,6 +66,7 @@ program
   });
 
 registerKeyCommands(program);
+registerDataCommands(program);
 
 // --- rooms -----------------------------------------------------------------------------------
 
