@@ -4,7 +4,8 @@
  * service (or --data-dir) and print what they copied; refusals exit 6.
  */
 import path from 'node:path';
-import type { Command } from 'commander';
+import { existsSync } from 'node:fs';
+import { type Command, Option } from 'commander';
 import { EXIT, Exit, jsonOutput, print } from './shell.js';
 
 export function registerDataCommands(program: Command): void {
@@ -43,6 +44,66 @@ export function registerDataCommands(program: Command): void {
         `✓ restored ${summary.rooms} room(s), ${summary.receipts} receipt(s), ${summary.keys} signing key(s) from the backup of ${summary.createdAt} into ${dataDir}`,
       );
     });
+
+  program
+    .command('migrate')
+    .description(
+      'copy every room of an embedded store (DATA_DIR) into Redis: idempotent and resumable; a room already there with other content is reported, never overwritten (exit 6). Stop the service first.',
+    )
+    .requiredOption('--to <store>', 'the target store: redis')
+    .addOption(
+      new Option('--redis-url <url>', 'the Redis to copy into (one node, or Cluster nodes comma-separated)').env(
+        'REDIS_URL',
+      ),
+    )
+    .option('--redis-cluster', 'a Redis Cluster even when --redis-url names one node')
+    .addOption(
+      new Option('--redis-key-prefix <prefix>', 'as the service will use it')
+        .env('REDIS_KEY_PREFIX')
+        .default('conclave:'),
+    )
+    .option('--data-dir <dir>', 'the SQLite data directory (default: DATA_DIR)')
+    .action(
+      async (
+        options: { to: string; redisUrl?: string; redisCluster?: boolean; redisKeyPrefix: string; dataDir?: string },
+        command: Command,
+      ) => {
+        if (options.to !== 'redis') throw new Exit(EXIT.usage, `--to ${options.to}: the only target is redis`);
+        if (!options.redisUrl)
+          throw new Exit(EXIT.usage, 'name the Redis: --redis-url redis://host:6379 (or REDIS_URL)');
+        const dataDir = options.dataDir
+          ? path.resolve(options.dataDir)
+          : (await import('../config.js')).loadConfig().dataDir;
+        if (!existsSync(path.join(dataDir, 'conclave.db')))
+          throw new Exit(EXIT.local, `no embedded store at ${path.join(dataDir, 'conclave.db')}: pass --data-dir`);
+        const { migrateToRedis } = await import('../store/migrate-to-redis.js');
+        const json = jsonOutput(command);
+        const report = await migrateToRedis({
+          dataDir,
+          redis: {
+            url: options.redisUrl,
+            cluster: options.redisCluster === true,
+            keyPrefix: options.redisKeyPrefix,
+            commandTimeoutMs: 10_000,
+          },
+          ...(json
+            ? {}
+            : {
+                onRoom: (slug: string, result: string) =>
+                  result !== 'unchanged' && console.error(`  ${slug}: ${result}`),
+              }),
+        });
+        const { created, unchanged, conflict, reserved } = report.rooms;
+        const lines = [
+          `${conflict === 0 ? '✓' : '✗'} ${dataDir} → Redis: ${created} room(s) copied, ${unchanged} already there unchanged, ${reserved} deleted slug(s) reserved, ${report.webhooks} webhook(s), ${report.links} credential link(s)`,
+          ...report.conflicts.map((c) => `✗ ${c.slug}: ${c.reason} — left as it is in Redis`),
+          `  The signing keys stay in ${path.join(dataDir, 'keys')}: start the Redis-backed service with this DATA_DIR (or a copy of keys/).`,
+        ];
+        print(json, report, lines.join('\n'));
+        if (conflict > 0 || report.conflicts.length > 0)
+          throw new Exit(EXIT.local, `${report.conflicts.length} conflict(s): nothing was overwritten`);
+      },
+    );
 }
 
 /** --data-dir, else DATA_DIR as the service reads it; a Redis-backed service has no embedded store. */
