@@ -16,10 +16,14 @@
  */
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import type { Revocation } from '../auth/identity-store.js';
+import { RedisIdentityStore } from '../auth/identity-store-redis.js';
+import { fromKeyRow, type KeyRow } from '../auth/identity-store-sqlite.js';
 import { isIdempotencyExpired, slugOfScope } from './common.js';
 import type { DeliveryRecord, WebhookRecord } from './engagement-port.js';
 import type { ArchivedDecision, IdempotencyRecord, StoredEvent, StoredReceipt } from './port.js';
-import { openRedisStore, type RedisStore, type RedisStoreOptions } from './redis-store.js';
+import { connectRedisClient, createRedisClient } from './redis-connection.js';
+import { DEFAULT_COMMAND_TIMEOUT_MS, openRedisStore, type RedisStore, type RedisStoreOptions } from './redis-store.js';
 import { type DeliveryRow, toDelivery, toWebhook, type WebhookRow } from './sqlite-engagement.js';
 
 export type RoomResult = 'created' | 'unchanged' | 'conflict' | 'reserved';
@@ -30,6 +34,8 @@ export interface MigrationReport {
   conflicts: { slug: string; reason: string }[];
   webhooks: number;
   links: number;
+  /** Hosted keys (device flow) and the service's mandate revocations copied. */
+  identity: { hostedKeys: number; revocations: number };
 }
 
 interface SourceRoom {
@@ -62,6 +68,7 @@ export async function migrateToRedis(options: MigrateOptions): Promise<Migration
     conflicts: [],
     webhooks: 0,
     links: 0,
+    identity: { hostedKeys: 0, revocations: 0 },
   };
   try {
     for (const [key, value] of source.meta()) {
@@ -75,6 +82,7 @@ export async function migrateToRedis(options: MigrateOptions): Promise<Migration
       report.rooms[result]++;
       options.onRoom?.(slug, result);
     }
+    await migrateIdentity(options.redis, source, now(), report);
   } finally {
     source.close();
     await store.close();
@@ -128,6 +136,34 @@ async function migrateRoom(
     report.links++;
   }
   return result;
+}
+
+/** Hosted keys still within their retention, and every revocation in the order it was made. */
+async function migrateIdentity(
+  options: RedisStoreOptions,
+  source: SqliteSource,
+  nowMs: number,
+  report: MigrationReport,
+): Promise<void> {
+  const client = createRedisClient(options.url, {
+    cluster: options.cluster ?? false,
+    commandTimeoutMs: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+    role: 'commands',
+  });
+  await connectRedisClient(client);
+  try {
+    const identity = new RedisIdentityStore(client, options.keyPrefix ?? 'conclave:');
+    for (const key of source.hostedKeys()) {
+      const result = await identity.importHostedKey(key, nowMs);
+      if (result === 'created') report.identity.hostedKeys++;
+      if (result === 'different')
+        report.conflicts.push({ slug: '-', reason: `hosted key ${key.publicId} differs in Redis` });
+    }
+    for (const revocation of source.revocations())
+      if (await identity.importRevocation(revocation)) report.identity.revocations++;
+  } finally {
+    client.disconnect();
+  }
 }
 
 function conflict(report: MigrationReport, slug: string, reason: string): RoomResult {
@@ -258,6 +294,37 @@ class SqliteSource {
         'SELECT key, linked_at FROM room_links WHERE slug = ? ORDER BY key',
       )
       .all(slug);
+  }
+
+  hostedKeys(): ReturnType<typeof fromKeyRow>[] {
+    if (!this.hasTable('identity_hosted_keys')) return [];
+    return this.db
+      .prepare<[], KeyRow>('SELECT * FROM identity_hosted_keys ORDER BY created_at, key_hash')
+      .all()
+      .map(fromKeyRow);
+  }
+
+  revocations(): Revocation[] {
+    if (!this.hasTable('identity_revocations')) return [];
+    return this.db
+      .prepare<[], { jti: string; revoked_at: string; reason: string | null }>(
+        'SELECT jti, revoked_at, reason FROM identity_revocations ORDER BY seq',
+      )
+      .all()
+      .map((row) => ({
+        jti: row.jti,
+        revoked_at: row.revoked_at,
+        ...(row.reason !== null ? { reason: row.reason } : {}),
+      }));
+  }
+
+  /** The identity tables exist once a service has started on the file. */
+  private hasTable(name: string): boolean {
+    return (
+      this.db
+        .prepare<[string], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?")
+        .get(name) !== undefined
+    );
   }
 
   close(): void {

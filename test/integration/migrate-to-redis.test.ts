@@ -9,14 +9,22 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HostedKey } from '../../src/auth/identity-store.js';
+import { RedisIdentityStore } from '../../src/auth/identity-store-redis.js';
+import { openSqliteIdentityStore } from '../../src/auth/identity-store-sqlite.js';
 import { verifyRoomReceiptChain } from '../../src/client/index.js';
 import { ManualClock } from '../../src/runtime/clock.js';
+import { migrateToRedis } from '../../src/store/migrate-to-redis.js';
+import { openSqliteStore } from '../../src/store/sqlite-store.js';
 import { repoRoot, runCli } from '../cli/run-cli.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { call, type RunningService, startService } from '../support/service.js';
 
 const FIXTURE = path.join(repoRoot, 'test/fixtures/many-rooms');
 const redis = await startRedisServer();
+afterAll(async () => {
+  await redis?.stop();
+});
 
 interface FixtureRoom {
   slug: string;
@@ -83,7 +91,6 @@ describe.skipIf(redis === null)('conclave migrate --to redis', () => {
   });
   afterAll(async () => {
     for (const svc of services) await svc.stop();
-    await redis?.stop();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -171,6 +178,72 @@ describe.skipIf(redis === null)('conclave migrate --to redis', () => {
     const events = await call(onRedis.base, 'GET', `/api/rooms/${room.slug}/events?limit=500`, { token: room.token });
     expect(JSON.stringify(events.body)).toContain('written after the move');
   }, 60_000);
+});
+
+describe.skipIf(redis === null)('conclave migrate --to redis: identity data', () => {
+  it('copies hosted keys and revocations once, in order', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'conclave-migrate-identity-'));
+    try {
+      const file = path.join(dir, 'conclave.db');
+      await (await openSqliteStore({ file })).close();
+      const sqlite = openSqliteIdentityStore(file);
+      const now = Date.parse('2026-11-01T10:00:00.000Z');
+      const keys: HostedKey[] = [0, 1].map((i) => ({
+        keyHash: `${i}`.repeat(64),
+        publicId: `acct_${i}`,
+        clientId: 'cli',
+        actions: ['choose'],
+        createdAt: now,
+        expiresAt: now + 30 * 86_400_000,
+        mandateJti: `urn:uuid:00000000-0000-4000-8000-00000000000${i}`,
+        revokedAt: null,
+      }));
+      for (const [i, key] of keys.entries()) {
+        const grant = {
+          deviceCodeHash: `${i}`.repeat(64),
+          userCode: `ABCDEFG${i}`,
+          clientId: 'cli',
+          actions: ['choose'],
+          resource: null,
+          agentSlug: null,
+          from: null,
+          createdAt: now,
+          expiresAt: now + 600_000,
+          intervalSeconds: 5,
+          lastPolledAt: null,
+          status: 'pending' as const,
+          publicId: null,
+        };
+        expect(await sqlite.createDeviceGrant(grant, now)).toBe(true);
+        await sqlite.decideDeviceGrant(grant.deviceCodeHash, 'approved', key.publicId);
+        expect(await sqlite.redeemDeviceGrant(grant.deviceCodeHash, key)).toBe(true);
+      }
+      await sqlite.revokeHostedKey(
+        keys[1]!.keyHash,
+        { jti: keys[1]!.mandateJti, revoked_at: '2026-11-02T00:00:00.000Z', reason: 'lost' },
+        now + 1,
+      );
+      const expectedRevocations = await sqlite.revocations();
+      const expectedKeys = await Promise.all(keys.map((k) => sqlite.hostedKey(k.keyHash)));
+      await sqlite.close();
+
+      const keyPrefix = 'identity-test:';
+      const run = () => migrateToRedis({ dataDir: dir, redis: { url: redis!.url, keyPrefix }, now: () => now + 2 });
+      expect((await run()).identity).toEqual({ hostedKeys: 2, revocations: 1 });
+      expect((await run()).identity).toEqual({ hostedKeys: 0, revocations: 0 });
+      const client = new Redis(redis!.url);
+      try {
+        const onRedis = new RedisIdentityStore(client, keyPrefix);
+        expect(await onRedis.revocations()).toEqual(expectedRevocations);
+        expect(await onRedis.isRevoked(keys[1]!.mandateJti)).toBe(true);
+        for (const [i, key] of keys.entries()) expect(await onRedis.hostedKey(key.keyHash)).toEqual(expectedKeys[i]);
+      } finally {
+        client.disconnect();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 /** Error envelopes carry a request id of their own per answer. */
