@@ -8,7 +8,9 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
 import { verifyRoomReceiptChain } from '../../src/client/index.js';
+import { SEALED_BODY_PREFIX } from '../../src/store/common.js';
 import { runCli } from '../cli/run-cli.js';
 import { type ChildService, spawnService } from '../support/child-service.js';
 import { call } from '../support/service.js';
@@ -47,8 +49,10 @@ describe('backup and restore of the embedded store under load', () => {
     let counter = 0;
     const writer = async (lane: number) => {
       while (!stop) {
+        // With an Idempotency-Key the response (creator token included) is kept for replay, sealed.
         const created = await call(live!.base, 'POST', '/api/rooms', {
           body: { question: `Lane ${lane}: which?`, options: ['a', 'b'], config: QUICK_ROOM },
+          headers: { 'idempotency-key': `lane-${lane}-${counter++}` },
         });
         expect(created.status).toBe(200);
         const room: Written = {
@@ -95,8 +99,13 @@ describe('backup and restore of the embedded store under load', () => {
     if (failure) throw failure;
     expect(backup.code, backup.stderr).toBe(0);
     expect((await stat(backupFile)).mode & 0o777).toBe(0o600);
-    // No credential in the clear: tokens are stored hashed, replayed responses sealed.
+    // No credential in the clear: tokens are stored hashed, replayed responses sealed as they were.
     const bytes = await readFile(backupFile);
+    const copy = new Database(backupFile, { readonly: true });
+    const sealed = copy.prepare<[], { body: string }>('SELECT body FROM idempotency').all();
+    copy.close();
+    expect(sealed.length).toBeGreaterThan(0);
+    for (const { body } of sealed) expect(body.startsWith(SEALED_BODY_PREFIX)).toBe(true);
     for (const room of rooms) expect(bytes.includes(Buffer.from(room.token))).toBe(false);
 
     const target = path.join(dir, 'restored');
