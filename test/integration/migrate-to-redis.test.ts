@@ -180,6 +180,40 @@ describe.skipIf(redis === null)('conclave migrate --to redis', () => {
   }, 60_000);
 });
 
+describe.skipIf(redis === null)('conclave migrate --to redis: interrupted and resumed', () => {
+  it('finishes what an interrupted run left, copying nothing twice', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'conclave-migrate-resume-'));
+    try {
+      await cp(path.join(FIXTURE, 'data'), dir, { recursive: true });
+      const redisOptions = { url: redis!.url, keyPrefix: 'resume:' };
+      let seen = 0;
+      const interrupted = migrateToRedis({
+        dataDir: dir,
+        redis: redisOptions,
+        onRoom: () => {
+          if (++seen === 40) throw new Error('interrupted');
+        },
+      });
+      await expect(interrupted).rejects.toThrow('interrupted');
+      const resumed = await migrateToRedis({ dataDir: dir, redis: redisOptions });
+      expect(resumed.conflicts).toEqual([]);
+      // The first 40 slugs (in slug order) were done before the interruption; the rest are new.
+      const rooms: FixtureRoom[] = JSON.parse(await readFile(path.join(FIXTURE, 'tokens.json'), 'utf8')).rooms;
+      const later = rooms.sort((a, b) => (a.slug < b.slug ? -1 : 1)).slice(40);
+      expect(resumed.rooms).toEqual({
+        created: later.filter((r) => !r.deleted).length,
+        unchanged: 90 - later.filter((r) => !r.deleted).length,
+        conflict: 0,
+        reserved: 10,
+      });
+      const again = await migrateToRedis({ dataDir: dir, redis: redisOptions });
+      expect(again.rooms).toEqual({ created: 0, unchanged: 90, conflict: 0, reserved: 10 });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe.skipIf(redis === null)('conclave migrate --to redis: identity data', () => {
   it('copies hosted keys and revocations once, in order', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'conclave-migrate-identity-'));
