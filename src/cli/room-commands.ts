@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import type { Body, ConclaveClient } from '../client/index.js';
 import { type SeatRole, SeatTaken, saveSeat } from './credentials.js';
-import { context, EXIT, Exit, parseJson, print, seconds, summary } from './shell.js';
+import { context, EXIT, Exit, masked, parseJson, print, seconds, summary } from './shell.js';
 import { tallyLine } from './tallies.js';
 
 export function registerRoomCommands(program: Command): void {
@@ -90,7 +90,7 @@ export function registerRoomCommands(program: Command): void {
     .action(async (slug: string, options: { since?: number }, command: Command) => {
       const { client, json } = await context(command, slug);
       const view = await client.getRoom({ slug, ...(options.since !== undefined ? { since: options.since } : {}) });
-      const text = JSON.stringify(view, (key, value) => (key.endsWith('token') ? '[saved]' : value), 2);
+      const text = JSON.stringify(masked(view), null, 2);
       print(json, view, typeof view.state === 'string' ? `${view.state}\n${text}` : text);
     });
 
