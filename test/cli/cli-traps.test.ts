@@ -107,6 +107,9 @@ describe('command-line traps', () => {
     const run = await cli('--version');
     expect(run.code).toBe(0);
     expect(run.stdout.trim()).toBe(pkg.version);
+    // The exit codes are part of the help.
+    const help = await cli('--help');
+    expect(help.stdout).toMatch(/Exit codes:[\s\S]*5 {2}timed out[\s\S]*6 {2}a local problem/);
   });
 
   it('asks a second decision, starts choosing on it, and shows tallies in the outcome', async () => {
