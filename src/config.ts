@@ -74,6 +74,8 @@ const envSchema = z.object({
     .int()
     .min(1)
     .default(32 * 1024 * 1024),
+  /** Days after its conclusion a room's history is reclaimed (store/retention.ts); 0 or unset = kept for ever. */
+  ROOM_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(0),
   /** Long-polls and SSE streams one process holds at once; past it, new ones get 503. */
   MAX_PARKED_CONNECTIONS: z.coerce.number().int().min(1).default(20_000),
   /** Wrong passwords, invites or tokens per minute per (room, client address); 0 disables (auth/guess-throttle.ts). */
@@ -142,6 +144,8 @@ export interface ServiceConfig {
   maxParkedConnections: number;
   roomCacheSize: number;
   roomCacheBytes: number;
+  /** ROOM_RETENTION_DAYS; null = retention off. */
+  roomRetentionDays: number | null;
   rateLimits: RateLimitSettings;
   /** Wrong guesses per minute per (room, client address); the other guess limits scale with it; 0 = off. */
   guessLimitPerMinute: number;
@@ -193,6 +197,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     maxParkedConnections: e.MAX_PARKED_CONNECTIONS,
     roomCacheSize: e.ROOM_CACHE_SIZE,
     roomCacheBytes: e.ROOM_CACHE_BYTES,
+    roomRetentionDays: e.ROOM_RETENTION_DAYS === 0 ? null : e.ROOM_RETENTION_DAYS,
     rateLimits: {
       ipPerMinute: e.RATE_LIMIT_IP_PER_MIN,
       credentialPerMinute: e.RATE_LIMIT_CREDENTIAL_PER_MIN,

@@ -24,6 +24,7 @@ import { RoomRegistry } from './runtime/registry.js';
 import { type UpgradeReport, upgradeStoredRooms } from './runtime/upgrade.js';
 import { ServiceMetrics } from './observability/metrics.js';
 import { DeadlineScheduler } from './runtime/scheduler.js';
+import { type RetentionTimer, startRetention } from './store/retention.js';
 import { secureDataDir } from './store/file-modes.js';
 import { openStore } from './store/index.js';
 import type { RoomStore } from './store/port.js';
@@ -43,6 +44,8 @@ export interface Service {
   identity: IdentityServices;
   /** The start-up upgrade of rooms stored in an older shape (null when it failed). */
   upgraded: Promise<UpgradeReport | null>;
+  /** The retention sweep (ROOM_RETENTION_DAYS), or null when it is off. */
+  retention: RetentionTimer | null;
   close(): Promise<void>;
 }
 
@@ -174,6 +177,17 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     },
   );
 
+  // ROOM_RETENTION_DAYS: concluded rooms give back their history (docs/operations-backup.md, Retention).
+  const retention =
+    config.roomRetentionDays === null
+      ? null
+      : startRetention(store, {
+          retentionDays: config.roomRetentionDays,
+          now: () => clock.now(),
+          onError: (error) =>
+            app.log.error({ err: error }, 'room retention pass failed; it runs again within the hour'),
+        });
+
   // Runs when app.close() begins, before it waits for requests in flight: parked waits are among them.
   app.addHook('preClose', async () => {
     await engagement.stop();
@@ -187,6 +201,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     engagement,
     identity,
     upgraded,
+    retention,
     /**
      * Graceful drain: stop taking connections (new requests get 503), answer parked long-polls and
      * end streams so their clients go elsewhere, finish requests and turns in flight (their locks are
@@ -195,6 +210,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     async close() {
       await upgraded;
       scheduler?.stop();
+      retention?.stop();
       await app.close();
       await registry.drain();
       await store.close();

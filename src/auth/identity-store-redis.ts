@@ -175,6 +175,35 @@ export class RedisIdentityStore implements IdentityStore {
     return (await this.redis.sismember(this.revokedJtisKey, jti)) === 1;
   }
 
+  /**
+   * Writes a hosted key as another store held it (`conclave migrate`), with the expiry it would have
+   * had; nothing existing is overwritten. `gone` for a key already past its retention.
+   */
+  async importHostedKey(key: HostedKey, now: number): Promise<'created' | 'same' | 'different' | 'gone'> {
+    const ttl = key.expiresAt + KEY_RETENTION_MS - now;
+    if (ttl <= 0) return 'gone';
+    const held = await this.hostedKey(key.keyHash);
+    if (held) return JSON.stringify(held) === JSON.stringify(key) ? 'same' : 'different';
+    const target = this.hostedKeyKey(key.keyHash);
+    await this.redis
+      .multi()
+      .hset(target, ...flatten(keyFields(key)))
+      .pexpire(target, ttl)
+      .exec();
+    return 'created';
+  }
+
+  /** Appends a revocation unless its jti is already revoked here; called in the source's order. */
+  async importRevocation(revocation: Revocation): Promise<boolean> {
+    if (await this.isRevoked(revocation.jti)) return false;
+    await this.redis
+      .multi()
+      .rpush(this.revocationsKey, JSON.stringify(revocation))
+      .sadd(this.revokedJtisKey, revocation.jti)
+      .exec();
+    return true;
+  }
+
   async close(): Promise<void> {}
 }
 

@@ -69,7 +69,7 @@ interface GrantRow {
   public_id: string | null;
 }
 
-interface KeyRow {
+export interface KeyRow {
   key_hash: string;
   public_id: string;
   client_id: string;
@@ -255,7 +255,7 @@ function keyRow(key: HostedKey): KeyRow {
   };
 }
 
-function fromKeyRow(row: KeyRow): HostedKey {
+export function fromKeyRow(row: KeyRow): HostedKey {
   return {
     keyHash: row.key_hash,
     publicId: row.public_id,

@@ -28,7 +28,19 @@ export class KeyStore {
 
   async readAll(): Promise<StoredKeyRecord[]> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const names = (await readdir(this.dir)).filter((name) => name.endsWith('.json')).sort();
+    return this.readExisting();
+  }
+
+  /** The stored keys without creating anything: none when the folder does not exist. */
+  async readExisting(): Promise<StoredKeyRecord[]> {
+    let listing: string[];
+    try {
+      listing = await readdir(this.dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+    const names = listing.filter((name) => name.endsWith('.json')).sort();
     const records: StoredKeyRecord[] = [];
     for (const name of names) {
       const text = await readFile(join(this.dir, name), 'utf8');

@@ -68,6 +68,24 @@ export class Keyring {
     return new Keyring(entries, latest.key.kid, store, false);
   }
 
+  /**
+   * The keys as they are, writing nothing (for listing them): null when there is no key yet, i.e.
+   * when the service has never started on this data directory and no seed is configured.
+   */
+  static async inspect(options: LoadKeyringOptions): Promise<Keyring | null> {
+    const store = options.dataDir ? new KeyStore(options.dataDir) : null;
+    const entries = (await store?.readExisting())?.map(entryFromRecord) ?? [];
+    if (options.seedHex !== undefined) {
+      const key = signingKeyFromSeed(parseSeedHex(options.seedHex));
+      const existing = entries.find((e) => e.key.kid === key.kid);
+      if (existing) existing.signing = key;
+      else entries.push({ key, signing: key, serial: nextSerial(entries) });
+      return new Keyring(entries, key.kid, null, true);
+    }
+    const latest = entries.filter((e) => e.signing).at(-1);
+    return latest ? new Keyring(entries, latest.key.kid, null, false) : null;
+  }
+
   get current(): SigningKey {
     const entry = this.entries.find((e) => e.key.kid === this.currentKid);
     if (!entry?.signing) throw new Error('keyring has no current signing key');

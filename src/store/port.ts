@@ -231,6 +231,13 @@ export interface RoomStore {
   ping(): Promise<void>;
 
   /**
+   * Retention (store/retention.ts): deletes a room's event history, its webhooks with their
+   * deliveries and its opener wakes, keeping the room (live state, seats, conclusion), its archived
+   * decisions and its receipts. Returns how many events went. The caller holds the room's lock.
+   */
+  reclaimHistory(slug: string): Promise<number>;
+
+  /**
    * Deletes idempotency records whose body is not sealed (written raw, credentials included, by an
    * earlier version); returns how many. Run at every start (docs/architecture.md, Credentials).
    */

@@ -296,9 +296,48 @@ export class RedisEngagementStore implements EngagementStore {
     });
   }
 
+  /**
+   * Writes a webhook and its deliveries exactly as another store held them (`conclave migrate`):
+   * nothing that exists is overwritten, so a second import changes nothing. `different` when a
+   * webhook of that id exists with other fixed fields (its URL, owner, events or secret).
+   */
+  async importWebhook(webhook: WebhookRecord, deliveries: DeliveryRecord[]): Promise<'created' | 'same' | 'different'> {
+    const keys = this.keys(webhook.slug);
+    const { cursor, failure_streak, disabled_at, ...fixed } = webhook;
+    const existing = (await this.webhooks(webhook.slug)).find((w) => w.id === webhook.id);
+    if (existing) {
+      const { cursor: _c, failure_streak: _f, disabled_at: _d, ...held } = existing;
+      if (JSON.stringify(sortedKeys(held)) !== JSON.stringify(sortedKeys(fixed))) return 'different';
+    }
+    // Indexes first (see the module comment), then the room's keys.
+    await this.calls.call(() => this.redis.sadd(this.webhookRoomsKey, webhook.slug));
+    const pending = deliveries.filter((d) => d.status === 'pending' && d.next_attempt_at !== null);
+    if (pending.length > 0) {
+      const scored = pending.flatMap((d) => [d.next_attempt_at!, dueMember(d.slug, d.webhook_id, d.event_id)]);
+      await this.calls.call(() => this.redis.zadd(this.dueKey, 'NX', ...scored));
+    }
+    await this.calls.call(async () => {
+      const pipeline = this.redis.multi();
+      pipeline.hsetnx(keys.webhooks, webhook.id, JSON.stringify(fixed));
+      pipeline.hsetnx(keys.webhooks, `${webhook.id}:cursor`, cursor);
+      pipeline.hsetnx(keys.webhooks, `${webhook.id}:streak`, failure_streak);
+      if (disabled_at !== null) pipeline.hsetnx(keys.webhooks, `${webhook.id}:disabled_at`, disabled_at);
+      for (const d of deliveries) {
+        const value = `${d.status} ${d.attempts} ${d.next_attempt_at ?? '-'} ${d.seq}`;
+        pipeline.hsetnx(keys.deliveries, `${d.webhook_id}|${d.event_id}`, value);
+      }
+      await pipeline.exec();
+    });
+    return existing ? 'same' : 'created';
+  }
+
   private keys(slug: string) {
     return engagementKeys(this.roomKey(slug));
   }
+}
+
+function sortedKeys(value: object): [string, unknown][] {
+  return Object.entries(value).sort(([a], [b]) => a.localeCompare(b));
 }
 
 /** Index entries reordered so the rooms take turns: each room's first, then each room's second, … */

@@ -521,6 +521,22 @@ export class RedisStore implements RoomStore {
    * has the store's deadline of its own (the whole walk may take longer than one command may). Once a
    * walk completes a marker key says so, and later starts skip it: records written since are sealed.
    */
+  async reclaimHistory(slug: string): Promise<number> {
+    const engagement = engagementKeys(this.key.room(slug));
+    const removed = await this.call(() => this.redis.zcard(this.key.events(slug)));
+    // One slot (the room's hash tag): one DEL. Due-index entries of the deliveries go as orphans.
+    await this.call(() =>
+      this.redis.del(
+        this.key.events(slug),
+        this.key.eventIds(slug),
+        engagement.webhooks,
+        engagement.deliveries,
+        engagement.openerWakes,
+      ),
+    );
+    return removed;
+  }
+
   async purgeUnsealedIdempotency(): Promise<number> {
     const done = `${this.keyPrefix}meta:idempotency-sealed`;
     if ((await this.call(() => this.redis.get(done))) !== null) return 0;

@@ -9,7 +9,7 @@ import type {
   WebhookRecord,
 } from './engagement-port.js';
 
-interface WebhookRow {
+export interface WebhookRow {
   id: string;
   slug: string;
   owner: string;
@@ -24,7 +24,7 @@ interface WebhookRow {
   idempotency_fingerprint: string | null;
 }
 
-interface DeliveryRow {
+export interface DeliveryRow {
   slug: string;
   webhook_id: string;
   event_id: string;
@@ -263,7 +263,7 @@ export class SqliteEngagementStore implements EngagementStore {
   }
 }
 
-function toWebhook(row: WebhookRow): WebhookRecord {
+export function toWebhook(row: WebhookRow): WebhookRecord {
   return {
     id: row.id,
     slug: row.slug,
@@ -282,6 +282,6 @@ function toWebhook(row: WebhookRow): WebhookRecord {
   };
 }
 
-function toDelivery(row: DeliveryRow): DeliveryRecord {
+export function toDelivery(row: DeliveryRow): DeliveryRecord {
   return { ...row, status: row.status as DeliveryStatus };
 }

@@ -378,6 +378,20 @@ export class SqliteStore implements RoomStore {
     });
   }
 
+  reclaimHistory(slug: string): Promise<number> {
+    return this.run(() =>
+      this.db
+        .transaction(() => {
+          const removed = this.db.prepare('DELETE FROM events WHERE slug = ?').run(slug).changes;
+          // Deliveries go with their webhooks (ON DELETE CASCADE).
+          this.db.prepare('DELETE FROM webhooks WHERE slug = ?').run(slug);
+          this.db.prepare('DELETE FROM opener_wakes WHERE slug = ?').run(slug);
+          return removed;
+        })
+        .immediate(),
+    );
+  }
+
   purgeUnsealedIdempotency(): Promise<number> {
     return this.run(() => {
       // secure_delete ON zeroes the rows' bytes, free pages included; the checkpoint then writes those

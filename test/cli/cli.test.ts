@@ -7,7 +7,6 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeCompact } from '../../src/receipts/compact.js';
 import { generateSigningKey, receiptHash, receiptHeader, signCompact } from '../../src/receipts/index.js';
@@ -15,15 +14,9 @@ import { ManualClock } from '../../src/runtime/clock.js';
 import { freePort } from '../support/child-service.js';
 import { eventually } from '../support/engagement.js';
 import { call, type RunningService, startService } from '../support/service.js';
+import { type Run, repoRoot, runCli } from './run-cli.js';
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const ADMIN_TOKEN = 'cli-test-admin-token-0123456789abcdef0123';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 describe('the conclave command line', () => {
   const clock = new ManualClock();
@@ -34,17 +27,7 @@ describe('the conclave command line', () => {
   let outcomeFile: string;
   let jwksFile: string;
 
-  const cli = (...args: string[]): Promise<Run> =>
-    new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        ['--import', 'tsx', 'src/cli/main.ts', ...args],
-        { cwd: repoRoot, env, timeout: 30_000 },
-        (error, stdout, stderr) => {
-          resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-        },
-      );
-    });
+  const cli = (...args: string[]): Promise<Run> => runCli(env, ...args);
 
   beforeAll(async () => {
     svc = await startService({ clock, env: { CONCLAVE_ADMIN_TOKEN: ADMIN_TOKEN } });
@@ -92,8 +75,8 @@ describe('the conclave command line', () => {
     const file = env.CONCLAVE_CONFIG!;
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     const saved = JSON.parse(await readFile(file, 'utf8'));
-    expect(saved.rooms[slug].token).toMatch(/^t_/);
-    expect(created.stdout + created.stderr).not.toContain(saved.rooms[slug].token);
+    expect(saved.rooms[slug].creator.token).toMatch(/^t_/);
+    expect(created.stdout + created.stderr).not.toContain(saved.rooms[slug].creator.token);
   });
 
   it('acts in the room, reads it, and lists its events', async () => {
@@ -110,7 +93,7 @@ describe('the conclave command line', () => {
     const events = await cli('events', slug);
     expect(events.code).toBe(0);
     expect(events.stdout.trim().split('\n').length).toBeGreaterThanOrEqual(3);
-    const token = JSON.parse(await readFile(env.CONCLAVE_CONFIG!, 'utf8')).rooms[slug].token;
+    const token = JSON.parse(await readFile(env.CONCLAVE_CONFIG!, 'utf8')).rooms[slug].creator.token;
     const full = await call(svc.base, 'GET', `/api/rooms/${slug}?include=full`, { token });
     expect(JSON.stringify(full.body)).toContain('it is quick');
   });
@@ -130,7 +113,7 @@ describe('the conclave command line', () => {
     expect(online.stderr).toBe('');
     expect(online.code).toBe(0);
     expect(online.stdout).toMatch(/✓ #1 decisions\[0\].*signature ✓ {2}hash ✓ {2}link ✓ {2}replay ✓/);
-    const token = JSON.parse(await readFile(env.CONCLAVE_CONFIG!, 'utf8')).rooms[slug].token;
+    const token = JSON.parse(await readFile(env.CONCLAVE_CONFIG!, 'utf8')).rooms[slug].creator.token;
     await writeFile(
       outcomeFile,
       JSON.stringify((await call(svc.base, 'GET', `/api/rooms/${slug}/outcome`, { token })).body),
@@ -220,7 +203,7 @@ describe('the conclave command line', () => {
   it('joins, proposes, abstains, invites, follows events, closes and deletes', async () => {
     const other = await cli('--json', 'room', 'create', '-q', 'Second room?', '-o', 'a', 'b');
     const second = JSON.parse(other.stdout).slug as string;
-    const creator = JSON.parse(await readFile(env.CONCLAVE_CONFIG!, 'utf8')).rooms[second].token as string;
+    const creator = JSON.parse(await readFile(env.CONCLAVE_CONFIG!, 'utf8')).rooms[second].creator.token as string;
     const joined = await cli('room', 'join', second, '--name', 'guest');
     expect(joined.code).toBe(0);
     expect(joined.stdout).toContain('token saved to');

@@ -1,0 +1,242 @@
+/**
+ * `conclave room …`: create, join, read and act in rooms. Tokens the service hands out are saved per
+ * room and role (see credentials.ts); host actions act with the creator token, the rest with the
+ * participant token.
+ */
+import type { Command } from 'commander';
+import type { Body, ConclaveClient, RoomConfigInput } from '../client/index.js';
+import { type SeatRole, SeatTaken, saveSeat } from './credentials.js';
+import { context, EXIT, Exit, masked, parseJson, print, seconds, summary } from './shell.js';
+import { tallyLine } from './tallies.js';
+
+export function registerRoomCommands(program: Command): void {
+  const room = program.command('room').description('create, join, read and act in rooms');
+
+  room
+    .command('create')
+    .description('create a room; your creator token is saved to the config file')
+    .requiredOption('-q, --question <text>', 'the first question')
+    .option('-o, --option <option...>', 'the options (repeat or list)')
+    .option('--config <json>', 'room config as JSON, e.g. \'{"voting_window":600}\'')
+    .option('--name <display name>', 'your display name')
+    .action(
+      async (options: { question: string; option?: string[]; config?: string; name?: string }, command: Command) => {
+        const { client, base, json, configFile } = await context(command);
+        const created = await client.createRoom({
+          question: options.question,
+          ...(options.option ? { options: options.option } : {}),
+          ...(options.config ? { config: parseJson(options.config, '--config') as RoomConfigInput } : {}),
+          ...(options.name ? { display_name: options.name } : {}),
+        });
+        await saveSeat(
+          configFile,
+          created.slug,
+          'creator',
+          { token: created.creator_token, participant_id: created.participant_id, ...nameOf(options.name) },
+          { base },
+        );
+        print(
+          json,
+          created,
+          `✓ room ${created.slug} created: ${created.url ?? `${base}/r/${created.slug}`}\n  creator token saved to ${configFile}`,
+        );
+      },
+    );
+
+  room
+    .command('join <slug>')
+    .description(
+      'take a seat; its participant token is saved beside any creator token you hold for the room (never replacing it)',
+    )
+    .option('--name <display name>', 'your display name')
+    .option('--invite <token>', 'an invite token')
+    .option('--password <password>', 'the room password')
+    .option('--replace', 'replace the participant token already saved for this room (its seat stays in the room)')
+    .action(
+      async (
+        slug: string,
+        options: { name?: string; invite?: string; password?: string; replace?: boolean },
+        command: Command,
+      ) => {
+        // Join with the flags' credentials only: a stored creator token must not be presented as the joiner.
+        const { client, base, json, configFile, config } = await context(command, slug, 'none');
+        const held = config.rooms[slug]?.participant;
+        // Refuse before joining: a seat the service created and the shell could not keep is worse.
+        if (held && !options.replace) throw seatTaken(new SeatTaken(slug, 'participant', held), configFile);
+        const joined = await client.joinRoom({
+          slug,
+          ...(options.name ? { display_name: options.name } : {}),
+          ...(options.invite ? { invite_token: options.invite } : {}),
+          ...(options.password ? { password: options.password } : {}),
+        });
+        if (typeof joined.participant_token === 'string') {
+          await saveSeat(
+            configFile,
+            slug,
+            'participant',
+            { token: joined.participant_token, participant_id: joined.participant_id, ...nameOf(options.name) },
+            { base, replace: options.replace === true },
+          );
+        }
+        const kept = config.rooms[slug]?.creator ? '; your creator token is kept' : '';
+        print(json, joined, `✓ joined ${slug} as ${joined.participant_id}; token saved to ${configFile}${kept}`);
+      },
+    );
+
+  room
+    .command('read <slug>')
+    .description('the room as an agent sees it')
+    .option('--since <n>', 'only what changed since this cursor', Number)
+    .action(async (slug: string, options: { since?: number }, command: Command) => {
+      const { client, json } = await context(command, slug);
+      const view: Body = await client.getRoom({
+        slug,
+        ...(options.since !== undefined ? { since: options.since } : {}),
+      });
+      const text = JSON.stringify(masked(view), null, 2);
+      print(json, view, typeof view.state === 'string' ? `${view.state}\n${text}` : text);
+    });
+
+  const act = (
+    name: string,
+    description: string,
+    role: SeatRole,
+    build: (args: string[], options: Body) => Record<string, unknown>,
+    configure: (command: Command) => Command = (command) => command,
+  ) => {
+    configure(room.command(name).description(description).option('--decision <seq>', 'target this decision')).action(
+      async (...args: unknown[]) => {
+        const command = args.at(-1) as Command;
+        const options = args.at(-2) as Body;
+        const positional = args.slice(0, -2) as string[];
+        const slug = positional[0]!;
+        const { client, json } = await context(command, slug, role);
+        const verb = name.split(' ')[0]!;
+        const decision = options.decision === undefined ? undefined : Number(options.decision);
+        if (decision !== undefined && !(Number.isInteger(decision) && decision > 0))
+          throw new Exit(EXIT.usage, `--decision ${options.decision} is not a decision number (1, 2, …)`);
+        const result = await ACTIONS[verb]!(client, {
+          slug,
+          ...build(positional.slice(1), options),
+          ...(decision !== undefined ? { decision } : {}),
+        });
+        print(json, result, `✓ ${verb} ${slug}: ${describe(verb, result)}`);
+      },
+    );
+  };
+
+  act('discuss <slug> <text>', 'post to the discussion', 'participant', ([text]) => ({ body: text }));
+  act('propose <slug> <option>', 'propose an option', 'participant', ([option]) => ({ option }));
+  act(
+    'choose <slug> <choice>',
+    'choose an option (a JSON ballot for ranked, score or approval decisions)',
+    'participant',
+    ([choice], options) => ({
+      choice: choice!.startsWith('{') || choice!.startsWith('[') ? parseJson(choice!, 'choice') : choice,
+      ...(options.reason ? { reason: options.reason } : {}),
+    }),
+    (c) => c.option('--reason <text>', 'why (shown to the room)'),
+  );
+  act(
+    'abstain <slug>',
+    'abstain on a decision',
+    'participant',
+    (_args, options) => ({ reason: options.reason ?? 'abstaining' }),
+    (c) => c.option('--reason <text>', 'why'),
+  );
+  act(
+    'ask <slug> <question>',
+    'open another decision in the room (fluid; with --proposal-window options are collected first)',
+    'creator',
+    ([question], options) => ({
+      question,
+      ...(options.option ? { options: options.option } : {}),
+      ...(options.context ? { context: options.context } : {}),
+      ...(options.votingWindow ? { voting_window: options.votingWindow } : {}),
+      ...(options.proposalWindow ? { proposal_window: options.proposalWindow } : {}),
+      ...(options.agreement ? { agreement: true } : {}),
+    }),
+    (c) =>
+      c
+        .option('-o, --option <option...>', 'the options (repeat or list)')
+        .option('--context <text>', 'background for the decision')
+        .option('--voting-window <seconds>', 'how long choices stay open', seconds)
+        .option('--proposal-window <seconds>', 'collect options this long before choosing opens', seconds)
+        .option('--agreement', 'require unanimous acceptance (majority rooms)'),
+  );
+  act(
+    'start-choosing <slug>',
+    "freeze a collecting decision's options and open choices now (the oldest collecting one, or --decision)",
+    'creator',
+    () => ({}),
+  );
+  act(
+    'close <slug>',
+    'close the room (creator or operator)',
+    'creator',
+    (_args, options) => (options.statement ? { statement: options.statement } : {}),
+    (c) => c.option('--statement <text>', 'a closing statement'),
+  );
+  act(
+    'invite <slug>',
+    'create an invite (creator or operator)',
+    'creator',
+    (_args, options) => ({ label: options.label ?? 'invite' }),
+    (c) => c.option('--label <text>', 'what the invite is for'),
+  );
+
+  room
+    .command('outcome <slug>')
+    .description('the decided list with winners, tallies and receipts')
+    .action(async (slug: string, _options: unknown, command: Command) => {
+      const { client, json } = await context(command, slug);
+      const outcome = await client.outcome({ slug });
+      const lines = (outcome.decisions as Body[]).flatMap((d) => {
+        const head = `#${d.seq} ${d.question} → ${d.resolved_winner ?? d.outcome_status ?? d.status}${d.receipt_hash ? `  (${String(d.receipt_hash).slice(0, 19)}…)` : ''}`;
+        const tally = tallyLine(d.receipt_jws);
+        return tally ? [head, `   ${tally}`] : [head];
+      });
+      print(json, outcome, [`${slug}: ${outcome.status}`, ...lines].join('\n'));
+    });
+
+  room
+    .command('delete <slug>')
+    .description('delete a room for good (operator)')
+    .action(async (slug: string, _options: unknown, command: Command) => {
+      const { client, json } = await context(command, slug, 'creator');
+      const deleted = await client.deleteRoom({ slug });
+      print(json, deleted, `✓ room ${slug} deleted`);
+    });
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: each action's input is built from its own flags above
+const ACTIONS: Record<string, (client: ConclaveClient, input: any) => Promise<Body>> = {
+  discuss: (c, i) => c.discuss(i),
+  propose: (c, i) => c.propose(i),
+  choose: (c, i) => c.choose(i),
+  abstain: (c, i) => c.abstain(i),
+  ask: (c, i) => c.ask(i),
+  'start-choosing': (c, i) => c.startChoosing(i),
+  close: (c, i) => c.closeRoom(i),
+  invite: (c, i) => c.createInvite(i),
+};
+
+function describe(verb: string, result: Body): string {
+  const decision = result.decision as Body | undefined;
+  if (verb === 'ask' && decision) return `decision #${decision.seq} opened (${decision.status ?? 'open'})`;
+  if (verb === 'start-choosing' && decision)
+    return `decision #${decision.seq} ${result.already_open ? 'was already open for choices' : 'is open for choices'}`;
+  return summary(result);
+}
+
+function nameOf(name: string | undefined): { display_name?: string } {
+  return name ? { display_name: name } : {};
+}
+
+function seatTaken(error: SeatTaken, configFile: string): Exit {
+  const when = error.seat.saved_at ? ` (saved ${error.seat.saved_at})` : '';
+  return new Exit(
+    EXIT.local,
+    `you already hold a ${error.role} token for ${error.slug}${when} in ${configFile}: it is kept. Pass --replace to join again and replace it, or act with --token.`,
+  );
+}

@@ -1,0 +1,333 @@
+/**
+ * `conclave migrate --to redis`: copies an embedded store (a SQLite data directory) into Redis, so a
+ * service that outgrew one machine starts its replicas on the rooms it has (docs/operations-backup.md).
+ *
+ * Per room, in slug order: the room (live state, events, receipts, archived decisions and its
+ * unexpired replay records) lands in one commit as the room's first version, so a room is in Redis
+ * whole or not at all; then its webhooks with their deliveries, its opener wakes and its credential
+ * links, each written only where absent. Slugs of deleted rooms are reserved, so they are never
+ * reused. A room already in Redis is compared with the source: the same content is left alone (a
+ * second run, or a run resumed after an interruption, changes nothing), different content is a
+ * conflict that is reported and never overwritten.
+ *
+ * Not copied: locks (held by processes of the old store), and replay records of requests not scoped
+ * to a room (a room creation retried with its Idempotency-Key across the move creates a new room).
+ * The signing keys stay in DATA_DIR/keys, which the Redis-backed service reads as before.
+ */
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { Revocation } from '../auth/identity-store.js';
+import { RedisIdentityStore } from '../auth/identity-store-redis.js';
+import { fromKeyRow, type KeyRow } from '../auth/identity-store-sqlite.js';
+import { isIdempotencyExpired, slugOfScope } from './common.js';
+import type { DeliveryRecord, WebhookRecord } from './engagement-port.js';
+import type { ArchivedDecision, IdempotencyRecord, StoredEvent, StoredReceipt } from './port.js';
+import { connectRedisClient, createRedisClient } from './redis-connection.js';
+import { DEFAULT_COMMAND_TIMEOUT_MS, openRedisStore, type RedisStore, type RedisStoreOptions } from './redis-store.js';
+import { type DeliveryRow, toDelivery, toWebhook, type WebhookRow } from './sqlite-engagement.js';
+
+export type RoomResult = 'created' | 'unchanged' | 'conflict' | 'reserved';
+
+export interface MigrationReport {
+  rooms: Record<RoomResult, number>;
+  /** Slugs already in Redis with other content: left as they are. */
+  conflicts: { slug: string; reason: string }[];
+  webhooks: number;
+  links: number;
+  /** Hosted keys (device flow) and the service's mandate revocations copied. */
+  identity: { hostedKeys: number; revocations: number };
+}
+
+interface SourceRoom {
+  slug: string;
+  head: number;
+  snapshot: string;
+  next_deadline: number | null;
+  events: StoredEvent[];
+  receipts: StoredReceipt[];
+  archived: ArchivedDecision[];
+  idempotency: IdempotencyRecord[];
+}
+
+export interface MigrateOptions {
+  /** The SQLite data directory (its conclave.db). */
+  dataDir: string;
+  redis: RedisStoreOptions;
+  /** Epoch ms: which replay records are still alive. */
+  now?: () => number;
+  /** Called after each slug, for progress output. */
+  onRoom?: (slug: string, result: RoomResult) => void;
+}
+
+export async function migrateToRedis(options: MigrateOptions): Promise<MigrationReport> {
+  const now = options.now ?? Date.now;
+  const source = new SqliteSource(path.join(options.dataDir, 'conclave.db'));
+  const store = await openRedisStore(options.redis);
+  const report: MigrationReport = {
+    rooms: { created: 0, unchanged: 0, conflict: 0, reserved: 0 },
+    conflicts: [],
+    webhooks: 0,
+    links: 0,
+    identity: { hostedKeys: 0, revocations: 0 },
+  };
+  try {
+    for (const [key, value] of source.meta()) {
+      const held = await store.meta(key);
+      if (held === null) await store.setMeta(key, value);
+      else if (held !== value)
+        report.conflicts.push({ slug: '-', reason: `service setting ${key} is ${held} in Redis, ${value} here` });
+    }
+    for (const slug of source.slugs()) {
+      const result = await migrateRoom(store, source, slug, now(), report);
+      report.rooms[result]++;
+      options.onRoom?.(slug, result);
+    }
+    await migrateIdentity(options.redis, source, now(), report);
+  } finally {
+    source.close();
+    await store.close();
+  }
+  return report;
+}
+
+async function migrateRoom(
+  store: RedisStore,
+  source: SqliteSource,
+  slug: string,
+  nowMs: number,
+  report: MigrationReport,
+): Promise<RoomResult> {
+  await store.reserveSlug(slug);
+  const room = source.room(slug, nowMs);
+  if (room === null) return 'reserved';
+  let result: RoomResult = 'unchanged';
+  const difference = await differenceFrom(store, room);
+  if (difference === 'absent') {
+    try {
+      await store.commit({
+        slug,
+        expected_version: 0,
+        snapshot: room.snapshot,
+        events: room.events,
+        receipts: room.receipts,
+        archived: room.archived,
+        idempotency: room.idempotency,
+        next_deadline: room.next_deadline,
+      });
+      result = 'created';
+    } catch (error) {
+      // Another run created it in between: compare again rather than overwrite.
+      const again = await differenceFrom(store, room);
+      if (again !== null) return conflict(report, slug, again === 'absent' ? (error as Error).message : again);
+    }
+  } else if (difference !== null) {
+    return conflict(report, slug, difference);
+  }
+  // The room is there as it is here: its side records, each written where absent.
+  for (const { webhook, deliveries } of source.webhooks(slug)) {
+    const imported = await store.engagement.importWebhook(webhook, deliveries);
+    if (imported === 'different') return conflict(report, slug, `webhook ${webhook.id} differs`);
+    if (imported === 'created') report.webhooks++;
+  }
+  for (const [participantId, decisionIds] of source.openerWakes(slug))
+    await store.engagement.consumeOpenerWakes(slug, participantId, decisionIds);
+  for (const link of source.links(slug)) {
+    await store.linkRoom(link.key, slug, link.linked_at);
+    report.links++;
+  }
+  return result;
+}
+
+/** Hosted keys still within their retention, and every revocation in the order it was made. */
+async function migrateIdentity(
+  options: RedisStoreOptions,
+  source: SqliteSource,
+  nowMs: number,
+  report: MigrationReport,
+): Promise<void> {
+  const client = createRedisClient(options.url, {
+    cluster: options.cluster ?? false,
+    commandTimeoutMs: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+    role: 'commands',
+  });
+  await connectRedisClient(client);
+  try {
+    const identity = new RedisIdentityStore(client, options.keyPrefix ?? 'conclave:');
+    for (const key of source.hostedKeys()) {
+      const result = await identity.importHostedKey(key, nowMs);
+      if (result === 'created') report.identity.hostedKeys++;
+      if (result === 'different')
+        report.conflicts.push({ slug: '-', reason: `hosted key ${key.publicId} differs in Redis` });
+    }
+    for (const revocation of source.revocations())
+      if (await identity.importRevocation(revocation)) report.identity.revocations++;
+  } finally {
+    client.disconnect();
+  }
+}
+
+function conflict(report: MigrationReport, slug: string, reason: string): RoomResult {
+  report.conflicts.push({ slug, reason });
+  return 'conflict';
+}
+
+/** null when Redis holds the room exactly as the source does, 'absent' when it holds none, else why not. */
+async function differenceFrom(store: RedisStore, room: SourceRoom): Promise<string | null | 'absent'> {
+  const held = await store.load(room.slug);
+  if (held === null) return (await store.roomExists(room.slug)) ? 'unreadable' : 'absent';
+  if (held.head !== room.head) return `its history is at event ${held.head} in Redis, ${room.head} here`;
+  if (held.snapshot !== room.snapshot) return 'its live state differs';
+  if (held.next_deadline !== room.next_deadline) return 'its next deadline differs';
+  const receipts = await store.receipts(room.slug);
+  if (JSON.stringify(receipts.map(receiptKey)) !== JSON.stringify(room.receipts.map(receiptKey)))
+    return 'its receipts differ';
+  const archived = await store.archivedDecisions(room.slug);
+  if (JSON.stringify(archived.map(archivedKey)) !== JSON.stringify(room.archived.map(archivedKey)))
+    return 'its archived decisions differ';
+  const events = await store.events(room.slug, 0, room.events.length + 1);
+  if (JSON.stringify(events.map(eventKey)) !== JSON.stringify(room.events.map(eventKey))) return 'its events differ';
+  return null;
+}
+
+const receiptKey = (r: StoredReceipt) => [r.sequence, r.decision_id, r.jws, r.receipt_hash];
+const archivedKey = (a: ArchivedDecision) => [a.seq, a.decision_id, a.data];
+const eventKey = (e: StoredEvent) => [e.seq, e.id, e.event_type, e.occurred_at, e.decision_id, e.actor, e.data];
+
+/** The SQLite data directory, read only: the migration never writes to its source. */
+class SqliteSource {
+  private readonly db: Database.Database;
+
+  constructor(file: string) {
+    this.db = new Database(file, { readonly: true, fileMustExist: true });
+    this.db.pragma('busy_timeout = 5000');
+  }
+
+  meta(): [string, string][] {
+    return this.db
+      .prepare<[], { key: string; value: string }>('SELECT key, value FROM meta ORDER BY key')
+      .all()
+      .map((row) => [row.key, row.value]);
+  }
+
+  /** Every slug ever reserved, live rooms and deleted ones. */
+  slugs(): string[] {
+    return this.db
+      .prepare<[], { slug: string }>('SELECT slug FROM slugs ORDER BY slug')
+      .all()
+      .map((row) => row.slug);
+  }
+
+  room(slug: string, nowMs: number): SourceRoom | null {
+    const row = this.db
+      .prepare<[string], { head: number; snapshot: string; next_deadline: number | null }>(
+        'SELECT head, snapshot, next_deadline FROM rooms WHERE slug = ?',
+      )
+      .get(slug);
+    if (!row) return null;
+    const events = this.db
+      .prepare<[string], Omit<StoredEvent, 'data'> & { data: string }>(
+        'SELECT id, seq, event_type, occurred_at, decision_id, data, actor FROM events WHERE slug = ? ORDER BY seq',
+      )
+      .all(slug)
+      .map((e) => ({
+        id: e.id,
+        seq: e.seq,
+        event_type: e.event_type,
+        occurred_at: e.occurred_at,
+        decision_id: e.decision_id,
+        data: JSON.parse(e.data) as Record<string, unknown>,
+        actor: e.actor,
+      }));
+    const receipts = this.db
+      .prepare<[string], StoredReceipt>(
+        'SELECT sequence, decision_id, jws, receipt_hash FROM receipts WHERE slug = ? ORDER BY sequence',
+      )
+      .all(slug);
+    const archived = this.db
+      .prepare<[string], ArchivedDecision>(
+        'SELECT decision_id, seq, data FROM archived_decisions WHERE slug = ? ORDER BY seq',
+      )
+      .all(slug);
+    const idempotency = this.db
+      .prepare<[string], IdempotencyRecord>(
+        "SELECT scope, fingerprint, status, body, created_at FROM idempotency WHERE scope LIKE ? || '|%' ORDER BY scope",
+      )
+      .all(slug)
+      .filter((record) => slugOfScope(record.scope) === slug && !isIdempotencyExpired(record, nowMs));
+    return {
+      slug,
+      head: row.head,
+      snapshot: row.snapshot,
+      next_deadline: row.next_deadline,
+      events,
+      receipts,
+      archived,
+      idempotency,
+    };
+  }
+
+  webhooks(slug: string): { webhook: WebhookRecord; deliveries: DeliveryRecord[] }[] {
+    const deliveries = this.db.prepare<[string], DeliveryRow>(
+      'SELECT webhook_id, event_id, slug, seq, status, attempts, next_attempt_at FROM deliveries WHERE webhook_id = ? ORDER BY seq, event_id',
+    );
+    return this.db
+      .prepare<[string], WebhookRow>('SELECT * FROM webhooks WHERE slug = ? ORDER BY created_at, id')
+      .all(slug)
+      .map((row) => ({ webhook: toWebhook(row), deliveries: deliveries.all(row.id).map(toDelivery) }));
+  }
+
+  openerWakes(slug: string): [string, string[]][] {
+    const byParticipant = new Map<string, string[]>();
+    for (const row of this.db
+      .prepare<[string], { participant_id: string; decision_id: string }>(
+        'SELECT participant_id, decision_id FROM opener_wakes WHERE slug = ? ORDER BY participant_id, decision_id',
+      )
+      .all(slug)) {
+      byParticipant.set(row.participant_id, [...(byParticipant.get(row.participant_id) ?? []), row.decision_id]);
+    }
+    return [...byParticipant];
+  }
+
+  links(slug: string): { key: string; linked_at: number }[] {
+    return this.db
+      .prepare<[string], { key: string; linked_at: number }>(
+        'SELECT key, linked_at FROM room_links WHERE slug = ? ORDER BY key',
+      )
+      .all(slug);
+  }
+
+  hostedKeys(): ReturnType<typeof fromKeyRow>[] {
+    if (!this.hasTable('identity_hosted_keys')) return [];
+    return this.db
+      .prepare<[], KeyRow>('SELECT * FROM identity_hosted_keys ORDER BY created_at, key_hash')
+      .all()
+      .map(fromKeyRow);
+  }
+
+  revocations(): Revocation[] {
+    if (!this.hasTable('identity_revocations')) return [];
+    return this.db
+      .prepare<[], { jti: string; revoked_at: string; reason: string | null }>(
+        'SELECT jti, revoked_at, reason FROM identity_revocations ORDER BY seq',
+      )
+      .all()
+      .map((row) => ({
+        jti: row.jti,
+        revoked_at: row.revoked_at,
+        ...(row.reason !== null ? { reason: row.reason } : {}),
+      }));
+  }
+
+  /** The identity tables exist once a service has started on the file. */
+  private hasTable(name: string): boolean {
+    return (
+      this.db
+        .prepare<[string], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?")
+        .get(name) !== undefined
+    );
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
