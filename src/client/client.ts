@@ -1,8 +1,8 @@
 /**
- * ConclaveClient: the REST surface as methods (01 §13). Every method takes one input object — path
+ * ConclaveClient: the REST surface as methods (docs/agents.md, The client library). Every method takes one input object — path
  * parameters, the body or query fields, and optionally `auth`, `idempotencyKey`, `signal`,
  * `timeoutMs` — and resolves to the response body. `client.choose({ slug, choice })`. The positional
- * form of 01 §13 (`client.choose(slug, { choice })`) is accepted too.
+ * form (`client.choose(slug, { choice })`) is accepted too.
  *
  * Field types come from the server's own operation schemas (type-only imports: nothing of the server
  * is bundled), so a renamed or retyped field fails the client's compilation.
@@ -57,7 +57,7 @@ export type Body = Record<string, any>;
 type FieldsOf<O> = O extends OperationDef<infer I> ? { [K in keyof I]?: I[K] } : never;
 /**
  * The response body of an operation, inferred from its zod output schema. Where the server documents
- * an open object (a view whose fields depend on the caller, 06 §3), the body is read by field.
+ * an open object (a view whose fields depend on the caller, docs/agents.md, The REST loop), the body is read by field.
  */
 export type ResponseOf<O> = O extends { output: infer S extends z.ZodType } ? OpenOr<z.infer<S>> : Body;
 type OpenOr<T> = string extends keyof T ? Body : T;
@@ -69,7 +69,7 @@ type Method<O> = {
   (slug: string, fields?: Omit<RoomInput<O>, 'slug'>): Promise<ResponseOf<O>>;
 };
 
-/** Long-polls never ask for more than this under the default timeout (01 §13). */
+/** Long-polls never ask for more than this under the default timeout (docs/agents.md, The client library). */
 const MAX_DEFAULT_WAIT_SECONDS = 40;
 
 export class ConclaveClient {
@@ -149,7 +149,7 @@ export class ConclaveClient {
 
   // --- engagement -----------------------------------------------------------------------------
 
-  /** GET /next-action: waits up to `wait` seconds for what is owed (06 §5). The timeout covers the wait. */
+  /** GET /next-action: waits up to `wait` seconds for what is owed (docs/agents.md, The REST loop). The timeout covers the wait. */
   awaitNextAction: Method<typeof nextAction> = (a: unknown, b?: unknown) => {
     const input = inputOf(a, b);
     const wait = typeof input.wait === 'number' ? input.wait : undefined;
@@ -203,7 +203,7 @@ export class ConclaveClient {
   }
 
   /**
-   * The rooms the caller holds a seat in (MCP `list_rooms`, 07 §6.2; it has no REST route), newest
+   * The rooms the caller holds a seat in (MCP `list_rooms`, docs/agents.md, MCP; it has no REST route), newest
    * first. Uses the token or mandate of `auth` or the client's defaults.
    */
   async listRooms(options: CallOptions = {}): Promise<Body> {
@@ -245,7 +245,7 @@ export class ConclaveClient {
     return result.structuredContent as Body;
   }
 
-  // --- device authorization (08 §6) --------------------------------------------------------------
+  // --- device authorization (docs/concepts.md, Mandates) --------------------------------------------------------------
 
   startDeviceAuthorization(input: Record<string, unknown> & CallOptions = {}): Promise<Body> {
     return this.transport.route(

@@ -1,6 +1,6 @@
 /** What a call can fail with: the service's answer (ConclaveError) or no answer at all. */
 
-/** A non-2xx answer, carrying the protocol's error envelope (01 §10) or OAuth's flat form. */
+/** A non-2xx answer, carrying the protocol's error envelope (docs/architecture.md, Errors) or OAuth's flat form. */
 export class ConclaveError extends Error {
   readonly code: string;
   readonly status: number;

@@ -1,5 +1,5 @@
 /**
- * Offline verification of a room's receipts (05 §9), for Node ≥ 20 and browsers alike: WebCrypto
+ * Offline verification of a room's receipts (docs/receipts.md), for Node ≥ 20 and browsers alike: WebCrypto
  * Ed25519 for signatures, and for everything else the same pure modules the server's own checks use
  * (strict compact-JWS parsing, receipt hashing, the chain walk, the mechanisms' replay). Nothing here
  * touches the network: give it an `/outcome` body and a JWKS you fetched or were handed.
@@ -54,7 +54,7 @@ export async function publicKeyFromJwks(jwks: Jwks, kid: string): Promise<WebCry
 }
 
 /**
- * One compact receipt against one Ed25519 key (a WebCrypto key or a JWK): the strict parse of 05 §1.2,
+ * One compact receipt against one Ed25519 key (a WebCrypto key or a JWK): the strict parse (docs/receipts.md, Verifying),
  * alg/typ/kid, the signature, and the receipt hash when `expectedHash` is given.
  */
 export async function verifyCompactReceipt(

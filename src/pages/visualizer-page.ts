@@ -187,7 +187,7 @@ function clearRoom(): void {
 
 /**
  * The join sliver of a room that is not public, from the `application/svc+json` state of its room
- * page (01 §12); null for a public room, or when the page cannot say.
+ * page (docs/architecture.md, Pages: the visualizer and the room page); null for a public room, or when the page cannot say.
  */
 async function joinSliver(room: string): Promise<string | null> {
   const response = await fetch(`/r/${encodeURIComponent(room)}`).catch(() => null);
