@@ -11,7 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { hasChromium, serviceAndBrowser, type PageWatch, screenshot, watchPage } from '../support/browser.js';
-import { eventually, type SeatedRoom, seatedRoom } from '../support/engagement.js';
+import { type SeatedRoom, seatedRoom } from '../support/engagement.js';
 import { call, type RunningService } from '../support/service.js';
 
 /** The innermost active state of each chart, in page order: what a reader sees highlighted. */
@@ -225,11 +225,6 @@ describe.skipIf(!hasChromium)('the visualizer in a browser', () => {
         { question: 'Ship it?', options: ['yes', 'no'], config: { visibility: 'public', voting_window: 600 } },
         2,
       );
-      // The first /visualizer lays the charts out (ELK, on the event loop); on a busy machine that
-      // can lag the loop past the back-pressure limit, and the next requests get 503 for a moment.
-      // Draw them once and wait for the service to answer pages again before the tests look.
-      await fetch(`${svc.base}/visualizer`);
-      await eventually(async () => (await fetch(`${svc.base}/assets/page.css`)).ok, 10_000);
     });
 
     /** The visualizer on the room, in a fresh phone-sized context, once the decision's chart shows its state. */
