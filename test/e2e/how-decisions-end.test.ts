@@ -3,6 +3,7 @@
  * manual clock). Each `it` names the example it checks; when one fails, the guide is wrong.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyRoomReceiptChain } from '../../src/client/index.js';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { call, type RunningService, startService } from '../support/service.js';
 
@@ -217,6 +218,10 @@ describe('docs/how-decisions-end.md, example by example', () => {
       tallies: { tea: 2, coffee: 0, water: 0 },
       diagnostics: { cast_votes: 2, eligible_voters: 2 },
     });
+    // Nothing to recount: the check says so instead of claiming a replay.
+    const report = await verifyRoomReceiptChain(done.body);
+    expect(report.ok).toBe(true);
+    expect(report.receipts[0]).toMatchObject({ hash: true, link: true, replay: null });
   });
 
   it('section 11: with creator_votes false the creator is a non-voting host', async () => {
