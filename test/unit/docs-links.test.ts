@@ -56,6 +56,20 @@ describe('the guide in docs/', () => {
     expect(broken).toEqual([]);
   });
 
+  it('names only environment variables the service or the CLI reads', () => {
+    const read = `${readFileSync('src/config.ts', 'utf8')}${readFileSync('src/cli/main.ts', 'utf8')}${readFileSync('src/cli/credentials.ts', 'utf8')}`;
+    // Words in capitals that are not variables: an HTTP method, a signal, a Dockerfile instruction.
+    const notVariables = new Set(['POST', 'SIGTERM', 'HEALTHCHECK']);
+    const unknown: string[] = [];
+    for (const page of pages.filter((p) => p !== 'docs/architecture.md')) {
+      for (const match of readFileSync(page, 'utf8').matchAll(/`([A-Z][A-Z0-9_]{3,})(?:=[^`]*)?`/g)) {
+        const name = match[1]!;
+        if (!notVariables.has(name) && !new RegExp(`\\b${name}\\b`).test(read)) unknown.push(`${page}: ${name}`);
+      }
+    }
+    expect(unknown).toEqual([]);
+  });
+
   it('cites no section numbers of documents outside the repository', () => {
     for (const page of pages) expect(readFileSync(page, 'utf8'), page).not.toMatch(/§|\b0[1-9]-[a-z-]+\.md/);
   });
