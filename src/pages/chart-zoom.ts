@@ -49,7 +49,7 @@ export function enableChartZoom(box: HTMLElement): ChartZoom | null {
     button('−', 'Zoom out', () => zoomTo(scale / STEP)),
     button('+', 'Zoom in', () => zoomTo(scale * STEP)),
     button('Fit', 'Fit to width', () => zoomTo(fitScale())),
-    button('1:1', 'Actual size', () => zoomTo(1)),
+    button('Reset', 'Reset zoom to actual size', () => zoomTo(1)),
     label,
   );
   frame.before(toolbar);

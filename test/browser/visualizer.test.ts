@@ -6,6 +6,7 @@
  * label at least 11 px on screen, the page does not scroll sideways, and each chart zooms and pans by
  * its buttons, the keyboard, a mouse drag, one finger and two.
  */
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -267,6 +268,26 @@ describe.skipIf(!hasChromium)('the visualizer in a browser', () => {
       await context.close();
     });
 
+    it('has no serious or critical accessibility violation (axe-core)', async () => {
+      // axe is injected as an inline script, which the page's policy rightly refuses: bypass it here.
+      const context = await browser.newContext({ ...PHONE, bypassCSP: true });
+      const page = await context.newPage();
+      await page.goto(`${svc.base}/visualizer?room=${room.slug}`);
+      await page.waitForSelector('#decision-charts [data-current="true"]');
+      await page.addScriptTag({ path: createRequire(import.meta.url).resolve('axe-core/axe.min.js') });
+      const violations = await page.evaluate(async () => {
+        const result = await (globalThis as any).axe.run();
+        return result.violations
+          .filter((v: { impact: string }) => v.impact === 'serious' || v.impact === 'critical')
+          .map(
+            (v: { id: string; nodes: { target: string[] }[] }) =>
+              `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
+          );
+      });
+      expect(violations).toEqual([]);
+      await context.close();
+    });
+
     it('zooms and pans with the buttons, the keyboard and a mouse', async () => {
       const { context, page } = await openOnPhone();
       const toolbar = page.locator('#decision-charts .chart-zoom');
@@ -281,7 +302,7 @@ describe.skipIf(!hasChromium)('the visualizer in a browser', () => {
       expect(fitted.zoom).toBeLessThan(1);
       expect(fitted.svgWidth).toBeLessThanOrEqual(fitted.frameWidth + 1);
 
-      await toolbar.getByRole('button', { name: 'Actual size' }).click();
+      await toolbar.getByRole('button', { name: 'Reset zoom' }).click();
       expect((await view(page)).zoom).toBe(1);
 
       // Keyboard: the frame is focusable; arrows pan, + and − zoom, 0 returns to actual size.
