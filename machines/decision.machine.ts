@@ -1,5 +1,5 @@
 /**
- * One decision's life: proposing → voting (open ⇄ settling) → sealed → resolved (03-decisions.md §2).
+ * One decision's life: proposing → voting (open ⇄ settling) → sealed → resolved (docs/how-decisions-end.md, The window).
  *
  * Pure: no clock (every event carries `now`), no I/O, no randomness. The room hands each event the
  * facts it needs (electorate, quorum, early close...). What is allowed in which state is decided
@@ -97,7 +97,7 @@ export const decisionMachine = setup({
       enqueue.assign({ seal: sealRecord(context, factsOf(event), at, at), settling: null, everDetermined: true });
       enqueue.sendParent({ type: 'D.SEALED', decisionId: context.id, at } satisfies DecisionReport);
     }),
-    // A first determination starts settling; a later one (after a cancel) counts as a restart (03 §9.2).
+    // A first determination starts settling; a later one (after a cancel) counts as a restart (docs/how-decisions-end.md, Settling).
     startSettling: assign(({ context, event }) => settleFrom(context, event, context.everDetermined ? 1 : 0)),
     restartSettling: assign(({ context, event }) => settleFrom(context, event, 1)),
     cancelSettling: assign({ settling: null }),
@@ -207,7 +207,7 @@ export const decisionMachine = setup({
       enqueue.assign({ options: result.decision.options, optionProposers: result.decision.optionProposers });
       enqueue.sendParent(report(optionProposedEvent(context, actor, event.option, result.number, now)));
       if (stuckSlate) {
-        // 03 §2.1: the first option of a slate whose proposal window already elapsed opens choosing now.
+        // docs/how-decisions-end.md, The window: the first option of a slate whose proposal window already elapsed opens choosing now.
         const opened = { ...result.decision, votingOpensAt: now, votingStartedAt: now };
         enqueue.assign({ votingOpensAt: now, votingStartedAt: now });
         enqueue.sendParent(report(votingStartedEvent(opened, now, null)));

@@ -1,5 +1,5 @@
 /**
- * A room: active (open ⇄ deciding) → concluding → concluded (02-rooms.md §5, §12).
+ * A room: active (open ⇄ deciding) → concluding → concluded (docs/concepts.md, Rooms).
  *
  * The room owns members, discussion and the receipt chain; each decision is a child actor
  * (decision.machine.ts) spawned by `ask`. Room-level rules (terminal state, admission, authority,
@@ -710,7 +710,7 @@ function noOpenForStart(ctx: RoomContext, path: string): ProtocolError {
   );
 }
 
-/** 03 §9.1: joins, role changes and settings can change a lock; every open decision re-evaluates. */
+/** docs/how-decisions-end.md, With early close: joins, role changes and settings can change a lock; every open decision re-evaluates. */
 function reevaluateOpen(
   ctx: RoomContext,
   now: number,

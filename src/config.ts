@@ -80,9 +80,9 @@ const envSchema = z.object({
   MAX_PARKED_CONNECTIONS: z.coerce.number().int().min(1).default(20_000),
   /** Wrong passwords, invites or tokens per minute per (room, client address); 0 disables (auth/guess-throttle.ts). */
   GUESS_LIMIT_PER_MIN: z.coerce.number().int().min(0).default(5),
-  /** Requests per minute per client IP (01 §7); 0 disables the limiter. */
+  /** Requests per minute per client IP (docs/operators.md, Configuration); 0 disables the limiter. */
   RATE_LIMIT_IP_PER_MIN: z.coerce.number().int().min(0).default(600),
-  /** Mutating requests per minute per credential (01 §7); 0 disables the limiter. */
+  /** Mutating requests per minute per credential (docs/operators.md, Configuration); 0 disables the limiter. */
   RATE_LIMIT_CREDENTIAL_PER_MIN: z.coerce.number().int().min(0).default(120),
   /** Rooms one client address may create per hour (every transport, any credential); 0 disables. */
   RATE_LIMIT_CREATE_PER_HOUR: z.coerce.number().int().min(0).default(30),
@@ -94,7 +94,7 @@ const envSchema = z.object({
   RATE_LIMIT_IP_AUTHENTICATED_PER_MIN: z.coerce.number().int().min(0).default(30_000),
   /** MCP messages other than tool calls (initialize, notifications, tools/list) per client IP; 0 disables. */
   RATE_LIMIT_IP_MCP_SETUP_PER_MIN: z.coerce.number().int().min(0).default(6_000),
-  /** Comma-separated trusted HTTPS mandate issuer origins (08 §4.7); empty = any HTTPS issuer. */
+  /** Comma-separated trusted HTTPS mandate issuer origins (docs/operators.md, Mandates and the device flow); empty = any HTTPS issuer. */
   MANDATE_ISSUER_ALLOWLIST: z
     .string()
     .default('')
@@ -110,7 +110,7 @@ const envSchema = z.object({
       }
       return origins;
     }),
-  /** Accept self-issued (did:key) mandates; unset = on without an allowlist, off with one (08 §4.7). */
+  /** Accept self-issued (did:key) mandates; unset = on without an allowlist, off with one (docs/operators.md, Mandates and the device flow). */
   MANDATE_ALLOW_SELF_ISSUED: z.enum(['true', 'false']).optional(),
   /** Lets mandate issuers live on private addresses and plain http: local test issuers only. */
   MANDATE_ISSUER_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false'),

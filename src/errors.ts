@@ -1,5 +1,5 @@
 /**
- * The protocol's error codes with their HTTP status (01-transport-and-auth.md §10.3).
+ * The protocol's error codes with their HTTP status (docs/architecture.md, Errors).
  * Every protocol error thrown anywhere in the service is a ProtocolError built from this table,
  * so a code can never travel with the wrong status.
  */

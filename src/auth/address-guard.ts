@@ -1,5 +1,5 @@
 /**
- * The outbound address guard (06 §7.1): the service never lets a caller-supplied URL (a mandate
+ * The outbound address guard (docs/agents.md, The REST loop): the service never lets a caller-supplied URL (a mandate
  * issuer, a webhook) reach loopback, private, link-local, unique-local, carrier-grade NAT, multicast
  * or unspecified addresses, in IPv4, IPv6 or IPv4-mapped IPv6 form.
  */

@@ -1,7 +1,7 @@
 /**
  * Turns the credentials presented on a request into the caller of a room: a member seat (by token
  * or by mandate), the admin token, a mandate without a seat, a password reader or an anonymous
- * reader (01-transport-and-auth.md §3–§5). A presented credential must be valid even where
+ * reader (docs/concepts.md, Credentials). A presented credential must be valid even where
  * anonymous access would be allowed, and the room's `config.auth` decides which kinds it accepts.
  * Mandates are verified before this point (operations/run.ts); here they are only mapped to seats.
  */
@@ -32,7 +32,7 @@ export type Caller =
   | { kind: 'password' }
   | { kind: 'anonymous' };
 
-/** What the credential is used for: the `config.auth` matrix of 01 §5 treats these differently. */
+/** What the credential is used for: the room's `config.auth` treats these differently (docs/concepts.md, Mandates). */
 export type CallUse = 'seat' | 'read' | 'operator';
 
 export interface AuthSettings {
@@ -95,7 +95,7 @@ function mandateCaller(state: RoomState, presented: PresentedCredentials): Calle
     : { kind: 'outsider', credentialHash: credential, mandate };
 }
 
-/** 01 §5: which credential kinds the room accepts for this use; operator credentials are exempt outside seat acts. */
+/** docs/concepts.md, Mandates: which credential kinds the room accepts for this use; operator credentials are exempt outside seat acts. */
 function enforceAuthMode(state: RoomState, caller: Caller, use: CallUse): void {
   const mode = state.room.config.auth;
   if (mode === 'either') return;
@@ -161,7 +161,7 @@ export function actorOf(state: RoomState, caller: Caller): Actor | null {
     agentId: caller.mandate?.sub ?? `participant:${member.id}`,
     mandateRef: caller.mandate?.jti ?? null,
     agentIss: caller.mandate?.issuerPrincipal ?? null,
-    // A mandate alone is never an operator credential (01 §4).
+    // A mandate alone is never an operator credential (docs/concepts.md, Credentials).
     isOperator: member.isCreator && caller.mandate === null,
     isAdmin: false,
   };

@@ -1,5 +1,5 @@
 /**
- * The device authorization flow and hosted keys (08 §6, RFC 8628): an agent asks for a hosted
+ * The device authorization flow and hosted keys (docs/concepts.md, Mandates, RFC 8628): an agent asks for a hosted
  * identity, the operator approves it with the admin token, the agent's poll then receives a hosted
  * key (`rk_…`, stored hashed) and a mandate signed by the service. Transport-free: the routes in
  * http/oauth-routes.ts only read parameters and map the errors.
@@ -56,7 +56,7 @@ export interface TokenResponse {
   public_id: string;
 }
 
-/** What a valid hosted key tells the caller resolver (account identity, 08 §6.4). */
+/** What a valid hosted key tells the caller resolver (account identity, docs/concepts.md, Mandates). */
 export interface HostedKeyIdentity {
   publicId: string;
   mandateJti: string;
@@ -225,7 +225,7 @@ export class DeviceFlow {
     return grant?.status === 'pending' && this.options.now() < grant.expiresAt ? grant : null;
   }
 
-  /** The operator's decision (08 §6.2); the caller has checked the admin token. Errors are envelopes. */
+  /** The operator's decision (docs/concepts.md, Mandates); the caller has checked the admin token. Errors are envelopes. */
   async decide(userCode: unknown, approve: boolean): Promise<{ user_code: string; status: 'approved' | 'denied' }> {
     const normalized = typeof userCode === 'string' ? normalizeUserCode(userCode) : null;
     if (normalized === null) {
@@ -335,7 +335,7 @@ function formatUserCode(code: string): string {
   return `${code.slice(0, 4)}-${code.slice(4)}`;
 }
 
-/** Case-insensitive, hyphen optional (08 §6.1). */
+/** Case-insensitive, hyphen optional (docs/concepts.md, Mandates). */
 export function normalizeUserCode(input: string): string | null {
   const code = input.trim().toUpperCase().replace(/-/g, '');
   if (code.length !== 8 || [...code].some((c) => !USER_CODE_ALPHABET.includes(c))) return null;

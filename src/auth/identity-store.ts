@@ -1,5 +1,5 @@
 /**
- * Durable state of the device flow and hosted keys (08 §6): device grants, hosted keys (hashed) and
+ * Durable state of the device flow and hosted keys (docs/concepts.md, Mandates): device grants, hosted keys (hashed) and
  * the service's own mandate revocations. One interface, three adapters: in memory (unit tests),
  * SQLite (identity-store-sqlite.ts) and Redis (identity-store-redis.ts). Secrets arrive hashed.
  */
@@ -38,7 +38,7 @@ export interface HostedKey {
   revokedAt: number | null;
 }
 
-/** An entry of the discovery document's `revocations` (08 §1, §6.5). */
+/** An entry of the discovery document's `revocations` (docs/concepts.md, Mandates). */
 export interface Revocation {
   jti: string;
   revoked_at: string;

@@ -1,6 +1,6 @@
 /**
  * HTTPS mandate issuers publish their signing `keys` and `revocations` at
- * `<origin>/.well-known/svc.json` (08 §4.7–§4.8). This module fetches those documents through the
+ * `<origin>/.well-known/svc.json` (docs/operators.md, Mandates and the device flow). This module fetches those documents through the
  * outbound address guard and caches them: fresh for at most 5 minutes (less when Cache-Control says
  * so), usable for up to an hour when a refresh fails, refetched early at most once a minute when a
  * `kid` is missing.

@@ -1,5 +1,5 @@
 /**
- * Issuer trust (08 §4.7): which mandate issuers this service accepts and where their keys and
+ * Issuer trust (docs/operators.md, Mandates and the device flow): which mandate issuers this service accepts and where their keys and
  * revocations come from. The service's own base URL is always trusted (keys from the Keyring,
  * revocations from the identity store); HTTPS issuers per the allowlist; `did:key` per the switch.
  */
@@ -16,20 +16,20 @@ export interface TrustedIssuer {
   kind: IssuerKind;
   /** `https://host[:port]` for HTTPS issuers and the service itself; the DID for `did:key`. */
   principal: string;
-  /** The key with this `kid`, or null when the issuer has none (08 §4.7: after one refetch). */
+  /** The key with this `kid`, or null when the issuer has none (after one refetch; docs/operators.md, Mandates and the device flow). */
   key(kid: string, now: number): Promise<KeyObject | null>;
   isRevoked(jti: string, now: number): Promise<boolean>;
 }
 
 export interface IssuerTrust {
-  /** Step 2 of 08 §4.4; throws `mandate.issuer_untrusted`. */
+  /** Step 2 of mandate verification, issuer trust; throws `mandate.issuer_untrusted`. */
   resolve(issuer: IssuerForm, iss: string, now: number): Promise<TrustedIssuer>;
 }
 
 export interface IssuerPolicy {
   /** Trusted HTTPS issuer origins; empty = any HTTPS issuer. */
   allowlist: readonly string[];
-  /** `did:key` mandates; undefined = the default of 08 §4.7 (on without an allowlist, off with one). */
+  /** `did:key` mandates; undefined = the default: on without an allowlist, off with one (docs/operators.md, Mandates and the device flow). */
   allowSelfIssued: boolean | undefined;
   /** Lets issuers live on private addresses and plain http (local test issuers only). */
   allowPrivate: boolean;
@@ -39,7 +39,7 @@ export interface IssuerTrustOptions extends IssuerPolicy {
   keyring: Keyring;
   /** The service's base URL; read on each use because tests learn the port after start. */
   baseUrl: () => string;
-  /** Whether the service itself revoked this jti (a hosted-key mandate, 08 §6.5). */
+  /** Whether the service itself revoked this jti (a hosted-key mandate, docs/concepts.md, Mandates). */
   isOwnRevoked: (jti: string) => Promise<boolean>;
   /** Replaces the network fetch (unit tests). */
   fetchDocument?: IssuerDocumentFetcher;
@@ -75,7 +75,7 @@ export function createIssuerTrust(options: IssuerTrustOptions): IssuerTrust {
           return {
             kind: 'did:key',
             principal: issuer.did,
-            // 08 §4.2: the header kid of a did:key mandate is the full DID.
+            // docs/concepts.md, Mandates: the header kid of a did:key mandate is the full DID.
             key: async (kid) => (kid === issuer.did ? publicKey : null),
             isRevoked: async () => false,
           };

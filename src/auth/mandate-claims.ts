@@ -1,13 +1,13 @@
 /**
- * Step 1 of mandate verification (08 §4.1–§4.2): the compact JWS is parsed and its header and claims
- * are checked for shape, without any key. Also the action vocabulary (§4.3) and room scope (§4.5).
+ * Step 1 of mandate verification (docs/concepts.md, Mandates): the compact JWS is parsed and its header and claims
+ * are checked for shape, without any key. Also the action vocabulary and the room scope.
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { type DecodedJws, decodeCompact, JwsError, MANDATE_TYP, publicKeyFromDidKey } from '../receipts/index.js';
 import { mandateMalformed } from './mandate-errors.js';
 import { isHostedSubject } from './seat-binding.js';
 
-/** The actions that act in a room (08 §4.3); any of them also admits a join. */
+/** The actions that act in a room (docs/concepts.md, Mandates); any of them also admits a join. */
 export const ACTING_ACTIONS = [
   'choose',
   'propose',
@@ -32,7 +32,7 @@ export type IssuerForm =
   /** This service itself: `{base}` or `{base}/.well-known/svc.json`. */
   | { kind: 'self' }
   | { kind: 'did:key'; did: string; publicKey: KeyObject }
-  /** `origin` is normalised (`https://host[:port]`); both claim forms of 08 §4.2 map to it. */
+  /** `origin` is normalised (`https://host[:port]`); both forms of `iss` (an origin, or its discovery URL) map to it. */
   | { kind: 'url'; origin: string };
 
 export interface RateCaps {
@@ -49,7 +49,7 @@ export interface MandateClaims {
   nbf?: number;
   iat?: number;
   rooms: string[];
-  /** Only names of the vocabulary; others are ignored (08 §4.2). */
+  /** Only names of the vocabulary; others are ignored (docs/concepts.md, Mandates). */
   actions: MandateAction[];
   weightCap?: number;
   rateCaps?: RateCaps;
@@ -227,7 +227,7 @@ function claimError(name: string, expected: string) {
   return mandateMalformed(`the claim ${name} is missing or is not ${expected}`, 'claims');
 }
 
-/** 08 §4.5: `*`, the slug, `{base}/r/{slug}` (with or without trailing slash), or `urn:svc:room:{slug}`. */
+/** docs/concepts.md, Mandates: `*`, the slug, `{base}/r/{slug}` (with or without trailing slash), or `urn:svc:room:{slug}`. */
 export function roomInScope(rooms: readonly string[], slug: string, roomUrl: string | null): boolean {
   const url = roomUrl?.replace(/\/+$/, '') ?? null;
   return rooms.some(
@@ -239,7 +239,7 @@ export function roomInScope(rooms: readonly string[], slug: string, roomUrl: str
   );
 }
 
-/** 08 §4.3: a join needs `member_join_request` or any acting action; every other call its own action. */
+/** docs/concepts.md, Mandates: a join needs `member_join_request` or any acting action; every other call its own action. */
 export function actionInScope(actions: readonly MandateAction[], action: MandateAction): boolean {
   if (action === 'member_join_request') {
     return (

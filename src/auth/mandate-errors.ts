@@ -1,4 +1,4 @@
-/** The `mandate.*` rejections of 08 §4.4 with the `details` of 01 §10.3, one builder per check. */
+/** The `mandate.*` rejections of mandate verification (docs/concepts.md, Mandates) with their `details`, one builder per check. */
 import { type ProtocolError, protocolError } from '../errors.js';
 
 export function mandateMalformed(problem: string, reason: string): ProtocolError {
@@ -6,7 +6,7 @@ export function mandateMalformed(problem: string, reason: string): ProtocolError
     'mandate.malformed',
     `The mandate in X-Mandate cannot be used: ${problem}. A mandate is a compact JWS with header {alg: "EdDSA", typ: "svc-mandate+jwt", kid} and the claims iss, sub, jti, exp and svc {rooms, actions}.`,
     {
-      hint: 'Ask the issuer for a correctly formed mandate (08 §4.1–§4.2).',
+      hint: 'Ask the issuer for a correctly formed mandate (docs/concepts.md, Mandates).',
       details: { check: 'parse', reason },
     },
   );

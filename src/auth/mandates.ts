@@ -1,5 +1,5 @@
 /**
- * Mandate verification, steps 1–8 of 08 §4.4 in order: parse → issuer trust → signature → time →
+ * Mandate verification (docs/concepts.md, Mandates), its eight steps in order: parse → issuer trust → signature → time →
  * room scope → action scope → weight cap, rate cap → revocation. The first failing check rejects
  * with its `mandate.*` code. Step 9 (the room's `config.auth`) is the caller's.
  */
@@ -28,12 +28,12 @@ export interface MandateContext {
   roomSlug: string | null;
   /** `{base}/r/{slug}`. */
   roomUrl: string | null;
-  /** The action the call needs (08 §4.3); null for reads, waits and webhook routes. A join passes `member_join_request`. */
+  /** The action the call needs (docs/concepts.md, Mandates); null for reads, waits and webhook routes. A join passes `member_join_request`. */
   action: MandateAction | null;
   /** Weight of a weight-bearing act (a ballot: 1, or a quadratic ballot's total credits). */
   weight?: number;
   /**
-   * Whether the call counts toward the mandate's rate cap (08 §4.6). Defaults to `action !== null`;
+   * Whether the call counts toward the mandate's rate cap (docs/concepts.md, Mandates). Defaults to `action !== null`;
    * pass true for webhook registration and deletion.
    */
   mutating?: boolean;
@@ -128,7 +128,7 @@ export async function verifyMandate(jws: string, ctx: MandateContext, deps: Mand
 }
 
 /**
- * Counts a successful mutating call made under a mandate (08 §4.6). Calls are logged whether or not
+ * Counts a successful mutating call made under a mandate (docs/concepts.md, Mandates). Calls are logged whether or not
  * this mandate has caps: another mandate of the same (iss, sub) may, and counts them too.
  */
 export async function recordMandateCall(

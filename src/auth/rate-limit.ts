@@ -1,6 +1,6 @@
 /**
- * Sliding-window counters for the service's rate limits (01 §7: per client IP and per credential)
- * and for mandate rate caps (08 §4.6: successful mutating calls per (iss, sub, room)). Both keep a
+ * Sliding-window counters for the service's rate limits (per client IP and per credential; docs/operators.md, Configuration)
+ * and for mandate rate caps (successful mutating calls per (iss, sub, room); docs/concepts.md, Mandates). Both keep a
  * log of timestamps per key, so Retry-After is exact: the time until enough counted calls have left
  * the window. In-memory here; rate-limit-redis.ts holds the same counters across processes.
  */
@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { type ProtocolError, protocolError } from '../errors.js';
 import { decodeCompact } from '../receipts/index.js';
 
-/** 01 §7 limits. */
+/** The request limits (docs/operators.md, Configuration). */
 export interface RateLimitSettings {
   /** Requests per minute per client IP; 0 disables. */
   ipPerMinute: number;
@@ -24,13 +24,13 @@ export interface RateDecision {
   retryAfterSeconds: number;
 }
 
-/** 01 §7 limiters: a request counts only when it is allowed (a refused request does not extend the wait). */
+/** The request limiters: a request counts only when it is allowed (a refused request does not extend the wait). */
 export interface RequestRateCounter {
   take(key: string, limit: number, windowMs: number, now: number): Promise<RateDecision>;
 }
 
 /**
- * 08 §4.6 rate caps. `check` before the act, `record` after it succeeded: only successful calls
+ * Mandate rate caps (docs/concepts.md, Mandates). `check` before the act, `record` after it succeeded: only successful calls
  * count. Mandates with different windows may share a key, so `record` keeps each entry for
  * `windowSec` at least and `check` counts only the entries of its own window.
  */
@@ -114,8 +114,8 @@ function insertSorted(times: number[], value: number): void {
 }
 
 /**
- * The per-credential bucket of 01 §7: SHA-256 of the bearer, or of the mandate's jti when one is
- * presented (the mandate path wins, 01 §3 rule 7). The jti is bound to the token's signature
+ * The per-credential bucket: SHA-256 of the bearer, or of the mandate's jti when one is
+ * presented (the mandate path wins, docs/concepts.md, Credentials). The jti is bound to the token's signature
  * because receipts publish it (`mandate_ref`): a forged token reusing someone's jti gets a bucket
  * of its own instead of draining theirs.
  */

@@ -1,5 +1,5 @@
 /**
- * The read wall (02-rooms.md §4): who may read a room on every read surface, and the exact sliver an
+ * The read wall (docs/concepts.md, Rooms): who may read a room on every read surface, and the exact sliver an
  * outsider learns about an unlisted or private room.
  */
 import { protocolError, type ProtocolError } from '../errors.js';

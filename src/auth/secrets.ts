@@ -1,6 +1,6 @@
 /**
  * Secrets the service mints and how it keeps them: raw values are returned once and stored only as
- * SHA-256 hashes (01-transport-and-auth.md §3); room passwords get a slow salted hash (scrypt).
+ * SHA-256 hashes (docs/concepts.md, Credentials); room passwords get a slow salted hash (scrypt).
  */
 import { createHash, createHmac, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 

@@ -66,7 +66,7 @@ export function registerRoomCommands(program: Command): void {
         const joined = await client.joinRoom({
           slug,
           ...(options.name ? { display_name: options.name } : {}),
-          ...(options.invite ? { invite_token: options.invite } : {}),
+          ...(options.invite ? { invite: options.invite } : {}),
           ...(options.password ? { password: options.password } : {}),
         });
         if (typeof joined.participant_token === 'string') {

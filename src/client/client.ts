@@ -1,8 +1,8 @@
 /**
- * ConclaveClient: the REST surface as methods (01 §13). Every method takes one input object — path
+ * ConclaveClient: the REST surface as methods (docs/agents.md, The client library). Every method takes one input object — path
  * parameters, the body or query fields, and optionally `auth`, `idempotencyKey`, `signal`,
  * `timeoutMs` — and resolves to the response body. `client.choose({ slug, choice })`. The positional
- * form of 01 §13 (`client.choose(slug, { choice })`) is accepted too.
+ * form (`client.choose(slug, { choice })`) is accepted too.
  *
  * Requests and responses are the wire types of `./types/` (checked against the server's operation
  * schemas by test/client/types.test.ts): required fields are required, RoomConfig keys are closed,
@@ -207,7 +207,7 @@ export class ConclaveClient {
   }
 
   /**
-   * The rooms the caller holds a seat in (MCP `list_rooms`, 07 §6.2; it has no REST route), newest
+   * The rooms the caller holds a seat in (MCP `list_rooms`, docs/agents.md, MCP; it has no REST route), newest
    * first. Uses the token or mandate of `auth` or the client's defaults.
    */
   async listRooms(options: CallOptions = {}): Promise<W.ListRoomsResponse> {
@@ -249,7 +249,7 @@ export class ConclaveClient {
     return result.structuredContent as W.ListRoomsResponse;
   }
 
-  // --- device authorization (08 §6) --------------------------------------------------------------
+  // --- device authorization (docs/concepts.md, Mandates) --------------------------------------------------------------
 
   startDeviceAuthorization(input: W.DeviceAuthorizationRequest & CallOptions): Promise<W.DeviceAuthorization> {
     return this.transport.route(

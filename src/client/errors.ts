@@ -1,7 +1,7 @@
 /** What a call can fail with: the service's answer (ConclaveError) or no answer at all. */
 import type { ErrorCode } from './types/errors.js';
 
-/** A non-2xx answer, carrying the protocol's error envelope (01 §10) or OAuth's flat form. */
+/** A non-2xx answer, carrying the protocol's error envelope (docs/architecture.md, Errors) or OAuth's flat form. */
 export class ConclaveError extends Error {
   /** The envelope's code: one of the protocol's, OAuth's, or a vendor's (`vendor:…`). */
   readonly code: ErrorCode;

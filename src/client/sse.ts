@@ -1,5 +1,5 @@
 /**
- * A room's events as an async iterator over Server-Sent Events (06 §4). When the connection drops,
+ * A room's events as an async iterator over Server-Sent Events (docs/agents.md, The REST loop). When the connection drops,
  * it reconnects with `Last-Event-ID` set to the last event it yielded, so the server resumes right
  * after it: no gap and no duplicate. Ends when the caller's signal aborts or the loop breaks.
  */

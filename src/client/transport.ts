@@ -8,7 +8,7 @@ import { ConclaveError, ConclaveNetworkError } from './errors.js';
 import type { RouteSpec } from './routes.js';
 import type { ErrorCode } from './types/errors.js';
 
-/** Credentials for one call (01 §2). A hosted key carries its mandate. */
+/** Credentials for one call (docs/agents.md, The REST loop). A hosted key carries its mandate. */
 export interface Auth {
   token?: string;
   mandate?: string;

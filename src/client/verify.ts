@@ -1,5 +1,5 @@
 /**
- * Offline verification of a room's receipts (05 §9), for Node ≥ 20 and browsers alike: WebCrypto
+ * Offline verification of a room's receipts (docs/receipts.md), for Node ≥ 20 and browsers alike: WebCrypto
  * Ed25519 for signatures, and for everything else the same pure modules the server's own checks use
  * (strict compact-JWS parsing, receipt hashing, the chain walk, the mechanisms' replay). Nothing here
  * touches the network: give it an `/outcome` body and a JWKS you fetched or were handed.

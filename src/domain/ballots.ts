@@ -1,5 +1,5 @@
 /**
- * Ballots on the wire (03-decisions.md §7.1, §7.2): resolve option references, check the shape for
+ * Ballots on the wire (docs/mechanisms.md): resolve option references, check the shape for
  * the decision's mechanism, and build the canonical ballot stored, counted and signed.
  * Every refusal teaches the caller the right shape for this mechanism.
  */
@@ -22,7 +22,7 @@ const MAX_SCORE = 5;
 const CREDITS_PER_VOTER = 9;
 
 // ---------------------------------------------------------------------------------------------
-// Wording (02-rooms.md §6.1 rules.how_to_choose)
+// Wording of the agent view's rules.how_to_choose (docs/agents.md, The REST loop)
 
 const HOW_TO_CHOOSE: Record<MechanismName, string> = {
   simple_majority:
@@ -51,7 +51,7 @@ export function isSingleChoice(mechanism: MechanismName, agreement: boolean): bo
 }
 
 // ---------------------------------------------------------------------------------------------
-// Option references (03 §7.1)
+// Option references (docs/mechanisms.md)
 
 const OPTION_NUMBER = /^#?([1-9][0-9]*)$/;
 
@@ -85,7 +85,7 @@ export function ballotText(ballot: CanonicalBallot): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Parsing (03 §7.2)
+// Parsing (docs/mechanisms.md)
 
 interface Slate {
   mechanism: MechanismName;

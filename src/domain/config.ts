@@ -1,6 +1,6 @@
 /**
  * RoomConfig: defaults, the mutable subset, and validation with the protocol's reasons
- * (02-rooms.md §3). One validator serves creation and settings patches.
+ * (docs/configuration.md). One validator serves creation and settings patches.
  */
 import { z } from 'zod';
 import { invalidInput, type ProtocolError } from '../errors.js';

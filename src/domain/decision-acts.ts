@@ -1,5 +1,5 @@
 /**
- * Pure state changes of one decision (03-decisions.md §6, §7, §13). The decision machine decides
+ * Pure state changes of one decision (docs/concepts.md, Decisions and slates). The decision machine decides
  * WHEN each may happen; these functions say WHAT happens.
  */
 import { invalidInput, protocolError, type ProtocolError } from '../errors.js';

@@ -1,6 +1,6 @@
 /**
- * Counting a decision: the engine input the service builds (04-mechanisms.md §2), the early-close
- * determination (03-decisions.md §9.1) and the seal record (§10). Pure: the decision machine calls
+ * Counting a decision: the engine input the service builds (docs/mechanisms.md), the early-close
+ * determination (docs/how-decisions-end.md, With early close) and the seal record (docs/how-decisions-end.md). Pure: the decision machine calls
  * these with the facts the room hands it.
  */
 import {
@@ -92,7 +92,7 @@ export interface Determination {
  */
 const determinations = new WeakMap<DecisionData, { facts: DecisionFacts; result: Determination }>();
 
-/** 03 §9.1: at least one response, the roster gate, and the mechanism's lock proof. */
+/** docs/how-decisions-end.md, With early close: at least one response, the roster gate, and the mechanism's lock proof. */
 export function determine(decision: DecisionData, facts: DecisionFacts): Determination {
   const cached = determinations.get(decision);
   if (cached?.facts === facts) return cached.result;
@@ -110,7 +110,7 @@ function determineAfresh(decision: DecisionData, facts: DecisionFacts): Determin
   return { determined: locked, winner: counted.output.winner };
 }
 
-/** The sealed artifact (03 §10.1); the receipt is built from it by the runtime. */
+/** The sealed artifact (docs/how-decisions-end.md); the receipt is built from it by the runtime. */
 export function sealRecord(
   decision: DecisionData,
   facts: DecisionFacts,

@@ -1,5 +1,5 @@
 /**
- * Seats, invites, roles and settings (02-rooms.md §4, §7–§11): pure planning of each change; the
+ * Seats, invites, roles and settings (docs/concepts.md, Rooms): pure planning of each change; the
  * room machine applies the plan and emits its events.
  */
 import type { Admission, InviteRequest, SeatRequest } from '../../machines/room.events.js';

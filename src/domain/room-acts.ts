@@ -1,6 +1,7 @@
 /**
- * Pure rules of room-level acts: decision selection (03 §3), the open-decision cap (§4), opening a
- * decision (§5), discussion caps (§12), admission and seats (02 §4, §7). The room machine calls these.
+ * Pure rules of room-level acts: decision selection, the open-decision cap, opening a decision and
+ * discussion caps (docs/concepts.md, Decisions and slates), admission and seats (docs/concepts.md,
+ * Rooms). The room machine calls these.
  */
 import { invalidInput, protocolError, type ProtocolError } from '../errors.js';
 import { slateTextError } from './config.js';
@@ -30,7 +31,7 @@ function describeOpen(room: RoomContext): string {
 }
 
 /**
- * 03 §3: an explicit seq must name a decision (404) that is still open (400); no selector means the
+ * docs/concepts.md, Decisions and slates: an explicit seq must name a decision (404) that is still open (400); no selector means the
  * oldest open decision (400 when none is open, unless `allowNone`).
  */
 export function selectDecision(
@@ -119,7 +120,7 @@ export interface AskInput {
   agreement?: boolean | undefined;
 }
 
-/** Field rules of `ask` that depend on the room (03 §5); returns the explicit electorate. */
+/** Field rules of `ask` that depend on the room (docs/concepts.md, Decisions and slates); returns the explicit electorate. */
 export function validateAsk(room: RoomContext, input: AskInput): string[] | null | ProtocolError {
   const route = `the ask action / POST /api/rooms/${room.slug}/ask`;
   const options = input.options ?? [];

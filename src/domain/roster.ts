@@ -1,6 +1,6 @@
 /**
- * Who is who in a room: members by id or credential, authority checks (02-rooms.md §3, §10),
- * the room and decision electorates (03-decisions.md §8) and the roster gate (§9.3).
+ * Who is who in a room: members by id or credential, authority checks (docs/concepts.md, Authority),
+ * the room and decision electorates (docs/how-decisions-end.md, Who counts) and the roster gate (docs/how-decisions-end.md, Pending invites hold early close).
  */
 import { protocolError, type ProtocolError } from '../errors.js';
 import { nameIdentity } from './shown-text.js';

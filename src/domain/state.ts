@@ -32,7 +32,7 @@ export function decisionById(state: RoomState, id: string): DecisionState | unde
 
 /**
  * The next instant at which an expected participant invite expires after the roster was last
- * checked: expiry releases the roster gate (03 §9.3), so open decisions must re-evaluate then.
+ * checked: expiry releases the roster gate (docs/how-decisions-end.md, Pending invites hold early close), so open decisions must re-evaluate then.
  */
 function nextRosterExpiry(state: RoomState, after: number): number | null {
   let earliest: number | null = null;

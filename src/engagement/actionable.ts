@@ -1,5 +1,5 @@
 /**
- * What makes a long-poll answer (06 §5.3): pure functions of the committed room state, plus two facts
+ * What makes a long-poll answer (docs/agents.md, The REST loop): pure functions of the committed room state, plus two facts
  * gathered by the caller (the first activity event after the cursor, and the oldest opener-seal wake
  * not yet consumed).
  */
@@ -38,7 +38,7 @@ export function evaluateWake(state: RoomState, query: WaitQuery, facts: WakeFact
     if (decision) return { kind: 'completed', decision };
     return state.concluded ? { kind: 'closed' } : null;
   }
-  // On a concluded room nothing is owed again (06 §5.5).
+  // On a concluded room nothing is owed again (docs/agents.md, The REST loop).
   if (!state.concluded) {
     const owed = owedDecisions(state, query.reader);
     if (owed.length > 0) return { kind: 'owed', decisions: owed };
@@ -57,7 +57,7 @@ export function owedDecisions(state: RoomState, reader: Reader): DecisionState[]
 
 /**
  * An agreement decision needs the reader only for a complete offer: every other eligible voter has
- * accepted the same option and the reader has not accepted that one (03 §11).
+ * accepted the same option and the reader has not accepted that one (docs/how-decisions-end.md, Agreement decisions).
  */
 function owesAgreementAcceptance(state: RoomState, d: DecisionState, reader: Reader): boolean {
   const me = reader.participantId;

@@ -1,4 +1,4 @@
-/** Replay cursors (06 §3, §6): an event id takes precedence over a seq; an unknown id is refused. */
+/** Replay cursors (docs/agents.md, The REST loop): an event id takes precedence over a seq; an unknown id is refused. */
 import { z } from 'zod';
 import { invalidInput } from '../errors.js';
 import type { RoomStore } from '../store/port.js';

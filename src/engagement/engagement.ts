@@ -122,7 +122,7 @@ export class Engagement {
     );
   }
 
-  /** The opener read the room or its outcome with its own credential (06 §5.4). */
+  /** The opener read the room or its outcome with its own credential (docs/agents.md, The REST loop). */
   consumeOnRead(state: RoomState, participantId: string): Promise<void> {
     return consumeOnRead(this.deps.store.engagement, state, participantId);
   }

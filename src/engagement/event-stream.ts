@@ -1,5 +1,5 @@
 /**
- * One server-sent event stream (06 §6). Every frame comes from the stored log, read after the last
+ * One server-sent event stream (docs/agents.md, The REST loop). Every frame comes from the stored log, read after the last
  * seq the stream sent: the backfill and the live part are the same loop, so there is no gap and no
  * duplicate between them. A commit notice only says "read again"; a pump that is already running
  * just runs once more. Frames are redacted against the state read for the batch that carries them.

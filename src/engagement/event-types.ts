@@ -1,4 +1,4 @@
-/** The stored event vocabulary (06 §1.3) and the part of it that counts as activity (06 §2.1). */
+/** The stored event vocabulary and the part of it that counts as activity (docs/agents.md, The REST loop). */
 
 export const EVENT_TYPES = [
   'participant.joined',

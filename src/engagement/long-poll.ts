@@ -1,5 +1,5 @@
 /**
- * One long-poll call (06 §5): answer at once when something is actionable (or when `wait` is 0),
+ * One long-poll call (docs/agents.md, The REST loop): answer at once when something is actionable (or when `wait` is 0),
  * otherwise park until a commit makes something actionable or the wait runs out.
  */
 import type { RoomState } from '../domain/state.js';

@@ -1,5 +1,5 @@
 /**
- * Opener-seal wake bookkeeping (06 §5.4): the wake for a sealed decision is delivered to its opener at
+ * Opener-seal wake bookkeeping (docs/agents.md, The REST loop): the wake for a sealed decision is delivered to its opener at
  * most once, and is consumed by a delivery to a wait > 0 or by the opener reading the room or outcome.
  */
 import type { DecisionState, RoomState } from '../domain/state.js';

@@ -1,4 +1,4 @@
-/** Webhook attempts (06 §7.3): eight in all, each delay measured from the previous failure. */
+/** Webhook attempts (docs/agents.md, The REST loop): eight in all, each delay measured from the previous failure. */
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;

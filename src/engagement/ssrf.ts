@@ -1,5 +1,5 @@
 /**
- * Webhook targets (06 §7.1, §7.2): the URL rules, and the service's address guard (auth/address-guard.ts)
+ * Webhook targets (docs/agents.md, The REST loop): the URL rules, and the service's address guard (auth/address-guard.ts)
  * applied to every address the host resolves to, unless the operator allows private targets. The
  * address that passed is the one connected to, so a second DNS answer cannot redirect the request.
  */

@@ -1,4 +1,4 @@
-/** The next-action response bodies (06 §5.2) for a wake, or for a timeout. */
+/** The next-action response bodies (docs/agents.md, The REST loop) for a wake, or for a timeout. */
 import type { DecisionState, RoomState } from '../domain/state.js';
 import { decisionStatus, iso } from '../domain/views/common.js';
 import { deltaEntry } from '../domain/views/delta.js';

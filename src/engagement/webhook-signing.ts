@@ -1,5 +1,5 @@
 /**
- * Webhook secrets and signatures (06 §7.2): `Webhook-Signature: t=<unix s>,v1=<hex HMAC-SHA256>` over
+ * Webhook secrets and signatures (docs/agents.md, The REST loop): `Webhook-Signature: t=<unix s>,v1=<hex HMAC-SHA256>` over
  * `"<t>.<raw body>"`, keyed with the UTF-8 bytes of the whole `whsec_…` string.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * The webhook outbox (06 §7.2–7.3), in two steps that both live in the store:
+ * The webhook outbox (docs/agents.md, The REST loop), in two steps that both live in the store:
  *
  * - Enqueue: each subscription has a cursor into the room's event log. Catching up turns the events
  *   after the cursor into pending deliveries and moves the cursor, atomically and compare-and-set, so

@@ -31,7 +31,7 @@ export interface HttpOptions {
   capabilities: Capabilities;
   /** Extra routes mounted by other transports (MCP) and engagement, after the core routes. */
   extensions?: ((app: FastifyInstance) => void | Promise<void>)[];
-  /** Request hooks every route passes after CORS and before its handler (the rate limits, 01 §9 step 2). */
+  /** Request hooks every route passes after CORS and before its handler (the rate limits; docs/operators.md, Configuration). */
   onRequest?: onRequestAsyncHookHandler[];
   /** The service's own mandate revocations, listed by discovery. */
   revocations?: () => Promise<Revocation[]>;
@@ -55,7 +55,7 @@ const CORRELATION_ID = /^[\x21-\x7e]{1,128}$/;
 const CORS_METHODS = 'GET, POST, PATCH, DELETE, OPTIONS';
 const CORS_HEADERS =
   'Authorization, Content-Type, X-Mandate, X-Room-Password, Idempotency-Key, X-Correlation-Id, X-Confirm-Delete, Last-Event-ID, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id, X-Body-Signature, X-Timestamp';
-/** The approval page and its approve call (and revocation, not in 01 §8's list) are same-origin only. */
+/** The approval page and its approve call (and revocation, not among the cross-origin routes) are same-origin only. */
 const NO_CORS = /^\/(?:oauth\/device(?:[/?]|$)|oauth\/revoke(?:[/?]|$)|r\/)/;
 
 const META_PATHS = [

@@ -1,6 +1,6 @@
 /**
  * Body parsing that never throws before the route runs: malformed JSON and media types other than
- * JSON are marked and reported by the route after the room-existence check (01 §9), and an empty
+ * JSON are marked and reported by the route after the room-existence check (docs/architecture.md, Errors), and an empty
  * body means "no fields". A route that reads no body (and the not-found handler) ignores the marks.
  */
 import type { FastifyInstance } from 'fastify';

@@ -1,5 +1,5 @@
 /**
- * The operator's approval page for the device flow (08 §6.2). The admin token is typed into the
+ * The operator's approval page for the device flow (docs/concepts.md, Mandates). The admin token is typed into the
  * page and sent by the page's served script (/assets/device.js, src/pages/device-page.ts) in an
  * Authorization header: never in a URL, a cookie or a form post. Nothing inline runs, and the page
  * cannot be framed: the page headers (src/http/page-security.ts) say so.

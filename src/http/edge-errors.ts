@@ -1,5 +1,5 @@
 /**
- * The envelope (01 §10) for errors raised before a route runs: fastify's router failures (a URL
+ * The envelope (docs/architecture.md, Errors) for errors raised before a route runs: fastify's router failures (a URL
  * that is not valid percent-encoded UTF-8, an over-long path segment), Node's HTTP parser failures
  * (bad framing, oversized headers), a missing Host, and an oversized body announced with
  * `Expect: 100-continue`, refused before the client uploads it.

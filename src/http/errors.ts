@@ -1,5 +1,5 @@
 /**
- * Every non-2xx REST answer is the protocol's error envelope (01-transport-and-auth.md §10): protocol
+ * Every non-2xx REST answer is the protocol's error envelope (docs/architecture.md, Errors): protocol
  * errors, fastify's own failures (body too large, bad content type), unknown routes and 405s.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -15,7 +15,7 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, spec: Er
     .send(JSON.stringify(envelope(spec, request.id)));
 }
 
-/** 01 §10: bodies over 4 MiB are refused with 413 and the code input.invalid. */
+/** docs/architecture.md, Errors: bodies over 4 MiB are refused with 413 and the code input.invalid. */
 export function bodyTooLarge(): ProtocolError {
   return protocolError('input.invalid', 'The request body is larger than the 4 MiB limit. Send a smaller body.', {
     status: 413,

@@ -1,5 +1,5 @@
 /**
- * GET /api/rooms/{slug}/events/stream — server-sent events (06 §6). Everything that can fail (unknown
+ * GET /api/rooms/{slug}/events/stream — server-sent events (docs/agents.md, The REST loop). Everything that can fail (unknown
  * room, bad cursor, mandate, read wall, a full process) fails before the stream starts, as a JSON
  * error envelope; then the response is handed to an engagement EventStream.
  */

@@ -1,5 +1,5 @@
 /**
- * No secret reaches a log line (01 §3): a client that wrongly puts a token, password, mandate or
+ * No secret reaches a log line (docs/concepts.md, Credentials): a client that wrongly puts a token, password, mandate or
  * invite in the URL is refused, but fastify logs the request line before any route runs. The
  * request serializer logs the path with credential-shaped segments masked and the query string with
  * every value masked except those of parameters known to carry no secret.

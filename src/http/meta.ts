@@ -1,6 +1,6 @@
 /**
  * Meta routes: discovery (honest: only what is wired), JWKS, health, readiness and the OpenAPI
- * document (08-discovery-mandates-identity.md §1–§3).
+ * document (docs/agents.md, docs/operators.md).
  */
 import type { FastifyInstance } from 'fastify';
 import type { Revocation } from '../auth/identity-store.js';

@@ -1,5 +1,5 @@
 /**
- * OpenAPI descriptions of the OAuth routes (08 §2, §6), for buildOpenApi to merge: `paths` keyed like
+ * OpenAPI descriptions of the OAuth routes (docs/concepts.md, Mandates), for buildOpenApi to merge: `paths` keyed like
  * the rest of the document and the `OAuthProtectedResource` schema. The OAuth endpoints answer flat
  * OAuth errors; the approval endpoint answers the REST envelope.
  */

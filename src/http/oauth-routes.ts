@@ -1,5 +1,5 @@
 /**
- * OAuth routes of 08 §2 and §6: the device flow endpoints, the approval page and the two OAuth
+ * OAuth routes of docs/concepts.md, Mandates: the device flow endpoints, the approval page and the two OAuth
  * metadata documents. The token, device-authorization and revocation endpoints answer flat OAuth
  * errors; the approval endpoint answers the REST envelope. Both form-encoded and JSON bodies are
  * read; the form parser is scoped to this plugin.
@@ -53,7 +53,7 @@ async function oauthPlugin(app: FastifyInstance, { deviceFlow, baseUrl, guesses 
     return sendError(reply, request, protocol.toSpec(), protocol.status);
   });
 
-  // 01 §3 rule 2: a token, device code or admin token never travels in a URL.
+  // docs/concepts.md, Credentials: a token, device code or admin token never travels in a URL.
   app.addHook('preValidation', async (request) => refuseCredentialsInUrl(request.query as Record<string, unknown>));
 
   const noStore = (reply: FastifyReply) => reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
@@ -81,7 +81,7 @@ async function oauthPlugin(app: FastifyInstance, { deviceFlow, baseUrl, guesses 
   });
 
   app.post('/oauth/device/approve', { bodyLimit: BODY_LIMIT }, async (request, reply) => {
-    // Check order of 01 §9: body parsing, then the credential, then the fields.
+    // The check order (docs/architecture.md, Errors): body parsing, then the credential, then the fields.
     if (request.body === BODY_PARSE_ERROR) {
       throw invalidInput(
         'body',
@@ -172,7 +172,7 @@ function oauthParams(request: FastifyRequest): OAuthParams {
   return body as OAuthParams;
 }
 
-/** Approval is an operator act for the admin token only (08 §6.2). */
+/** Approval is an operator act for the admin token only (docs/concepts.md, Mandates). */
 function requireAdmin(request: FastifyRequest, deviceFlow: DeviceFlow): void {
   const bearer = bearerOf(request);
   if (deviceFlow.isAdminToken(bearer)) return;

@@ -105,7 +105,7 @@ function operationObject(op: AnyOperation, components: Json): Json {
   };
 }
 
-/** SSE is not a JSON operation, so it is described here rather than generated (06 §6). */
+/** SSE is not a JSON operation, so it is described here rather than generated (docs/agents.md, The REST loop). */
 function eventStreamPath(): Json {
   return {
     get: {

@@ -20,7 +20,7 @@ const WINDOW_MS = 60_000;
 /** The last resort: a limiter that cannot answer this fast lets the request through (the Redis counters decide locally first, after 50 ms). */
 const LIMITER_TIMEOUT_MS = 100;
 const MUTATING_METHODS = new Set(['POST', 'PATCH', 'DELETE']);
-/** The one state-changing GET (01 §11). */
+/** The one state-changing GET (docs/agents.md, The REST loop). */
 const MUTATING_GET_ROUTES = new Set(['/api/rooms/:slug/choose']);
 /** The calls that hand out credentials (creator and participant tokens, a seat for a mandate): always paid by the address. */
 const MINTING_ROUTES = new Set(['POST /api/rooms', 'POST /api/rooms/:slug/join']);
@@ -37,7 +37,7 @@ export function rateLimitHook(limits: CallerRateLimits, now: () => number): onRe
   const { counter, settings } = limits;
   return async function rateLimit(request, reply) {
     const route = request.routeOptions.url;
-    // Unknown routes answer 404/405 first (01 §9 step 1); preflights are answered by CORS before this.
+    // Unknown routes answer 404/405 first (docs/architecture.md, Errors); preflights are answered by CORS before this.
     if (route === undefined || request.method === 'OPTIONS') return;
     // MCP carries credentials inside the body: limitMcpMessage counts the call once it is read.
     if (route.startsWith('/mcp')) return;

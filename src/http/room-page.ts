@@ -1,5 +1,5 @@
 /**
- * The shareable room page `GET /r/{slug}` (01-transport-and-auth.md §12): HTML for people, no acting
+ * The shareable room page `GET /r/{slug}` (docs/architecture.md, Pages: the visualizer and the room page): HTML for people, no acting
  * forms, and exactly one `application/svc+json` script with the machine-readable state. A public
  * room shows its question, options, status, discussion and decided list; the page's script verifies
  * each receipt in the browser and follows the room live. Unlisted and private rooms show only the

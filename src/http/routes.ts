@@ -1,6 +1,6 @@
 /**
  * REST routes generated from the operation table. Each route: room existence first (for room paths),
- * then body parsing, then the operation's zod input, then the handler (01 §9 check order). The
+ * then body parsing, then the operation's zod input, then the handler (the check order of docs/architecture.md, Errors). The
  * transport adds nothing of its own beyond reading credentials and headers.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

@@ -26,6 +26,14 @@ function chartText(chart: Chart): string {
   return `<h3>${escapeHtml(chart.id)} machine</h3><p>States:</p><ul>${states}</ul><p>Transitions:</p><ul>${transitions}</ul>`;
 }
 
+/**
+ * A chart in a scrollable, focusable frame, drawn at its natural size so its labels stay readable on
+ * a narrow screen; the page script adds zoom controls (src/pages/chart-zoom.ts).
+ */
+function frame(svg: string, name: string): string {
+  return `<div class="chart-frame" tabindex="0" role="group" aria-label="${name}: scroll or drag to pan, + and − to zoom">${svg}</div>`;
+}
+
 export function registerVisualizerPage(app: FastifyInstance): void {
   app.get('/visualizer', async (_request, reply) => {
     const charts = machineCharts();
@@ -50,14 +58,15 @@ export function registerVisualizerPage(app: FastifyInstance): void {
 </section>
 <section aria-labelledby="charts-h"><h2 id="charts-h">Actors</h2>
 <p id="mode" class="mode" aria-live="polite">No room selected: the charts below show the machines only.</p>
+<p class="muted">On a small screen, pan a chart with a finger and zoom with two, or read <a href="#text-h">the charts as text</a>.</p>
 <div class="charts">
-<figure class="chart-box" id="room-chart"><figcaption>Room actor: <span id="room-state-text">–</span></figcaption>${svgs.room}</figure>
+<figure class="chart-box" id="room-chart"><figcaption>Room actor: <span id="room-state-text">–</span></figcaption>${frame(svgs.room, 'Room chart')}</figure>
 <div class="decision-column">
-<figure class="chart-box" id="decision-chart-idle"><figcaption>Decision actor (no room selected)</figcaption>${svgs.decision}</figure>
+<figure class="chart-box" id="decision-chart-idle"><figcaption>Decision actor (no room selected)</figcaption>${frame(svgs.decision, 'Decision chart')}</figure>
 <div id="decision-charts" class="decision-column"></div>
 </div>
 </div>
-<template id="decision-chart-template">${svgs.decision}</template>
+<template id="decision-chart-template">${frame(svgs.decision, 'Decision chart')}</template>
 </section>
 <section aria-labelledby="timeline-h"><h2 id="timeline-h">Timeline</h2>
 <p><button type="button" id="go-live" disabled>Back to live</button> <span class="muted">Select a step to see the charts as they were right after it.</span></p>

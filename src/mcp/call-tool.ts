@@ -2,7 +2,7 @@
  * One tool call, the MCP twin of a REST route (http/routes.ts): arguments → credentials and input →
  * the same checks in the same order (room existence, idempotency key, the operation's zod input with
  * its deferred validation) → the operation's handler. Results carry `ok: true`; anything REST would
- * answer with an error envelope is an `isError` result carrying that envelope (07-mcp.md §3).
+ * answer with an error envelope is an `isError` result carrying that envelope (docs/agents.md, MCP).
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { FastifyBaseLogger } from 'fastify';
@@ -52,7 +52,7 @@ function argumentName(tool: ToolSpec): (field: string) => string {
   return (field) => rename.find(([, to]) => to === field)?.[0] ?? field;
 }
 
-/** Path parameters are arguments on MCP; the room-existence check (01 §9) needs them first. */
+/** Path parameters are arguments on MCP; the room-existence check (docs/architecture.md, Errors) needs them first. */
 async function checkPathArguments(tool: ToolSpec, fields: Arguments, origin: CallOrigin): Promise<void> {
   const nameOf = argumentName(tool);
   for (const [, param] of tool.operation.path.matchAll(/\{(\w+)\}/g)) {
@@ -98,7 +98,7 @@ export async function callTool(
     refuseUnrepresentable(args);
     const token = optionalString(args, 'token');
     const idempotencyKey = tool.operation.mutating ? optionalString(args, 'idempotency_key') : undefined;
-    // The idempotency fingerprint is over the arguments without the key and the token (01 §6).
+    // The idempotency fingerprint is over the arguments without the key and the token (docs/agents.md, The REST loop).
     const { token: _token, idempotency_key: _key, ...fingerprintSource } = args;
     const rest: Arguments = { ...fingerprintSource };
     let password: string | undefined;

@@ -1,5 +1,5 @@
 /**
- * Where a tool's arguments differ from its REST operation's input (07-mcp.md §6), declared here
+ * Where a tool's arguments differ from its REST operation's input (docs/agents.md, MCP), declared here
  * instead of in the operations. Everything not listed maps one to one: an argument named like an
  * input field (path parameters such as `slug` included) is that field.
  */
@@ -29,7 +29,7 @@ export const TOOL_ARGUMENTS: Readonly<Record<string, ToolArgumentMap>> = {
   outcome: { passwordCredential: true },
   list_decisions: { passwordCredential: true },
   list_events: { passwordCredential: true },
-  // GET /next-action (06 §5.1): `since` is an event cursor and switches the wait to activity mode.
+  // GET /next-action (docs/agents.md, The REST loop): `since` is an event cursor and switches the wait to activity mode.
   wait: { rename: { wait_seconds: 'wait', since: 'since_seq' }, impliedBy: { since: { for: 'activity' } } },
   unregister_webhook: { rename: { webhook_id: 'id' } },
 };

@@ -1,5 +1,5 @@
 /**
- * The run shared by the cardinal families, score and quadratic (04 §7): clean the ballots, check
+ * The run shared by the cardinal families, score and quadratic (docs/mechanisms.md): clean the ballots, check
  * quorum, sum per-option totals, and let the top total win above a floor, ties by the tie rule.
  * Each family supplies how to read its ballots, how to sum them, its floor and its trace field.
  */
@@ -23,7 +23,7 @@ export interface CardinalFamily<P extends CommonParameters, B> {
   readParameters(parameters: unknown): P;
   readBallot(params: P): BallotReader<B>;
   tally(ballots: readonly CleanBallot<B>[], options: readonly string[]): ReadonlyMap<string, number>;
-  /** The top total must exceed this to pass (04 §7.1 step 3, §7.2 step 4). */
+  /** The top total must exceed this to pass (docs/mechanisms.md). */
   floor(params: P, ballots: readonly CleanBallot<B>[]): number;
   /** The family's own trace field, from the clean ballots (empty when quorum failed). */
   traceField(ballots: readonly CleanBallot<B>[], quorumMet: boolean): Record<string, unknown>;

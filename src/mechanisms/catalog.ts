@@ -1,4 +1,4 @@
-/** Room mechanisms and how each maps onto an engine call (04 §2, §9). */
+/** Room mechanisms and how each maps onto an engine call (docs/mechanisms.md). */
 import { invalidInput } from '../errors.js';
 import type { CanonicalBallot, EngineFamily, MechanismName } from './types.js';
 
@@ -13,7 +13,7 @@ export const WIRED_MECHANISMS: readonly MechanismName[] = [
   'quadratic_vote',
 ];
 
-/** Refused at configuration time and never advertised (04 §9). */
+/** Refused at configuration time and never advertised (docs/mechanisms.md). */
 export const RESERVED_MECHANISMS: readonly string[] = ['budget_allocation', 'conviction_vote', 'bilateral_negotiation'];
 
 export function isMechanismName(value: unknown): value is MechanismName {
@@ -40,12 +40,12 @@ export function takesSingleChoice(mechanism: MechanismName): boolean {
   return mechanism === 'simple_majority' || mechanism === 'supermajority' || mechanism === 'plurality';
 }
 
-/** Agreement decisions exist only in majority-family rooms (03 §5). */
+/** Agreement decisions exist only in majority-family rooms (docs/concepts.md, Decisions and slates). */
 export function supportsAgreement(mechanism: MechanismName): boolean {
   return mechanism === 'simple_majority' || mechanism === 'supermajority';
 }
 
-/** The table of 04 §2, besides `options` and `quorum`. */
+/** Each mechanism's engine parameters (docs/mechanisms.md), besides `options` and `quorum`. */
 const PRESETS: Record<MechanismName, Record<string, unknown>> = {
   simple_majority: {
     ballot_mode: 'single_choice',
@@ -90,7 +90,7 @@ const AGREEMENT_PRESET: Record<string, unknown> = {
 };
 
 /**
- * Exact engine parameters of 04 §2, keys in insertion order: options, quorum, then the table's keys.
+ * Exact engine parameters (docs/mechanisms.md), keys in insertion order: options, quorum, then the table's keys.
  * Not validated here: an empty slate is sealed without the engine but its receipt still names them.
  */
 export function engineParameters(

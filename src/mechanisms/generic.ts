@@ -1,5 +1,5 @@
 /**
- * Generic vote (04 §4): simple majority, supermajority, plurality, approval and agreement decisions
+ * Generic vote (docs/mechanisms.md): simple majority, supermajority, plurality, approval and agreement decisions
  * are all this one count under different parameters.
  */
 import { leaders, rankByScore, toRecord } from './ordering.js';
@@ -66,7 +66,7 @@ function readFallthrough(value: unknown): boolean {
   return value;
 }
 
-/** §4 step 4: the share of ballots an option needs, with the configured comparison. */
+/** The threshold (docs/mechanisms.md): the share of ballots an option needs, with the configured comparison. */
 export function meetsThreshold(share: number, params: Pick<GenericParameters, 'passThreshold' | 'strict'>): boolean {
   return params.strict ? share > params.passThreshold : share >= params.passThreshold;
 }

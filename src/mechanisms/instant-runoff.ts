@@ -1,4 +1,4 @@
-/** Ranked choice by instant runoff (04 §5). */
+/** Ranked choice by instant runoff (docs/mechanisms.md). */
 import { jsKeyOrder, leaders, rankByScore, scoreOf, toRecord } from './ordering.js';
 import {
   type CleanBallot,
@@ -48,7 +48,7 @@ function countRound(ballots: readonly CleanBallot<string[]>[], remaining: readon
   return { scores, exhausted, active };
 }
 
-/** §5 step 2.2: nobody's ballot reaches a remaining option. */
+/** Every ballot exhausted (docs/mechanisms.md, ranked_choice): nobody's ballot reaches a remaining option. */
 function resolveExhausted(remaining: readonly string[], params: CommonParameters, seed: string): Verdict {
   const rule = params.tieBreak;
   const pick = (winner: string | undefined): Verdict =>
@@ -65,7 +65,7 @@ function resolveExhausted(remaining: readonly string[], params: CommonParameters
 
 type BottomStep = { eliminate: string } | { stop: Verdict };
 
-/** §5 step 2.5: which option leaves this round, or why the run stops at a bottom tie. */
+/** Elimination (docs/mechanisms.md, ranked_choice): which option leaves this round, or why the run stops at a bottom tie. */
 function bottomStep(
   ranked: readonly string[],
   scores: ReadonlyMap<string, number>,

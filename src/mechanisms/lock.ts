@@ -1,5 +1,5 @@
 /**
- * Early-close lock checks (04 §8): is the (outcome, winner) pair invariant under every completion
+ * Early-close lock checks (docs/how-decisions-end.md, With early close): is the (outcome, winner) pair invariant under every completion
  * of the outstanding ballots? Conservative: true only when proven. Outstanding ballots weigh 1.
  */
 import { engineFamily } from './catalog.js';

@@ -1,5 +1,5 @@
 /**
- * JavaScript property order and the stable descending sort that find leaders and ties (04 §3.5).
+ * JavaScript property order and the stable descending sort that find leaders and ties (docs/mechanisms.md).
  * Tallies live in Maps internally; this module reproduces the order a plain object would give them,
  * because that order is what the seeded tie-break hashes and what `per_option_score` shows.
  */

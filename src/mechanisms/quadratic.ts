@@ -1,4 +1,4 @@
-/** Quadratic vote (04 §7.2): each option counts the square root of the credits spent on it. */
+/** Quadratic vote (docs/mechanisms.md): each option counts the square root of the credits spent on it. */
 import { type CardinalFamily, runCardinal } from './cardinal.js';
 import {
   badParameter,

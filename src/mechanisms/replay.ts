@@ -1,6 +1,6 @@
 /**
- * Semantic replay of a decoded decision-receipt payload (05 §7 step 6) and the agreement rules
- * (05 §8). A receipt that cannot be replayed is "unavailable", never "passed".
+ * Semantic replay of a decoded decision-receipt payload (docs/receipts.md) and the agreement rules
+ * (docs/receipts.md). A receipt that cannot be replayed is "unavailable", never "passed".
  */
 import { ProtocolError } from '../errors.js';
 import { engineVote, isMechanismName, supportsAgreement, takesSingleChoice } from './catalog.js';
@@ -105,7 +105,7 @@ function engineParametersOf(parameters: Record<string, unknown>): Record<string,
 }
 
 // ---------------------------------------------------------------------------------------------
-// Replay (05 §7 step 6)
+// Replay (docs/receipts.md)
 
 export function replayReceipt(payload: unknown): ReplayReport {
   try {
@@ -176,7 +176,7 @@ function sameTallies(expected: Record<string, number>, recorded: unknown): boole
 }
 
 // ---------------------------------------------------------------------------------------------
-// Agreement rules (05 §8)
+// Agreement rules (docs/receipts.md)
 
 export function verifyAgreementReceiptSemantics(payload: unknown): AgreementReport {
   try {

@@ -1,4 +1,4 @@
-/** Ranked pairwise by the Schulze beatpath method (04 §6). */
+/** Ranked pairwise by the Schulze beatpath method (docs/mechanisms.md). */
 import { leaders, rankByScore, toRecord } from './ordering.js';
 import {
   type CleanBallot,
@@ -101,7 +101,7 @@ function countBeatpaths(ballots: readonly CleanBallot<string[]>[], options: read
   return { d, p, scores, tiedOptions: leaders(rankByScore(options, scores), scores).ties };
 }
 
-/** §6 step 1: below quorum every matrix and score is zero and nothing is tied. */
+/** Below quorum every matrix and score is zero and nothing is tied. */
 function emptyCount(size: number): BeatpathCount {
   return { d: zeroMatrix(size), p: zeroMatrix(size), scores: new Map(), tiedOptions: [] };
 }

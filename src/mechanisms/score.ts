@@ -1,4 +1,4 @@
-/** Score vote (04 §7.1): every ballot scores every option; the highest weighted total wins. */
+/** Score vote (docs/mechanisms.md): every ballot scores every option; the highest weighted total wins. */
 import { type CardinalFamily, runCardinal } from './cardinal.js';
 import {
   badParameter,

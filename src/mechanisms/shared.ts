@@ -1,5 +1,5 @@
 /**
- * Conventions every engine shares (04 §3): parameter validation, ballot cleaning with duplicate
+ * Conventions every engine shares (docs/mechanisms.md): parameter validation, ballot cleaning with duplicate
  * voters, quorum, and the trace fields common to all families.
  */
 import { invalidInput, type ProtocolError } from '../errors.js';
@@ -25,7 +25,7 @@ export function badParameter(name: string, expectation: string): ProtocolError {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Parameters (04 §3.2)
+// Parameters (docs/mechanisms.md)
 
 export interface CommonParameters {
   /** The parameters object as given, for the trace. */
@@ -96,14 +96,14 @@ export function readParticipatingVoters(input: EngineInput, castVotes: number, e
 }
 
 // ---------------------------------------------------------------------------------------------
-// Quorum (04 §3.4)
+// Quorum (docs/mechanisms.md)
 
 export function isQuorumMet(eligibleVoters: number, participatingVoters: number, quorum: number): boolean {
   return eligibleVoters > 0 && participatingVoters / eligibleVoters >= quorum;
 }
 
 // ---------------------------------------------------------------------------------------------
-// Ballot cleaning and duplicate voters (04 §3.3)
+// Ballot cleaning and duplicate voters (docs/mechanisms.md)
 
 export interface CleanBallot<B> {
   voterId: string;

@@ -1,4 +1,4 @@
-/** From engine vocabulary to receipt vocabulary (05 §2.4). */
+/** From engine vocabulary to receipt vocabulary (docs/receipts.md). */
 import type { EngineOutput } from './types.js';
 
 export type ReceiptStatus = 'completed' | 'rejected' | 'tied' | 'no_quorum';

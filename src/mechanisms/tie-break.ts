@@ -1,5 +1,5 @@
 /**
- * Seeded tie-breaking (04 §3.6): the only randomness a mechanism has comes from hashing the
+ * Seeded tie-breaking (docs/mechanisms.md): the only randomness a mechanism has comes from hashing the
  * decision id together with a JCS payload that names the tie.
  */
 import { sha256 } from '@noble/hashes/sha2.js';

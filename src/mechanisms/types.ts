@@ -1,4 +1,4 @@
-/** Shapes shared by every mechanism engine (04-mechanisms.md §1). */
+/** Shapes shared by every mechanism engine (docs/mechanisms.md). */
 
 export type MechanismName =
   | 'simple_majority'

@@ -1,4 +1,4 @@
-/** POST /api/rooms/{slug}/abstain — a formal response without a preference (03-decisions.md §7.6). */
+/** POST /api/rooms/{slug}/abstain — a formal response without a preference (docs/concepts.md, Decisions and slates). */
 import { z } from 'zod';
 import { act, seqSelector, slugSchema } from './shared.js';
 import type { OperationDef } from './types.js';

@@ -1,4 +1,4 @@
-/** POST /api/rooms/{slug}/ask — open a decision (03-decisions.md §5). */
+/** POST /api/rooms/{slug}/ask — open a decision (docs/concepts.md, Decisions and slates). */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { askDecision } from '../domain/views/decision-summary.js';

@@ -1,4 +1,4 @@
-/** POST and GET /api/rooms/{slug}/choose — submit or revise a choice (03-decisions.md §7). */
+/** POST and GET /api/rooms/{slug}/choose — submit or revise a choice (docs/concepts.md, Decisions and slates). */
 import { z } from 'zod';
 import { isSingleChoice } from '../domain/ballots.js';
 import { invalidInput } from '../errors.js';
@@ -98,7 +98,7 @@ async function runChoose(ctx: RequestContext, input: ChooseInput, invalid: Error
   });
 }
 
-/** A ballot's weight for a mandate's weight_cap: 1, or a quadratic ballot's total credits (08 §4.6). */
+/** A ballot's weight for a mandate's weight_cap: 1, or a quadratic ballot's total credits (docs/concepts.md, Mandates). */
 async function ballotWeight(ctx: RequestContext, input: { slug: string; choice?: unknown }): Promise<number> {
   const state = await ctx.services.registry.read(input.slug);
   const choice = input.choice;

@@ -1,4 +1,4 @@
-/** POST /api/rooms/{slug}/close — conclude the room; the conclusion receipt chains to the head (02-rooms.md §12). */
+/** POST /api/rooms/{slug}/close — conclude the room; the conclusion receipt chains to the head (docs/concepts.md, Rooms). */
 import { z } from 'zod';
 import { iso } from '../domain/views/common.js';
 import { act, slugSchema } from './shared.js';

@@ -1,4 +1,4 @@
-/** POST /api/rooms — create a room; the caller becomes the creator (02-rooms.md §2). */
+/** POST /api/rooms — create a room; the caller becomes the creator (docs/concepts.md, Rooms). */
 import { randomInt, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { RoomCommand } from '../../machines/room.events.js';
@@ -133,7 +133,7 @@ export const createRoom = {
   },
   mcp: { tool: 'create_room', catalogs: ['host'] },
   async handle(ctx, input) {
-    // A mandate makes its subject the owner and binds the creator seat to it (08 §4.3: no room scope check).
+    // A mandate makes its subject the owner and binds the creator seat to it (docs/concepts.md, Mandates: no room scope check).
     const mandate = ctx.credentials.verified ?? null;
     const partial = parsePartialConfig(input.config);
     if (input.password !== undefined && partial.visibility === undefined) partial.visibility = 'private';

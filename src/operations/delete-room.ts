@@ -1,4 +1,4 @@
-/** DELETE /api/rooms/{slug} — irreversible removal by an operator, with a confirmation header (02-rooms.md §13). */
+/** DELETE /api/rooms/{slug} — irreversible removal by an operator, with a confirmation header (docs/concepts.md, Rooms). */
 import { z } from 'zod';
 import { authRequired, resolveCaller } from '../auth/caller.js';
 import { invalidInput, protocolError } from '../errors.js';

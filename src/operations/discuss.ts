@@ -1,4 +1,4 @@
-/** POST /api/rooms/{slug}/discuss — post to the discussion (03-decisions.md §12). */
+/** POST /api/rooms/{slug}/discuss — post to the discussion (docs/concepts.md, Decisions and slates). */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { act, seqSelector, slugSchema } from './shared.js';

@@ -9,7 +9,7 @@ import { invalidInput, type ProtocolError } from '../errors.js';
 import { refuseUnrepresentable } from './json-safety.js';
 import type { AnyOperation } from './types.js';
 
-/** Idempotency keys: 1..255 visible ASCII characters (01 §6). */
+/** Idempotency keys: 1..255 visible ASCII characters (docs/agents.md, The REST loop). */
 export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** zod failures as the protocol's input.invalid, naming the field (as the caller spelled it) and the route. */
@@ -70,7 +70,7 @@ function shownTextError(
 
 /**
  * Parses the raw fields with the operation's input schema. A value JCS could not carry is a body-parsing
- * failure (01 §9 step 4), thrown at once. A schema failure is thrown at once too, except for
+ * failure (docs/architecture.md, Errors), thrown at once. A schema failure is thrown at once too, except for
  * operations that defer validation (room acts check terminal state and authority first): those get
  * the error handed over together with just the slug. The texts others are shown are field checks too,
  * made once the schema passed.

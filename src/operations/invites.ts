@@ -1,4 +1,4 @@
-/** Invites: create, list, revoke (02-rooms.md §9). The invite token is shown once, at creation. */
+/** Invites: create, list, revoke (docs/concepts.md, Invites). The invite token is shown once, at creation. */
 import { roomUrl } from '../runtime/sealing.js';
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';

@@ -1,4 +1,4 @@
-/** POST /api/rooms/{slug}/join — take a seat (02-rooms.md §7). */
+/** POST /api/rooms/{slug}/join — take a seat (docs/concepts.md, Seats, members and roles). */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { mandateRequired, resolveCaller } from '../auth/caller.js';
@@ -68,7 +68,7 @@ export const joinRoom = {
       mandate && bearer?.startsWith('rk_') && services.hostedAccount
         ? await services.hostedAccount(bearer, mandate.jti)
         : null;
-    // Mandate seats carry no token: the mandate is presented on every call (08 §4.9).
+    // Mandate seats carry no token: the mandate is presented on every call (docs/concepts.md, Mandates).
     const token = mandate ? null : randomToken('t_');
     const participantId = randomUUID();
     const turn = await services.registry.execute(input.slug, {
@@ -121,7 +121,7 @@ export const joinRoom = {
 } satisfies OperationDef<z.infer<typeof joinInput>>;
 
 /**
- * A join's credentials (01 §5): a presented token must be valid; a mandate needs a room that
+ * A join's credentials (docs/concepts.md, Mandates): a presented token must be valid; a mandate needs a room that
  * accepts mandates; a mandate-only room refuses a join without one.
  */
 function checkJoinCredentials(state: RoomState, ctx: RequestContext): void {

@@ -1,8 +1,8 @@
 /**
- * What JCS (RFC 8785, 05 §1.1) can carry, checked at the door: every accepted value may end up in a
+ * What JCS (RFC 8785, docs/receipts.md) can carry, checked at the door: every accepted value may end up in a
  * signed receipt, an event or an idempotency fingerprint, and JCS refuses lone surrogates and
  * non-finite numbers (`1e309` parses to Infinity). Refusing them here, as a body-parsing failure
- * (01 §9 step 4), keeps a room from accepting a value it could never sign. The walk is iterative
+ * (docs/architecture.md, Errors), keeps a room from accepting a value it could never sign. The walk is iterative
  * and depth-bounded so that hostile nesting is refused before anything recurses over it.
  */
 import { invalidInput, type ProtocolError } from '../errors.js';

@@ -1,4 +1,4 @@
-/** GET /api/rooms/{slug}/decisions — the decision list with chain links (05-receipts.md §6.1). */
+/** GET /api/rooms/{slug}/decisions — the decision list with chain links (docs/receipts.md). */
 import { z } from 'zod';
 import { decisionSummary } from '../domain/views/decision-summary.js';
 import { readRoom, slugInput } from './shared.js';

@@ -1,4 +1,4 @@
-/** GET /api/rooms/{slug}/events — replay stored events after a cursor (06 §3). */
+/** GET /api/rooms/{slug}/events — replay stored events after a cursor (docs/agents.md, The REST loop). */
 import { z } from 'zod';
 import { redactEvent } from '../domain/views/events.js';
 import { cursorSeq, sinceEventIdSchema, sinceSeqSchema } from '../engagement/cursor.js';

@@ -1,5 +1,5 @@
 /**
- * MCP `list_rooms` (07 §6.2): the rooms the caller holds a seat in, newest room first — every room
+ * MCP `list_rooms` (docs/agents.md, MCP): the rooms the caller holds a seat in, newest room first — every room
  * where the mandate's subject is seated, or the single room a participant token belongs to.
  */
 import { z } from 'zod';

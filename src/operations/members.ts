@@ -1,4 +1,4 @@
-/** PATCH /api/rooms/{slug}/members/{participant} — change a member's role (02-rooms.md §10). */
+/** PATCH /api/rooms/{slug}/members/{participant} — change a member's role (docs/concepts.md, Seats, members and roles). */
 import { z } from 'zod';
 import { act, slugSchema } from './shared.js';
 import type { OperationDef } from './types.js';

@@ -1,4 +1,4 @@
-/** GET /api/rooms/{slug}/next-action — the long-poll (06 §5); MCP `wait` and `wait_outcome`. */
+/** GET /api/rooms/{slug}/next-action — the long-poll (docs/agents.md, The REST loop); MCP `wait` and `wait_outcome`. */
 import { z } from 'zod';
 import { authRequired } from '../auth/caller.js';
 import { authorizeRead } from '../auth/read-gate.js';
@@ -48,7 +48,7 @@ export const nextAction = {
   async handle(ctx, input) {
     const { services } = ctx;
     const route = `GET /api/rooms/${input.slug}/next-action`;
-    // Waiting needs a token or a mandate; a room password alone is not enough (06 §5.1).
+    // Waiting needs a token or a mandate; a room password alone is not enough (docs/agents.md, The REST loop).
     if (!ctx.credentials.bearer && !ctx.credentials.mandate) throw authRequired('wait', route);
     const state = await services.registry.read(input.slug);
     if (!state) throw roomNotFound(input.slug);

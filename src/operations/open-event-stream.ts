@@ -1,5 +1,5 @@
 /**
- * The checks of GET /api/rooms/{slug}/events/stream (06 §6), written as an operation so both run
+ * The checks of GET /api/rooms/{slug}/events/stream (docs/agents.md, The REST loop), written as an operation so both run
  * through the same mandate verification and read wall as every other read: it answers where the
  * stream starts. The route (http/event-stream-route.ts) runs it, then hands the response to engagement;
  * it is not in the operation table because its success is a stream, not a JSON body.

@@ -1,4 +1,4 @@
-/** GET /api/rooms/{slug}/outcome — decisions in seal order with their signed receipts (05-receipts.md §6.2). */
+/** GET /api/rooms/{slug}/outcome — decisions in seal order with their signed receipts (docs/receipts.md). */
 import { z } from 'zod';
 import { outcomeView } from '../domain/views/outcome.js';
 import { readRoom, slugInput } from './shared.js';

@@ -1,4 +1,4 @@
-/** POST /api/rooms/{slug}/options — propose an option (03-decisions.md §13). */
+/** POST /api/rooms/{slug}/options — propose an option (docs/concepts.md, Decisions and slates). */
 import { z } from 'zod';
 import { act, seqSelector, slugSchema } from './shared.js';
 import type { OperationDef } from './types.js';

@@ -1,4 +1,4 @@
-/** GET /api/rooms/{slug} — agent view, `?include=full`, or `?since=N` delta (02-rooms.md §6). */
+/** GET /api/rooms/{slug} — agent view, `?include=full`, or `?since=N` delta (docs/agents.md, The REST loop). */
 import { z } from 'zod';
 import { agentView } from '../domain/views/agent-view.js';
 import { delta } from '../domain/views/delta.js';

@@ -1,7 +1,7 @@
 /**
  * Runs an operation for a transport (REST route or MCP tool), once its input is parsed: a presented
- * mandate is verified first, for this operation's action and room (08 §4.4, check step 5), and a
- * successful mutating call under a mandate is counted toward its rate cap (08 §4.6).
+ * mandate is verified first, for this operation's action and room (docs/concepts.md, Mandates), and a
+ * successful mutating call under a mandate is counted toward its rate cap (docs/concepts.md, Mandates).
  */
 import { roomUrl } from '../runtime/sealing.js';
 import { recordMandateCall, verifyMandate } from '../auth/mandates.js';
@@ -91,7 +91,7 @@ async function learningCredentials(
   }
 }
 
-/** 01 §7 per-credential limit for MCP tool calls, whose credentials the HTTP hook cannot see. */
+/** The per-credential request limit (docs/operators.md, Configuration) for MCP tool calls, whose credentials the HTTP hook cannot see. */
 async function limitCredential(ctx: RequestContext): Promise<void> {
   const rates = ctx.services.requestRates;
   if (!rates || rates.settings.credentialPerMinute <= 0) return;

@@ -30,7 +30,7 @@ export interface Services {
   mandates: MandateDeps | null;
   /**
    * The hosted account (`public_id`) of an `rk_…` key presented beside the mandate it was issued
-   * with (08 §6.4), or null; used for account-bound invites.
+   * with (docs/concepts.md, Mandates), or null; used for account-bound invites.
    */
   hostedAccount: ((hostedKey: string, mandateJti: string) => Promise<string | null>) | null;
   /** Wrong passwords, invites and tokens per room and client address (auth/guess-throttle.ts). */

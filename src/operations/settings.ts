@@ -1,4 +1,4 @@
-/** PATCH /api/rooms/{slug}/settings — update the mutable config keys (02-rooms.md §11). */
+/** PATCH /api/rooms/{slug}/settings — update the mutable config keys (docs/configuration.md). */
 import { z } from 'zod';
 import { roomConfigSchema } from '../domain/config.js';
 import { invalidInput } from '../errors.js';

@@ -14,7 +14,7 @@ import type { RequestContext } from './types.js';
 
 export const slugSchema = z.string().min(1).max(64).describe('Room slug');
 
-/** A decision selector: the decision's seq as a JSON integer, or a string of decimal digits (03 §3). */
+/** A decision selector: the decision's seq as a JSON integer, or a string of decimal digits (docs/concepts.md, Decisions and slates). */
 export const seqSelector = z
   .union([z.number().int().min(1), z.string().regex(/^[1-9][0-9]{0,8}$/, 'must be a decision number')])
   .transform((v) => Number(v))
@@ -40,7 +40,7 @@ export function idempotencyFor(ctx: RequestContext, slug: string | null): Idempo
 }
 
 /**
- * The request fingerprint (01 §6): the JCS text of what the caller sent. Inputs are checked for JCS at
+ * The request fingerprint (docs/agents.md, The REST loop): the JCS text of what the caller sent. Inputs are checked for JCS at
  * the door; should anything slip past, a deterministic non-JCS form keeps the request answerable.
  */
 function fingerprintOf(source: unknown): string {
@@ -61,7 +61,7 @@ export function readerOf(state: RoomState, caller: Caller): Reader {
 
 /**
  * Committed state of a readable room for this caller (seals what is due first). A member reading the
- * room consumes the opener-seal wakes of the decisions it opened (06 §5.4); replays pass
+ * room consumes the opener-seal wakes of the decisions it opened (docs/agents.md, The REST loop); replays pass
  * `{ seesRoom: false }` because reading events is not reading the room.
  */
 export async function readRoom(
@@ -79,7 +79,7 @@ export async function readRoom(
   return { state, caller, reader: readerOf(state, caller) };
 }
 
-/** Seat acts are never exempt from config.auth; other acts accept operator credentials whatever it says (01 §5). */
+/** Seat acts are never exempt from config.auth; other acts accept operator credentials whatever it says (docs/concepts.md, Mandates). */
 const SEAT_ACTS = new Set(['discuss', 'propose', 'choose', 'abstain']);
 
 export interface ActSpec<R> {

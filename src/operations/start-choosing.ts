@@ -1,4 +1,4 @@
-/** POST /api/rooms/{slug}/start-choosing — freeze a slate and open choices now (03-decisions.md §6.1). */
+/** POST /api/rooms/{slug}/start-choosing — freeze a slate and open choices now (docs/concepts.md, Decisions and slates). */
 import { z } from 'zod';
 import { iso } from '../domain/views/common.js';
 import { act, seqSelector, slugSchema } from './shared.js';

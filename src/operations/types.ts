@@ -67,7 +67,7 @@ export interface OperationDef<I = unknown> {
   mcp?: { tool: string; catalogs: Catalog[]; readOnly?: boolean };
   /** Served over MCP only (`list_rooms`): no REST route, not in the OpenAPI document. */
   mcpOnly?: true;
-  /** The mandate action this operation needs (08 §4.3); absent = none (reads, waits, webhooks). */
+  /** The mandate action this operation needs (docs/concepts.md, Mandates); absent = none (reads, waits, webhooks). */
   mandateAction?: MandateAction;
   /** The weight a mandate's weight_cap is checked against (a quadratic ballot's credits). */
   mandateWeight?: (ctx: RequestContext, input: I) => Promise<number | undefined>;

@@ -1,4 +1,4 @@
-/** POST, GET /api/rooms/{slug}/webhooks and DELETE /webhooks/{id} (06 §7.1). */
+/** POST, GET /api/rooms/{slug}/webhooks and DELETE /webhooks/{id} (docs/agents.md, The REST loop). */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { authRequired, resolveCaller } from '../auth/caller.js';

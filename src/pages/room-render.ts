@@ -2,7 +2,7 @@
  * The room page's sections as HTML, from the agent view and the outcome body a reader is served.
  * Pure and dependency-light: the server renders the first paint with it, and the page's script
  * (bundled for the browser) re-renders the same sections when the room moves. Every room string
- * passes through escapeHtml (01 §12): nothing a participant writes can become markup.
+ * passes through escapeHtml (docs/architecture.md, Pages: the visualizer and the room page): nothing a participant writes can become markup.
  */
 import { decodeCompact } from '../receipts/compact.js';
 

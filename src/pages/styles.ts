@@ -26,11 +26,16 @@ th,td{border:1px solid var(--line);padding:.25rem .6rem;text-align:left}
 .controls label{display:flex;flex-direction:column;font-size:.9rem}
 input,button{font:inherit;padding:.35rem .6rem;border:1px solid var(--muted);border-radius:6px;background:#fff;color:var(--ink)}
 button{cursor:pointer;background:#eef3fd}
-.charts{display:grid;grid-template-columns:1fr;gap:1rem;align-items:start}
+.charts{display:grid;grid-template-columns:minmax(0,1fr);gap:1rem;align-items:start}
 @media (min-width:60rem){.charts{grid-template-columns:minmax(0,2fr) minmax(0,3fr)}}
-.decision-column{display:grid;gap:1rem}
-.chart-box{border:1px solid var(--line);border-radius:8px;padding:.5rem;overflow:auto}
-.chart-box svg{max-width:100%;height:auto}
+.decision-column{display:grid;grid-template-columns:minmax(0,1fr);gap:1rem}
+.chart-box{border:1px solid var(--line);border-radius:8px;padding:.5rem;margin:0;min-width:0}
+.chart-frame{overflow:auto;max-height:75vh;max-width:100%}
+.chart-frame svg{display:block;max-width:none}
+.chart-frame[data-zoom]{cursor:grab}
+.chart-frame.dragging{cursor:grabbing}
+.chart-zoom{display:flex;flex-wrap:wrap;gap:.4rem;align-items:center;margin:.25rem 0}
+.chart-zoom button{min-width:2.75rem;min-height:2.75rem}
 .chart .state[data-current="true"] rect{fill:var(--now);stroke:var(--now-line);stroke-width:3}
 .chart .state.compound[data-current="true"] rect{fill:#fff7dc}
 .chart .state[data-current="true"] .state-name{font-weight:700}

@@ -2,10 +2,12 @@
  * The visualizer's script (bundled for the browser). It reads a room's actors from
  * GET /api/rooms/{slug}/machine, marks the active state nodes of each chart (`data-current`,
  * `aria-current`), follows the room over SSE, and lets the reader step back through the timeline.
+ * Each chart can be zoomed and panned (chart-zoom.ts), so it stays readable on a phone.
  * A credential typed into the page lives in this module's memory only: never in a URL or storage.
  */
 import { type Auth, ConclaveClient, ConclaveError, type RoomMachine } from '../client/index.js';
 import { activeIds } from '../visualizer/chart-model.js';
+import { type ChartZoom, enableChartZoom } from './chart-zoom.js';
 import { coalesce } from './coalesce.js';
 
 type Machine = RoomMachine;
@@ -64,6 +66,21 @@ function statesAt(m: Machine, index: number | null): { room: string; decisions: 
   return { room, decisions };
 }
 
+/**
+ * Decision charts whose current state has not been scrolled into view yet. On a narrow screen a
+ * chart is wider than its frame; it is centred on its current state once, when first shown, and
+ * after that the reader's own panning is left alone.
+ */
+const unrevealed = new WeakMap<HTMLElement, ChartZoom>();
+
+function revealOnce(figure: HTMLElement): void {
+  const zoom = unrevealed.get(figure);
+  const leaf = figure.querySelector('[data-current="true"]:not(.compound)');
+  if (!zoom || !leaf || figure.hidden) return;
+  zoom.reveal(leaf);
+  unrevealed.delete(figure);
+}
+
 function decisionChart(id: string, seq: number, question: string): HTMLElement {
   const existing = document.querySelector<HTMLElement>(`[data-decision-id="${CSS.escape(id)}"]`);
   if (existing) return existing;
@@ -81,6 +98,8 @@ function decisionChart(id: string, seq: number, question: string): HTMLElement {
   figure.append(caption);
   figure.insertAdjacentHTML('beforeend', template.replaceAll('arrow-decision', `arrow-decision-${seq}`));
   $('decision-charts').append(figure);
+  const zoom = enableChartZoom(figure);
+  if (zoom) unrevealed.set(figure, zoom);
   return figure;
 }
 
@@ -101,6 +120,7 @@ function render(): void {
     figure.hidden = node === undefined;
     markCurrent(figure.querySelector('svg')!, node ? activeIds(m.charts.decision, node) : []);
     figure.querySelector('.state-text')!.textContent = node ? nameOf(node) : 'not opened yet';
+    revealOnce(figure);
   }
   renderTimeline(m.timeline);
   mode.textContent =
@@ -186,7 +206,7 @@ function clearRoom(): void {
 
 /**
  * The join sliver of a room that is not public, from the `application/svc+json` state of its room
- * page (01 §12); null for a public room, or when the page cannot say.
+ * page (docs/architecture.md, Pages: the visualizer and the room page); null for a public room, or when the page cannot say.
  */
 async function joinSliver(room: string): Promise<string | null> {
   const response = await fetch(`/r/${encodeURIComponent(room)}`).catch(() => null);
@@ -247,6 +267,9 @@ async function open(room: string): Promise<void> {
   following = new AbortController();
   void follow(room, following.signal);
 }
+
+enableChartZoom($('room-chart'));
+enableChartZoom($('decision-chart-idle'));
 
 $('open-room').addEventListener('click', () => {
   const room = $<HTMLInputElement>('room-slug').value.trim();

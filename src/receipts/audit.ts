@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from './jcs.js';
 
-/** Next audit-chain hash (05 §10): hex SHA-256(raw prev ‖ JCS(body) ‖ ts), no prefix. */
+/** Next audit-chain hash (docs/receipts.md): hex SHA-256(raw prev ‖ JCS(body) ‖ ts), no prefix. */
 export function nextAuditHash(prevHex: string | null, body: unknown, ts: string): string {
   const hash = createHash('sha256');
   if (prevHex !== null) {

@@ -1,5 +1,5 @@
 /**
- * Unpadded base64url (05 §1.2). Runs in Node and in browsers: the receipt code it serves is shared
+ * Unpadded base64url (docs/receipts.md). Runs in Node and in browsers: the receipt code it serves is shared
  * with the client library. Node's Buffer is used when present (the server signs with it); browsers
  * use btoa/atob.
  */
@@ -31,7 +31,7 @@ export function base64urlEncode(data: string | Uint8Array): string {
 /**
  * Decodes unpadded base64url, accepting only the canonical encoding: decoders silently skip foreign
  * characters and ignore trailing bits, so a segment is accepted only when re-encoding the decoded
- * bytes reproduces it exactly (05 §1.2).
+ * bytes reproduces it exactly (docs/receipts.md).
  */
 export function base64urlDecodeStrict(segment: string): Uint8Array {
   if (!ALPHABET.test(segment) || segment.length % 4 === 1) throw new Error('not unpadded base64url');

@@ -1,5 +1,5 @@
 /**
- * Offline checks of a room's receipt chain that need no key (05 §9): links, hashes, order. Pure, so
+ * Offline checks of a room's receipt chain that need no key (docs/receipts.md): links, hashes, order. Pure, so
  * the server's tests and the browser-safe client library share one implementation.
  */
 import { decodeCompact } from './compact.js';
@@ -10,7 +10,7 @@ export interface ChainCheck {
   errors: string[];
 }
 
-/** The header `kid` of a receipt (05 §9). Parses with the §1.2 rules. */
+/** The header `kid` of a receipt (docs/receipts.md). Parses with the strict rules of docs/receipts.md. */
 export function receiptKid(jws: string): string {
   const { kid } = decodeCompact(jws).header;
   if (typeof kid !== 'string' || kid === '') throw new Error('receipt header has no kid');
@@ -19,7 +19,7 @@ export function receiptKid(jws: string): string {
 
 /**
  * The Ed25519 signing key with this `kid` in a JWKS, or in any document with a `keys` array (the
- * discovery document works too, 05 §7), as a JWK.
+ * discovery document works too, docs/receipts.md), as a JWK.
  */
 export function ed25519JwkFor(
   doc: { keys: unknown[] },
@@ -50,7 +50,7 @@ export function outcomeReceipts(outcomeBody: unknown): { label: string; entry: R
 }
 
 /**
- * Offline walk of an `/outcome` body (05 §9): sealed rows come first and link by `prev_hash` in
+ * Offline walk of an `/outcome` body (docs/receipts.md): sealed rows come first and link by `prev_hash` in
  * array order, a resolved or concluded room ends on a sealed row, the conclusion links to the last
  * sealed row, and every `receipt_jws` hashes to its `receipt_hash`. Signatures are not checked here;
  * see `verifyOutcomeSignatures`.

@@ -1,5 +1,5 @@
 /**
- * Compact JWS parsing (05 §1.2) and the header rules every receipt and mandate follows. Pure: shared
+ * Compact JWS parsing (docs/receipts.md) and the header rules every receipt and mandate follows. Pure: shared
  * by the server (signing, mandate verification) and the browser-safe client library.
  */
 import { base64urlDecodeStrict } from './base64url.js';
@@ -11,7 +11,7 @@ export type JoseHeader = Record<string, unknown>;
 export type JwsPayload = Record<string, unknown>;
 
 /**
- * Why a JWS was refused. `malformed` covers the parse rules of 05 §1.2 and `alg`/`typ`/`crit`; the
+ * Why a JWS was refused. `malformed` covers the parse rules of docs/receipts.md and `alg`/`typ`/`crit`; the
  * mandate verifier maps it to `mandate.malformed` and `signature` to `mandate.signature_invalid`.
  */
 export type JwsFailure = 'malformed' | 'signature' | 'hash';
@@ -34,7 +34,7 @@ export interface DecodedJws {
   signature: Uint8Array;
 }
 
-/** Parses a compact JWS with the strictness rules of 05 §1.2, without checking the signature. */
+/** Parses a compact JWS with the strictness rules of docs/receipts.md, without checking the signature. */
 export function decodeCompact(jws: string): DecodedJws {
   if (typeof jws !== 'string') throw new JwsError('malformed', 'JWS must be a string');
   const segments = jws.split('.');

@@ -3,13 +3,13 @@ const PREFIX = 'did:key:z';
 const ED25519_PUB = [0xed, 0x01] as const;
 const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 
-/** `did:key` of a raw 32-byte Ed25519 public key (08 §5). */
+/** `did:key` of a raw 32-byte Ed25519 public key (docs/concepts.md, Mandates). */
 export function didKeyFromPublicKey(raw32: Uint8Array): string {
   if (raw32.length !== 32) throw new Error(`Ed25519 public key must be 32 bytes, got ${raw32.length}`);
   return PREFIX + base58btcEncode(Uint8Array.from([...ED25519_PUB, ...raw32]));
 }
 
-/** The raw 32-byte Ed25519 public key inside a `did:key` (08 §5). */
+/** The raw 32-byte Ed25519 public key inside a `did:key` (docs/concepts.md, Mandates). */
 export function publicKeyFromDidKey(did: string): Uint8Array {
   if (typeof did !== 'string' || !did.startsWith(PREFIX)) throw new Error('not a base58btc did:key');
   const bytes = base58btcDecode(did.slice(PREFIX.length));

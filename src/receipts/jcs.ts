@@ -3,7 +3,7 @@ import { bytesToHex } from '@noble/hashes/utils.js';
 import canonicalize from 'canonicalize';
 
 /**
- * RFC 8785 (JCS) text of a JSON value (05 §1.1).
+ * RFC 8785 (JCS) text of a JSON value (docs/receipts.md).
  *
  * The `canonicalize` package already rejects NaN, infinities and lone surrogates, maps -0 to 0 and
  * sorts keys by UTF-16 code units. It does not reject values JSON cannot represent (it would emit

@@ -17,7 +17,7 @@ export function receiptHeader(kid: string): { alg: 'EdDSA'; kid: string; typ: ty
   return { alg: 'EdDSA', kid, typ: RECEIPT_TYP };
 }
 
-/** Compact JWS over the JCS forms of header and payload (05 §1); deterministic for equal inputs. */
+/** Compact JWS over the JCS forms of header and payload (docs/receipts.md); deterministic for equal inputs. */
 export function signCompact(header: JoseHeader, payload: unknown, key: SigningKey): string {
   const signingInput = `${base64urlEncode(canonicalJson(header))}.${base64urlEncode(canonicalJson(payload))}`;
   const signature = sign(null, Buffer.from(signingInput, 'ascii'), key.privateKey);
@@ -39,7 +39,7 @@ export function verifyCompactJws(
   return { header, payload };
 }
 
-/** 05 §9 `verifyCompactReceipt`: strict parse, Ed25519 verification, optional hash comparison. */
+/** `verifyCompactReceipt` (docs/receipts.md): strict parse, Ed25519 verification, optional hash comparison. */
 export function verifyCompactReceipt(
   jws: string,
   publicKey: KeyObject | PublicJwk,

@@ -24,7 +24,7 @@ interface Entry {
 
 /**
  * The service's signing keys. Every key ever used stays published in `jwks()` so that old receipts
- * and mandates keep verifying (05 §5).
+ * and mandates keep verifying (docs/receipts.md).
  */
 export class Keyring {
   private currentKid: string;

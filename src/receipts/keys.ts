@@ -2,7 +2,7 @@ import { createPrivateKey, createPublicKey, type KeyObject, randomBytes } from '
 import { base64urlEncode } from './base64url.js';
 import { sha256Hex } from './jcs.js';
 
-/** A key as published in the JWKS (05 §5). */
+/** A key as published in the JWKS (docs/receipts.md). */
 export interface PublicJwk {
   kty: 'OKP';
   crv: 'Ed25519';

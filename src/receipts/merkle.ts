@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 const HEX_256 = /^[0-9a-f]{64}$/;
 
 /**
- * Merkle root over hex SHA-256 leaves (05 §10): parent = SHA-256(left ‖ right) over raw bytes, an odd
+ * Merkle root over hex SHA-256 leaves (docs/receipts.md): parent = SHA-256(left ‖ right) over raw bytes, an odd
  * last node pairs with itself, one leaf is its own root.
  */
 export function buildMerkleRoot(leavesHex: string[]): string {

@@ -49,7 +49,7 @@ interface ReceiptClaimsBase {
   iat: number;
 }
 
-/** 05 §2.1. */
+/** The claims of a decision receipt (docs/receipts.md). */
 export interface DecisionReceiptPayload extends ReceiptClaimsBase {
   svc: {
     room_id: string;
@@ -67,7 +67,7 @@ export interface DecisionReceiptPayload extends ReceiptClaimsBase {
   };
 }
 
-/** 05 §3. */
+/** The claims of a conclusion receipt (docs/receipts.md). */
 export interface ConclusionReceiptPayload extends ReceiptClaimsBase {
   svc: {
     room_id: string;
@@ -104,7 +104,7 @@ export interface ChainPosition {
 }
 
 export interface DecisionReceiptInput extends ChainPosition {
-  /** The logical seal instant (03 §10.2), epoch ms. */
+  /** The logical seal instant (docs/how-decisions-end.md), epoch ms. */
   sealInstantMs: number;
   decisionId: string;
   decisionKind: 'standing' | 'ephemeral';
@@ -199,7 +199,7 @@ export function buildConclusionReceiptPayload(input: ConclusionReceiptInput): Co
   };
 }
 
-/** Signs a receipt payload with the room-receipt header (05 §1) and returns its chain hash (05 §4). */
+/** Signs a receipt payload with the room-receipt header and returns its chain hash (docs/receipts.md). */
 export function signReceipt(payload: ReceiptPayload, key: SigningKey): { jws: string; receipt_hash: string } {
   const jws = signCompact(receiptHeader(key.kid), payload, key);
   return { jws, receipt_hash: receiptHash(jws) };
@@ -216,7 +216,7 @@ function baseClaims(position: ChainPosition, instantMs: number): ReceiptClaimsBa
   };
 }
 
-// The first link and only the first link has no predecessor (05 §4).
+// The first link and only the first link has no predecessor (docs/receipts.md).
 function assertChainPosition(position: ChainPosition): void {
   if (!Number.isInteger(position.sequence) || position.sequence < 1) {
     throw new Error(`receipt sequence must be a positive integer, got ${position.sequence}`);

@@ -1,6 +1,6 @@
 /**
  * Turns a sealed decision (or a closing room) into its signed receipt, chained to the room's head
- * (05-receipts.md §2–§4). Runs inside the room's turn, so the chain order is the seal order.
+ * (docs/receipts.md). Runs inside the room's turn, so the chain order is the seal order.
  */
 import { randomUUID } from 'node:crypto';
 import { ballotText } from '../domain/ballots.js';

@@ -10,7 +10,7 @@ import {
   StoreUnavailableError,
 } from './port.js';
 
-/** Idempotency records are kept 24 h after they are stored (01-transport-and-auth.md §6.7). */
+/** Idempotency records are kept 24 h after they are stored (docs/agents.md, The REST loop). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /**

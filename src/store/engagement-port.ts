@@ -1,5 +1,5 @@
 /**
- * The storage port of engagement (06-events-and-engagement.md): opener-seal wake bookkeeping, webhook
+ * The storage port of engagement (docs/agents.md, The REST loop): opener-seal wake bookkeeping, webhook
  * subscriptions and the webhook delivery outbox. Every RoomStore carries one (`store.engagement`); the
  * same contract suite runs against the SQLite and Redis implementations.
  *

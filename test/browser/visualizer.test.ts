@@ -2,8 +2,12 @@
  * The state-chart visualizer in Debian's Chromium: a room's actors highlighted live as writes land,
  * every step of a turn shown on the way (settling → sealed → resolved), the timeline stepping back
  * in time, a private room shown only to a credential typed into the page — and the page asking no
- * host but the service, with no console error.
+ * host but the service, with no console error. On a phone (390 px, touch) the charts open with every
+ * label at least 11 px on screen, the page does not scroll sideways, and each chart zooms and pans by
+ * its buttons, the keyboard, a mouse drag, one finger and two.
  */
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/runtime/clock.js';
@@ -16,6 +20,40 @@ async function leaves(page: Page): Promise<string[]> {
   return page.$$eval('[data-current="true"]:not(.compound)', (nodes) =>
     nodes.map((node) => `${node.getAttribute('data-state')}=${node.textContent}`),
   );
+}
+
+const PHONE = { viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true, deviceScaleFactor: 2 };
+
+/** The smallest on-screen size of any label of the visible charts: font size × the drawing's scale. */
+function smallestLabelPx(page: Page): Promise<number> {
+  return page.evaluate(() => {
+    let smallest = Number.POSITIVE_INFINITY;
+    const doc = (globalThis as any).document;
+    for (const svg of doc.querySelectorAll('.chart-frame svg')) {
+      const rendered = svg.getBoundingClientRect().width;
+      if (rendered === 0) continue; // a hidden chart
+      const scale = rendered / svg.viewBox.baseVal.width;
+      for (const text of svg.querySelectorAll('text')) {
+        const size = Number.parseFloat((globalThis as any).getComputedStyle(text).fontSize) * scale;
+        smallest = Math.min(smallest, size);
+      }
+    }
+    return smallest;
+  });
+}
+
+/** The decision chart's frame. */
+const frame = '#decision-charts .chart-frame';
+
+/** The zoom level and scroll position of the decision chart's frame, and how wide its drawing is shown. */
+function view(page: Page) {
+  return page.$eval(frame, (el: any) => ({
+    zoom: Number(el.dataset.zoom),
+    left: el.scrollLeft,
+    top: el.scrollTop,
+    svgWidth: el.querySelector('svg').getBoundingClientRect().width,
+    frameWidth: el.clientWidth,
+  }));
 }
 
 describe.skipIf(!hasChromium)('the visualizer in a browser', () => {
@@ -177,5 +215,158 @@ describe.skipIf(!hasChromium)('the visualizer in a browser', () => {
     );
     expect(await page.textContent('details')).toContain('D.ADVANCE [settleDue]');
     await page.close();
+  });
+
+  describe('on a phone (390 px wide, touch)', () => {
+    let room: SeatedRoom;
+
+    beforeAll(async () => {
+      room = await seatedRoom(
+        svc.base,
+        { question: 'Ship it?', options: ['yes', 'no'], config: { visibility: 'public', voting_window: 600 } },
+        2,
+      );
+    });
+
+    /** The visualizer on the room, in a fresh phone-sized context, once the decision's chart shows its state. */
+    async function openOnPhone() {
+      const context = await browser.newContext(PHONE);
+      const page = await context.newPage();
+      await page.goto(`${svc.base}/visualizer?room=${room.slug}`);
+      await page.waitForSelector('#decision-charts [data-current="true"]');
+      return { context, page };
+    }
+
+    it('opens with readable labels and no sideways page scroll', async () => {
+      const context = await browser.newContext(PHONE);
+      const page = await context.newPage();
+      const watch = watchPage(page, svc.base);
+      await page.goto(`${svc.base}/visualizer?room=${room.slug}`);
+      await page.waitForSelector('#decision-charts [data-current="true"]');
+      expect(await smallestLabelPx(page)).toBeGreaterThanOrEqual(11);
+      const overflow = await page.evaluate(() => {
+        const doc = (globalThis as any).document.documentElement;
+        return doc.scrollWidth - doc.clientWidth;
+      });
+      expect(overflow).toBeLessThanOrEqual(0);
+      // The decision chart is wider than the phone: it is framed, not shrunk.
+      const start = await view(page);
+      expect(start.zoom).toBe(1);
+      expect(start.svgWidth).toBeGreaterThan(start.frameWidth);
+      // …and scrolled so that the decision's current state is in view.
+      const leaf = (await page.locator('#decision-charts [data-current="true"]:not(.compound)').boundingBox())!;
+      const shownArea = (await page.locator(frame).boundingBox())!;
+      expect(leaf.x).toBeGreaterThanOrEqual(shownArea.x);
+      expect(leaf.x + leaf.width).toBeLessThanOrEqual(shownArea.x + shownArea.width);
+      expect(leaf.y).toBeGreaterThanOrEqual(shownArea.y);
+      expect(leaf.y + leaf.height).toBeLessThanOrEqual(shownArea.y + shownArea.height);
+      await page.locator(frame).scrollIntoViewIfNeeded();
+      // The whole page, then what the phone's screen shows with the decision chart in view.
+      const shown = await screenshot(page, 'visualizer-390');
+      await page.screenshot({ path: path.join(path.dirname(shown), 'visualizer-390-decision-chart.png') });
+      expect(watch.problems).toEqual([]);
+      await context.close();
+    });
+
+    it('has no serious or critical accessibility violation (axe-core)', async () => {
+      // axe is injected as an inline script, which the page's policy rightly refuses: bypass it here.
+      const context = await browser.newContext({ ...PHONE, bypassCSP: true });
+      const page = await context.newPage();
+      await page.goto(`${svc.base}/visualizer?room=${room.slug}`);
+      await page.waitForSelector('#decision-charts [data-current="true"]');
+      await page.addScriptTag({ path: createRequire(import.meta.url).resolve('axe-core/axe.min.js') });
+      const violations = await page.evaluate(async () => {
+        const result = await (globalThis as any).axe.run();
+        return result.violations
+          .filter((v: { impact: string }) => v.impact === 'serious' || v.impact === 'critical')
+          .map(
+            (v: { id: string; nodes: { target: string[] }[] }) =>
+              `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
+          );
+      });
+      expect(violations).toEqual([]);
+      await context.close();
+    });
+
+    it('zooms and pans with the buttons, the keyboard and a mouse', async () => {
+      const { context, page } = await openOnPhone();
+      const toolbar = page.locator('#decision-charts .chart-zoom');
+
+      await toolbar.getByRole('button', { name: 'Zoom in' }).click();
+      const zoomed = await view(page);
+      expect(zoomed.zoom).toBe(1.25);
+      expect(await page.textContent('#decision-charts .zoom-level')).toBe('125%');
+
+      await toolbar.getByRole('button', { name: 'Fit to width' }).click();
+      const fitted = await view(page);
+      expect(fitted.zoom).toBeLessThan(1);
+      expect(fitted.svgWidth).toBeLessThanOrEqual(fitted.frameWidth + 1);
+
+      await toolbar.getByRole('button', { name: 'Reset zoom' }).click();
+      expect((await view(page)).zoom).toBe(1);
+
+      // Keyboard: the frame is focusable; arrows pan, + and − zoom, 0 returns to actual size.
+      await page.focus(frame);
+      const resting = await view(page);
+      await page.keyboard.press('ArrowLeft');
+      await page.keyboard.press('ArrowUp');
+      const panned = await view(page);
+      expect(panned.left).toBeLessThan(resting.left);
+      expect(panned.top).toBeLessThan(resting.top);
+      await page.keyboard.press('+');
+      expect((await view(page)).zoom).toBe(1.25);
+      await page.keyboard.press('-');
+      await page.keyboard.press('-');
+      expect((await view(page)).zoom).toBe(0.8);
+      await page.keyboard.press('0');
+      expect((await view(page)).zoom).toBe(1);
+
+      // A mouse drag pans.
+      const box = (await page.locator(frame).boundingBox())!;
+      const before = await view(page);
+      await page.mouse.move(box.x + box.width - 20, box.y + 60);
+      await page.mouse.down();
+      await page.mouse.move(box.x + 40, box.y + 60, { steps: 5 });
+      await page.mouse.up();
+      expect((await view(page)).left).toBeGreaterThan(before.left);
+      await context.close();
+    });
+
+    it('pans with one finger and zooms with two', async () => {
+      const { context, page } = await openOnPhone();
+      await page.locator(frame).scrollIntoViewIfNeeded();
+      const box = (await page.locator(frame).boundingBox())!;
+      const cdp = await context.newCDPSession(page);
+      const y = box.y + box.height / 2;
+      const touch = (type: 'touchStart' | 'touchMove' | 'touchEnd', points: { x: number; y: number }[]) =>
+        cdp.send('Input.dispatchTouchEvent', {
+          type,
+          touchPoints: points.map((p, id) => ({ x: p.x, y: p.y, id })),
+        });
+
+      // One finger, right to left: the chart moves with it.
+      const before = await view(page);
+      const x0 = box.x + box.width - 30;
+      await touch('touchStart', [{ x: x0, y }]);
+      for (let step = 1; step <= 10; step++) await touch('touchMove', [{ x: x0 - step * 20, y }]);
+      await touch('touchEnd', []);
+      expect((await view(page)).left).toBeGreaterThan(before.left + 100);
+
+      // Two fingers moving apart: zoom in around their midpoint.
+      const mid = box.x + box.width / 2;
+      await touch('touchStart', [
+        { x: mid - 30, y },
+        { x: mid + 30, y },
+      ]);
+      for (const d of [45, 60, 75, 90]) {
+        await touch('touchMove', [
+          { x: mid - d, y },
+          { x: mid + d, y },
+        ]);
+      }
+      await touch('touchEnd', []);
+      expect((await view(page)).zoom).toBeGreaterThan(2);
+      await context.close();
+    });
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The agent view (02-rooms.md §6.1): constant-size, keyed by display names, written to be pasted
+ * The agent view (docs/agents.md, The REST loop): constant-size, keyed by display names, written to be pasted
  * into an agent's context. The `agent`, `brief` and `rules.how_to_choose` wording is fixed.
  */
 import { howToChoose, ballotText, singleChoiceNumber } from '../ballots.js';

@@ -56,7 +56,7 @@ export function hasResponded(d: DecisionState, participantId: string): boolean {
   );
 }
 
-/** The reader owes a choice on this decision (the `my_choice` rule of 06 §5.3, agreement offers aside). */
+/** The reader owes a choice on this decision (the `my_choice` rule of docs/agents.md, The REST loop, agreement offers aside). */
 export function owesChoice(state: RoomState, d: DecisionState, reader: Reader): boolean {
   if (reader.participantId === null || reader.role !== 'participant') return false;
   if (d.phase !== 'voting' && d.phase !== 'settling') return false;
@@ -95,7 +95,7 @@ export function humanDuration(seconds: number): string {
   return `${Math.round(seconds / 86400)} days`;
 }
 
-/** Individual choices are visible on this decision under the room's choice_visibility (03 §7.5). */
+/** Individual choices are visible on this decision under the room's choice_visibility (docs/how-decisions-end.md, Who sees the ballots). */
 export function choicesVisible(state: RoomState, d: DecisionState): boolean {
   const v = state.room.config.choice_visibility;
   return v === 'live' || (v === 'after_decided' && (d.phase === 'resolved' || d.phase === 'sealed'));

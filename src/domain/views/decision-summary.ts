@@ -1,4 +1,4 @@
-/** DecisionSummary (03-decisions.md §1) and the outcome rows of 05 §6.2. */
+/** DecisionSummary (docs/concepts.md, Decisions and slates) and the outcome rows of docs/receipts.md. */
 import type { DecisionState, RoomState } from '../state.js';
 import { decisionStatus, displayName, iso, proposalsOpen } from './common.js';
 
@@ -52,7 +52,7 @@ export function optionProposerNames(state: RoomState, d: DecisionState): (string
   return d.data.optionProposers.map((id) => (id === null ? null : displayName(state, id)));
 }
 
-/** The decision object of POST /ask responses (03 §5). */
+/** The decision object of POST /ask responses (docs/concepts.md, Decisions and slates). */
 export function askDecision(state: RoomState, d: DecisionState): Record<string, unknown> {
   return {
     ...opening(d),

@@ -1,6 +1,6 @@
 /**
- * `?since=N` (02-rooms.md §6.3) and the delta entry vocabulary (06 §2), rendered from the stored
- * event log. Hidden choices are redacted when served (06 §1.2).
+ * `?since=N` and the delta entry vocabulary (docs/agents.md, The REST loop), rendered from the stored
+ * event log. Hidden choices are redacted when served (docs/agents.md, The REST loop).
  */
 import type { StoredEventLike } from './events.js';
 import { redactEvent } from './events.js';
@@ -22,7 +22,7 @@ export const DELTA_LIMIT = 200;
 
 export function deltaEntry(state: RoomState, stored: StoredEventLike): Record<string, unknown> | null {
   const event = redactEvent(state, stored);
-  // Stored event data is written by the machines with known shapes (06 §1.3); read it loosely here.
+  // Stored event data is written by the machines with known shapes (docs/agents.md, The REST loop); read it loosely here.
   // biome-ignore lint/suspicious/noExplicitAny: event data is a per-type record, read field by field
   const data = event.data as Record<string, any>;
   const base = { seq: event.seq, at: event.occurred_at, ...(data.seq !== undefined ? { decision: data.seq } : {}) };

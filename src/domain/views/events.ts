@@ -1,4 +1,4 @@
-/** Serving stored events (06 §1): the wire RoomEvent, with hidden choices redacted at serve time. */
+/** Serving stored events (docs/agents.md, The REST loop): the wire RoomEvent, with hidden choices redacted at serve time. */
 import type { RoomState } from '../state.js';
 import { choicesVisible } from './common.js';
 

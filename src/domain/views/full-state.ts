@@ -1,4 +1,4 @@
-/** `?include=full` (02-rooms.md §6.2): the complete picture of a room. */
+/** `?include=full` (docs/agents.md, The REST loop): the complete picture of a room. */
 import { satisfiesAuthority } from '../roster.js';
 import type { DecisionState, RoomState } from '../state.js';
 import type { Message } from '../types.js';

@@ -1,4 +1,4 @@
-/** RoomInvite (02-rooms.md §9.2): never shows the raw invite token. */
+/** RoomInvite (docs/concepts.md, Invites): never shows the raw invite token. */
 import { inviteStatus } from '../roster.js';
 import type { InviteRecord } from '../types.js';
 import { iso } from './common.js';

@@ -1,4 +1,4 @@
-/** GET /outcome (05-receipts.md §6.2): sealed rows in seal order, open rows last, with receipts. */
+/** GET /outcome (docs/receipts.md): sealed rows in seal order, open rows last, with receipts. */
 import type { RoomState } from '../state.js';
 import { decisionStatus, iso, roomStatus, sealedInSealOrder } from './common.js';
 import { sealFields } from './decision-summary.js';
