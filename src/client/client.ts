@@ -60,7 +60,7 @@ export interface GetRoom {
   (slug: string, fields?: CallOptions): Promise<W.AgentRoomView>;
 }
 
-/** Long-polls never ask for more than this under the default timeout (01 §13). */
+/** Long-polls never ask for more than this under the default timeout (docs/agents.md, The REST loop). */
 const MAX_DEFAULT_WAIT_SECONDS = 40;
 
 export class ConclaveClient {
@@ -139,7 +139,7 @@ export class ConclaveClient {
 
   // --- engagement -----------------------------------------------------------------------------
 
-  /** GET /next-action: waits up to `wait` seconds for what is owed (06 §5). The timeout covers the wait. */
+  /** GET /next-action: waits up to `wait` seconds for what is owed (docs/agents.md, The REST loop). The timeout covers the wait. */
   awaitNextAction: RoomMethod<W.AwaitNextActionRequest, W.AwaitNextActionResponse> = (a: unknown, b?: unknown) => {
     const input = inputOf(a, b);
     const wait = typeof input.wait === 'number' ? input.wait : undefined;

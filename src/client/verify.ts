@@ -89,7 +89,7 @@ export interface CompactReceiptInput {
 }
 
 /**
- * One compact receipt against one Ed25519 key: the strict parse of 05 §1.2, alg/typ/kid, the
+ * One compact receipt against one Ed25519 key: the strict parse (docs/receipts.md, By hand), alg/typ/kid, the
  * signature, and the receipt hash when `expectedHash` is given. Two call shapes:
  * `verifyCompactReceipt(jws, key, expectedHash?)` throws a ReceiptVerificationError on any failure;
  * `verifyCompactReceipt({ jws, publicKey, expectedHash })` resolves to `{ ok: false, … }` instead.
@@ -192,7 +192,7 @@ export interface AgreementVerdict extends AgreementReport {
 
 /**
  * Replays an agreement decision's signed ballots and refuses an inconsistent unanimity outcome
- * (05 §8). Takes a receipt payload, `{ payload }`, or `{ jws }` (the compact receipt, decoded here;
+ * (docs/receipts.md, Verifying). Takes a receipt payload, `{ payload }`, or `{ jws }` (the compact receipt, decoded here;
  * its signature is `verifyCompactReceipt`'s job). A receipt that is not an agreement decision, a
  * conclusion among them, is `not_applicable`.
  */

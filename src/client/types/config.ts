@@ -1,9 +1,9 @@
 /**
- * RoomConfig on the wire (02-rooms.md §3): every key, its unit and its default. Closed: a key that is
+ * RoomConfig on the wire (docs/configuration.md): every key, its unit and its default. Closed: a key that is
  * not listed here is refused by the service (`input.invalid`, `unknown_keys`), so it fails to compile.
  */
 
-/** The voting mechanisms the service runs (docs/architecture.md, Mechanisms). */
+/** The voting mechanisms the service runs (docs/mechanisms.md). */
 export type Mechanism =
   | 'simple_majority'
   | 'supermajority'

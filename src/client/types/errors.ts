@@ -1,4 +1,4 @@
-/** The error codes a call can fail with (01-transport-and-auth.md §10.3), as a closed union. */
+/** The error codes a call can fail with (docs/agents.md, The REST loop), as a closed union. */
 
 /** The protocol's own codes. */
 export type ProtocolErrorCode =

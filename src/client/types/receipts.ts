@@ -1,5 +1,5 @@
 /**
- * Receipts on the wire (05-receipts.md): the signed payloads of decision and conclusion receipts,
+ * Receipts on the wire (docs/receipts.md): the signed payloads of decision and conclusion receipts,
  * and the outcome body that carries them in chain order.
  */
 import type { DecisionOpening, DecisionStatus, OutcomeStatus, RoomStatus, SealFields } from './views.js';
@@ -98,7 +98,7 @@ export interface OutcomeDecision extends Omit<DecisionOpening, 'context' | 'elig
   receipt_jws: string | null;
 }
 
-/** GET /api/rooms/{slug}/outcome (05-receipts.md §6.2). */
+/** GET /api/rooms/{slug}/outcome (docs/receipts.md, Where receipts are). */
 export interface Outcome {
   slug: string;
   status: RoomStatus;

@@ -190,7 +190,7 @@ export interface WaitDecision {
   receipt_hash?: string | null;
 }
 
-/** GET /next-action (06-events-and-engagement.md §5.2), by `status`. */
+/** GET /next-action (docs/agents.md, The REST loop), by `status`. */
 export type AwaitNextActionResponse =
   | {
       status: 'actionable';
@@ -293,7 +293,7 @@ export interface JsonWebKeySet {
   keys: { kty: string; crv?: string; x?: string; kid?: string; [member: string]: unknown }[];
 }
 
-/** GET /.well-known/svc.json (08-discovery-mandates-identity.md §1). */
+/** GET /.well-known/svc.json (docs/agents.md, Mandates). */
 export interface ServiceDocument {
   protocol_version: string;
   protocol_label: string;

@@ -1,5 +1,5 @@
 /**
- * What reading a room answers (02-rooms.md §6, 03-decisions.md §1, 06-events-and-engagement.md):
+ * What reading a room answers (docs/concepts.md, Rooms; docs/concepts.md, Decisions and slates):
  * the agent view, the full state, the delta, decision summaries, invites and events. Times are ISO
  * 8601 strings (or null when not yet); durations are seconds.
  */
@@ -120,7 +120,7 @@ export interface SealFields {
   receipt_hash: string | null;
 }
 
-/** A decision as `GET /decisions` and the full state list it (03-decisions.md §1). */
+/** A decision as `GET /decisions` and the full state list it (docs/concepts.md, Decisions and slates). */
 export interface DecisionSummary extends DecisionOpening, SealFields {
   opened_at: string | null;
   voting_opens_at: string | null;
@@ -134,7 +134,7 @@ export interface DecisionSummary extends DecisionOpening, SealFields {
 
 export type InviteStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
 
-/** An invite as listed (02-rooms.md §9.2); never the raw invite token. */
+/** An invite as listed (docs/concepts.md, Invites); never the raw invite token. */
 export interface RoomInvite {
   code: string;
   label: string;
@@ -198,7 +198,7 @@ export interface RoomState {
   current_through: number;
 }
 
-/** One line of a delta (06-events-and-engagement.md §2), by `type`. */
+/** One line of a delta (docs/concepts.md, Events and receipts), by `type`. */
 export interface DeltaEntry {
   seq: number;
   at: string;
@@ -263,7 +263,7 @@ export type EventType =
   | 'decision.completed'
   | 'room.concluded';
 
-/** A stored room event (06-events-and-engagement.md §1): from GET /events, SSE and webhooks. */
+/** A stored room event (docs/concepts.md, Events and receipts): from GET /events, SSE and webhooks. */
 export interface RoomEvent {
   id: string;
   seq: number;
