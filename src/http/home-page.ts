@@ -33,6 +33,12 @@ const WINDOWS: readonly [number, string][] = [
   [604_800, '1 week'],
 ];
 
+const SETTLE: readonly [number, string][] = [
+  [0, 'No wait: seal at once'],
+  [45, '45 seconds'],
+  [300, '5 minutes'],
+];
+
 function durationWords(seconds: number): string {
   return WINDOWS.find(([s]) => s === seconds)?.[1] ?? `${seconds} seconds`;
 }
@@ -87,7 +93,9 @@ function homeHtml(services: Services): string {
 <label for="voting_window">Choosing stays open for</label>
 <select id="voting_window" name="voting_window">${windows}</select>
 <label class="inline"><input type="checkbox" name="early_close" id="early_close"${d.early_close ? ' checked' : ''}> End early once the result can no longer change (default: off — the vote runs until the time is up, even when everyone has chosen)</label>
-<p class="muted">When the result is known early, the room waits a short settling time (${d.settle_window} seconds by default) so a last change of mind can still count. A room without a quorum counts whoever chose (quorum: ${d.quorum ?? 'none'}); choices are shown ${d.choice_visibility === 'live' ? 'as they are cast' : `(${escapeHtml(d.choice_visibility)})`}, and the host votes too. The <a href="/guide">guide</a> explains every setting.</p>
+<label for="settle_window">When the result is known early, wait before sealing it (a last change of mind can still count)</label>
+<select id="settle_window" name="settle_window">${SETTLE.map(([seconds, words]) => `<option value="${seconds}"${seconds === d.settle_window ? ' selected' : ''}>${words}${seconds === d.settle_window ? ' (default)' : ''}</option>`).join('')}</select>
+<p class="muted">Settling only applies when the vote ends early. A room without a quorum counts whoever chose (quorum: ${d.quorum ?? 'none'}); choices are shown ${d.choice_visibility === 'live' ? 'as they are cast' : `(${escapeHtml(d.choice_visibility)})`}, and the host votes too. The <a href="/guide">guide</a> explains every setting.</p>
 </fieldset>
 <label for="display_name">Your name in the room</label>
 <input id="display_name" name="display_name" maxlength="100" autocomplete="nickname" value="host">

@@ -27,6 +27,7 @@ async function create(): Promise<void> {
     visibility: visibility ?? 'unlisted',
     voting_window: Number(field('voting_window')),
     early_close: (document.getElementById('early_close') as HTMLInputElement | null)?.checked === true,
+    settle_window: Number(field('settle_window')),
   };
   const displayName = field('display_name').trim() || 'host';
   const body: Record<string, unknown> = {
