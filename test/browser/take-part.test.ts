@@ -94,6 +94,9 @@ async function scenario(browser: Browser, hostBase: string, guestBase: string, l
     await page.waitForFunction(() => document.getElementById('chosen-count')?.textContent?.startsWith('2 of 3'));
   }
   expect(await host.page.textContent('#waiting')).toContain('agent-1');
+  // A revision starts from the choice already cast.
+  await host.page.waitForFunction(() => document.getElementById('my-choice')?.textContent?.includes('pizza'));
+  expect(await host.page.isChecked('#choose-form input[value="0"]')).toBe(true);
   expect(await guest.page.textContent('#choices')).toContain('fast and warm');
   await screenshot(host.page, `take-part-${label}-choosing-1280`);
   await screenshot(guest.page, `take-part-${label}-choosing-390`);
@@ -114,6 +117,8 @@ async function scenario(browser: Browser, hostBase: string, guestBase: string, l
     expect(await page.textContent('#section-decided li.winner')).toContain('pizza');
     expect(await page.$$('#section-decided progress')).toHaveLength(2);
   }
+  expect(await seriousViolations(host.page)).toEqual([]);
+  expect(await seriousViolations(guest.page)).toEqual([]);
   await screenshot(host.page, `take-part-${label}-resolved-1280`);
   await screenshot(guest.page, `take-part-${label}-resolved-390`);
 

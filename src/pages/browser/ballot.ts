@@ -72,7 +72,7 @@ export function ballotFields(kind: BallotKind, options: readonly string[]): stri
       break;
     }
   }
-  return `<fieldset><legend>Your choice</legend><p class="muted">${HOW[kind]}</p>${fields}</fieldset>`;
+  return `<fieldset><legend>Options</legend><p class="muted">${HOW[kind]}</p>${fields}</fieldset>`;
 }
 
 function renumber(list: HTMLElement): void {
@@ -173,5 +173,37 @@ export function readBallot(form: HTMLElement, kind: BallotKind, options: readonl
       }
       return values;
     }
+  }
+}
+
+/** Sets the form to a ballot already cast (as the views give it: option text, or JCS text), so a revision starts from it. */
+export function prefillBallot(form: HTMLElement, kind: BallotKind, options: readonly string[], cast: unknown): void {
+  let ballot: unknown = cast;
+  if (typeof cast === 'string' && (cast.startsWith('[') || cast.startsWith('{'))) {
+    try {
+      ballot = JSON.parse(cast);
+    } catch {
+      return;
+    }
+  }
+  const indexOf = (text: unknown) => options.indexOf(String(text));
+  if (kind === 'single' || kind === 'approval') {
+    for (const text of Array.isArray(ballot) ? ballot : [ballot]) {
+      const input = form.querySelector<HTMLInputElement>(`input[name="choice"][value="${indexOf(text)}"]`);
+      if (input) input.checked = true;
+    }
+  } else if (kind === 'ranked' && Array.isArray(ballot)) {
+    const list = form.querySelector<HTMLElement>('#ranking');
+    for (const text of [...ballot].reverse()) {
+      const item = list?.querySelector<HTMLElement>(`li[data-index="${indexOf(text)}"]`);
+      if (list && item) list.prepend(item);
+    }
+    if (list) renumber(list);
+  } else if (ballot && typeof ballot === 'object') {
+    for (const [text, value] of Object.entries(ballot)) {
+      const input = form.querySelector<HTMLInputElement>(`input[name="value"][data-index="${indexOf(text)}"]`);
+      if (input) input.value = String(value);
+    }
+    form.dispatchEvent(new Event('input'));
   }
 }

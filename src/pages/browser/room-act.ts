@@ -7,7 +7,7 @@
  */
 import { ballotWords, escapeHtml } from '../room-render.js';
 import { api, ApiError, type Json } from './api.js';
-import { ballotFields, ballotKind, readBallot, wireBallot } from './ballot.js';
+import { ballotFields, ballotKind, prefillBallot, readBallot, wireBallot } from './ballot.js';
 import { readCasts, rememberCast, type Seat } from './seat-store.js';
 
 export interface RoomContext {
@@ -114,6 +114,8 @@ ${ballotFields(kind, d.options)}
   if (chooseForm && d) {
     const kind = ballotKind(String(ctx.full.config?.mechanism ?? ''), d.agreement === true);
     wireBallot(chooseForm, kind);
+    const cast = myVote(ctx)?.choice ?? readCasts(slug)[String(d.seq)];
+    if (cast !== undefined) prefillBallot(chooseForm, kind, d.options, cast);
     onSubmit(chooseForm, async (form) => {
       const choice = readBallot(form, kind, d.options);
       const reason = value(form, 'reason');
