@@ -131,6 +131,11 @@ function waitForJoin(slug: string, invite: string | null): Promise<Seat> {
   if (invite && note) note.textContent = 'You have an invite to this room: choose the name to show, and join.';
   const passwordField = byId('password-field');
   if (invite && passwordField) passwordField.hidden = true;
+  const nameInput = byId('join-name') as HTMLInputElement | null;
+  const button = byId('join-button');
+  nameInput?.addEventListener('input', () => {
+    if (button) button.textContent = nameInput.value.trim() ? `Join as ${nameInput.value.trim()}` : 'Join';
+  });
   return new Promise((resolve) => {
     form?.addEventListener('submit', (event) => {
       event.preventDefault();

@@ -10,6 +10,8 @@ import { api, ApiError, type Json } from './api.js';
 import { ballotFields, ballotKind, prefillBallot, readBallot, wireBallot } from './ballot.js';
 import { readCasts, rememberCast, type Seat } from './seat-store.js';
 
+const SLATE_SECONDS = 86_400;
+
 export interface RoomContext {
   slug: string;
   seat: Seat;
@@ -188,7 +190,7 @@ export function renderHost(root: HTMLElement, ctx: RoomContext): void {
   root.innerHTML = `<div id="host-controls"><h2>Host controls</h2>
 <form id="ask-form" class="stack panel" aria-labelledby="ask-h"><h3 id="ask-h">Open a new decision</h3>
 <label for="ask-question">Question</label><input id="ask-question" name="question" required minlength="3" maxlength="500">
-<label for="ask-options">Options, one per line (leave empty to collect proposals, then start choosing)</label><textarea id="ask-options" name="options" rows="3"></textarea>
+<label for="ask-options">Options, one per line (leave empty to collect proposals for up to a day, then start choosing)</label><textarea id="ask-options" name="options" rows="3"></textarea>
 <label for="ask-context">Context (optional)</label><textarea id="ask-context" name="context" rows="2"></textarea>
 <label class="inline"><input type="checkbox" name="agreement" id="ask-agreement"> Agreement: pass only if everyone accepts the same option</label>
 <button type="submit">Open the decision</button><p role="status" aria-live="polite"></p></form>
@@ -215,6 +217,8 @@ export function renderHost(root: HTMLElement, ctx: RoomContext): void {
       {
         question: value(form, 'question'),
         options,
+        // No options: a slate that collects proposals until someone starts choosing (a day at most).
+        ...(options.length === 0 ? { proposal_window: SLATE_SECONDS } : {}),
         ...(context ? { context } : {}),
         ...(agreement ? { agreement } : {}),
       },
