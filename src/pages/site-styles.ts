@@ -21,6 +21,7 @@ button:disabled{cursor:not-allowed;opacity:.7}
 [role="alert"],.error{color:var(--bad);font-weight:600}
 .error-page .code{font-family:ui-monospace,monospace}
 .panel{border:1px solid var(--line);border-radius:8px;padding:.5rem 1rem 1rem;margin:1rem 0}
+.panel>h2:first-child,.panel>h3:first-child{margin-top:.5rem}
 .seat-line{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center}
 .bars{list-style:none;padding:0;margin:.5rem 0;display:grid;gap:.35rem}
 .bars li{display:grid;grid-template-columns:minmax(6rem,14rem) 1fr auto;gap:.5rem;align-items:center}
