@@ -146,15 +146,28 @@ function receiptClaims(jws: unknown): Json | null {
   }
 }
 
-/** Counts as bars, highest first (slate order among equals), with percentages and the winner marked. */
-export function tallyBars(tallies: Record<string, number>, winner: string | null, label: string): string {
+/**
+ * Counts as bars, highest first (slate order among equals), with the winner marked. Counts are shown
+ * with their share of the total; Schulze scores (net head-to-head wins, possibly negative) have no
+ * share, so their bars span the lowest to the highest score instead.
+ */
+export function tallyBars(
+  tallies: Record<string, number>,
+  winner: string | null,
+  label: string,
+  scale: 'share' | 'net' = 'share',
+): string {
   const entries = Object.entries(tallies).sort((a, b) => b[1] - a[1]);
   const total = entries.reduce((sum, [, count]) => sum + Math.max(0, count), 0);
+  const high = entries[0]?.[1] ?? 0;
+  const low = entries.at(-1)?.[1] ?? 0;
   const items = entries
     .map(([option, count]) => {
       const pct = total > 0 ? Math.round((Math.max(0, count) / total) * 1000) / 10 : 0;
+      const bar = scale === 'share' ? pct : high > low ? Math.round(((count - low) / (high - low)) * 100) : 100;
+      const words = scale === 'share' ? `${count} (${pct}%)` : `${count} net`;
       const won = option === winner;
-      return `<li data-option="${escapeHtml(option)}" data-count="${escapeHtml(count)}"${won ? ' class="winner"' : ''}><span class="opt">${won ? '✓ ' : ''}${escapeHtml(option)}${won ? ' <span class="tag">winner</span>' : ''}</span><progress max="100" value="${pct}" aria-label="${escapeHtml(option)}: ${pct}%"></progress><span class="count">${escapeHtml(count)} (${pct}%)</span></li>`;
+      return `<li data-option="${escapeHtml(option)}" data-count="${escapeHtml(count)}"${won ? ' class="winner"' : ''}><span class="opt">${won ? '✓ ' : ''}${escapeHtml(option)}${won ? ' <span class="tag">winner</span>' : ''}</span><progress max="100" value="${bar}" aria-label="${escapeHtml(option)}: ${escapeHtml(words)}"></progress><span class="count">${escapeHtml(words)}</span></li>`;
     })
     .join('');
   return `<ol class="bars" aria-label="${escapeHtml(label)}">${items}</ol>`;
@@ -204,7 +217,7 @@ function decidedItem(d: Json): string {
   const winner = d.resolved_winner ?? null;
   const bars =
     tallies && typeof tallies === 'object' && !Array.isArray(tallies)
-      ? `<h4>${kind === 'ranked_choice' ? 'Final round' : kind === 'ranked_pairwise' ? 'Head-to-head wins' : 'Tally'}</h4>${tallyBars(tallies, winner, 'Tally')}`
+      ? `<h4>${kind === 'ranked_choice' ? 'Final round' : kind === 'ranked_pairwise' ? 'Head-to-head wins minus losses' : 'Tally'}</h4>${tallyBars(tallies, winner, 'Tally', kind === 'ranked_pairwise' ? 'net' : 'share')}`
       : '';
   const trace = claims && (kind === 'ranked_choice' || kind === 'ranked_pairwise') ? replayTrace(claims) : null;
   const counting =

@@ -16,6 +16,10 @@ describe('room page sections', () => {
     expect(html).toContain('0 (0%)');
     expect(html).toMatch(/<li data-option="beta" data-count="3" class="winner">/);
     expect(html).not.toContain('<b>');
+    const net = tallyBars({ a: -2, b: 2, c: 0 }, 'b', 'Schulze', 'net');
+    expect(net).toContain('-2 net');
+    expect(net).not.toContain('%)');
+    expect([...net.matchAll(/value="(\d+)"/g)].map((m) => m[1])).toEqual(['100', '50', '0']);
   });
 
   it('shows the settling countdown, who has not chosen and the visible choices with reasons', () => {
