@@ -1,9 +1,9 @@
 /**
- * The shareable room page `GET /r/{slug}` (01-transport-and-auth.md §12): HTML for people, no acting
- * forms, and exactly one `application/svc+json` script with the machine-readable state. A public
- * room shows its question, options, status, discussion and decided list; the page's script verifies
- * each receipt in the browser and follows the room live. Unlisted and private rooms show only the
- * join sliver.
+ * The shareable room page `GET /r/{slug}`: plain HTML for people with no acting form, and exactly one
+ * `application/svc+json` script with the machine-readable state. A public room shows its question,
+ * options, status, discussion and decided list; unlisted and private rooms show only how to join.
+ * The page's script (src/pages/room-page.ts) mounts the join form and, once seated, the actions,
+ * verifies each receipt in the browser and follows the room live (docs/architecture.md, Pages).
  */
 import { roomUrl } from '../runtime/sealing.js';
 import type { FastifyInstance } from 'fastify';
@@ -21,8 +21,10 @@ export function scriptSafeJson(value: unknown): string {
 
 /**
  * How a person takes a seat: a name for public and unlisted rooms; the password (or an invite link,
- * which the page's script reads from the URL fragment) for private ones. The form is sent by the
- * script as JSON to the join API; without scripts the page says how to join instead.
+ * which the page's script reads from the URL fragment) for private ones. The form sits in an inert
+ * <template> that the page's script mounts and sends as JSON to the join API: the plain HTML has no
+ * acting form (as the protocol's room page requires), and without scripts no form can send a
+ * password anywhere — in particular not in a GET query; the page says how to join instead.
  */
 function joinPanel(visibility: string, hasPassword: boolean): string {
   const note =
@@ -34,14 +36,14 @@ function joinPanel(visibility: string, hasPassword: boolean): string {
       ? `${hasPassword ? '<div id="password-field" class="stack"><label for="join-password">Room password</label><input id="join-password" name="password" type="password" autocomplete="current-password"></div>' : ''}`
       : '';
   return `<section id="join-panel" class="panel" aria-labelledby="join-h"><h2 id="join-h">Join this room</h2>
-<form id="join-form" class="stack">
+<noscript><p>Joining from this page needs JavaScript.</p></noscript>
+<template id="join-template"><form id="join-form" class="stack" method="post">
 <p id="invite-note">${note}</p>
 ${password}<label for="join-name">Your name</label>
 <input id="join-name" name="display_name" maxlength="100" autocomplete="nickname" required>
 <button type="submit" id="join-button">Join</button>
 <p id="join-status" role="status" aria-live="polite"></p>
-</form>
-<noscript><p>Joining from this page needs JavaScript.</p></noscript>
+</form></template>
 </section>`;
 }
 

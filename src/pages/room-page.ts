@@ -124,7 +124,14 @@ function takeInvite(): string | null {
   }
 }
 
+/** The join form comes inert in a <template>; mounted only here, so without scripts nothing can be sent. */
+function mountJoinForm(): void {
+  const template = byId('join-template') as HTMLTemplateElement | null;
+  if (template && !byId('join-form')) template.after(template.content.cloneNode(true));
+}
+
 function waitForJoin(slug: string, invite: string | null): Promise<Seat> {
+  mountJoinForm();
   const form = byId('join-form') as HTMLFormElement | null;
   const status = byId('join-status');
   const note = byId('invite-note');

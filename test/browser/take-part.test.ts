@@ -182,6 +182,17 @@ describe.skipIf(!hasChromium)('taking part from the room page, on SQLite', () =>
       token: created.body.creator_token,
       body: { body: 'the hidden words' },
     });
+    // The plain HTML has no acting form (the join form is an inert template), and with scripts off
+    // nothing can be submitted: a password can never travel in a GET query.
+    const plain = await (await fetch(`${svc.base}/r/${created.body.slug}`)).text();
+    expect(plain.replace(/<template[\s\S]*?<\/template>/g, '')).not.toMatch(/<form\b/);
+    const noScripts = await browser.newContext({ javaScriptEnabled: false });
+    const still = await noScripts.newPage();
+    await still.goto(`${svc.base}/r/${created.body.slug}`);
+    expect(await still.$$('form')).toHaveLength(0);
+    expect(await still.textContent('#join-panel')).toContain('needs JavaScript');
+    await noScripts.close();
+
     const traffic: Traffic = { lines: [] };
     const { context, page } = await newPerson(browser);
     const watch = recordTraffic(page, traffic, svc.base);
