@@ -75,7 +75,7 @@ function homeHtml(services: Services): string {
 <p class="muted">Run by <strong>${escapeHtml(operatorName)}</strong> · contact ${contact}</p></header>
 <main id="main">
 <section aria-labelledby="create-h"><h2 id="create-h">Start a room</h2>
-<form id="create-room" class="stack" novalidate>
+<template id="create-template"><form id="create-room" class="stack" method="post" novalidate>
 <label for="question">Question</label>
 <input id="question" name="question" required minlength="3" maxlength="500" autocomplete="off" placeholder="Where do we meet next week?">
 <label for="options">Options, one per line <span class="muted">(leave empty to collect proposals first)</span></label>
@@ -101,7 +101,7 @@ function homeHtml(services: Services): string {
 <input id="display_name" name="display_name" maxlength="100" autocomplete="nickname" value="host">
 <button type="submit">Create the room</button>
 <p id="create-status" role="status" aria-live="polite"></p>
-</form>
+</form></template>
 <noscript><p>Creating a room from this page needs JavaScript. Without it, send <code>POST /api/rooms</code> with a JSON body (see the <a href="/docs">API reference</a>), or use the <code>conclave</code> command line.</p></noscript>
 </section>
 <section aria-labelledby="more-h"><h2 id="more-h">Read more</h2>

@@ -6,6 +6,10 @@
 import { api, ApiError } from './browser/api.js';
 import { saveSeat } from './browser/seat-store.js';
 
+// The form arrives inert in a <template>: mounted only by this script, so without scripts no form
+// can send the room password anywhere (a plain form would put it in a GET query).
+const template = document.getElementById('create-template') as HTMLTemplateElement | null;
+template?.after(template.content.cloneNode(true));
 const form = document.getElementById('create-room') as HTMLFormElement | null;
 const status = document.getElementById('create-status');
 
