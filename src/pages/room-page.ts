@@ -64,15 +64,20 @@ function startCountdown(): void {
 }
 
 let lastActKey = '';
+let lastFull: Json | null = null;
 
 /** Re-renders every section from a fresh read; answers the event seq it reflects. */
 async function update(slug: string, jwks: Jwks, seat: Seat | null, refresh: () => void): Promise<number> {
   const token = seat?.token;
-  const [view, outcome, full] = await Promise.all([
+  const [view, outcome] = await Promise.all([
     api('GET', `/api/rooms/${slug}`, undefined, token),
     api('GET', `/api/rooms/${slug}/outcome`, undefined, token),
-    seat ? api('GET', `/api/rooms/${slug}?include=full`, undefined, token) : Promise.resolve(null as Json | null),
   ]);
+  // The full view (the room's config, the open decision's votes with their reasons) is read with
+  // every change only while a decision is open; between decisions the last one serves.
+  if (seat && (view.decision || !lastFull))
+    lastFull = await api('GET', `/api/rooms/${slug}?include=full`, undefined, token);
+  const full = seat ? lastFull : null;
   const sections = roomSections(view, outcome, full);
   for (const [name, html] of Object.entries(sections)) {
     const element = byId(`section-${name}`);
