@@ -42,6 +42,19 @@ describe.skipIf(!hasChromium)('the front door', () => {
     expect(await robots.text()).toContain('Disallow: /r/');
   });
 
+  it('serves the guide from the docs/ folder that ships, and nothing outside it', async () => {
+    const list = await (await fetch(`${svc.base}/guide`)).text();
+    expect(list).toContain('href="/guide/architecture.md"');
+    const doc = await fetch(`${svc.base}/guide/architecture.md`);
+    expect(doc.headers.get('content-type')).toBe('text/markdown; charset=utf-8');
+    expect(await doc.text()).toContain('## Pages');
+    for (const path of ['/guide/..%2Fpackage.json', '/guide/%2e%2e%2fREADME.md', '/guide/README.md']) {
+      const refused = await fetch(`${svc.base}${path}`, { headers: { accept: 'application/json' } });
+      expect(refused.status, path).toBe(404);
+      expect(((await refused.json()) as any).error.code, path).toBe('vendor:conclave:not_found');
+    }
+  });
+
   it('shows the home page with the operator, the creation form and the links', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const watch = watchPage(page, svc.base);
