@@ -10,7 +10,14 @@ import { wantsPage } from './negotiate.js';
 
 export function sendError(reply: FastifyReply, request: FastifyRequest, spec: ErrorSpec, status: number): FastifyReply {
   for (const [name, value] of Object.entries(spec.headers ?? {})) reply.header(name, value);
-  reply.header('vary', 'accept');
+  // The answer depends on Accept (a browser gets a page); keep any Vary already set (CORS's Origin).
+  const vary = reply.getHeader('vary');
+  if (
+    !String(vary ?? '')
+      .toLowerCase()
+      .includes('accept')
+  )
+    reply.header('vary', vary ? `${vary}, Accept` : 'Accept');
   if (wantsPage(request)) {
     return reply
       .code(status)
