@@ -20,6 +20,8 @@ import { type Capabilities, registerMetaRoutes } from './meta.js';
 import { OAUTH_ROUTES } from './oauth-routes.js';
 import { registerPageAssets } from './page-assets.js';
 import { installPageSecurity } from './page-security.js';
+import { registerDocsPage } from './docs-page.js';
+import { registerHomePage } from './home-page.js';
 import { registerRoomPage } from './room-page.js';
 import { registerVisualizerPage } from './visualizer-page.js';
 import { registerOperationRoutes } from './routes.js';
@@ -65,6 +67,12 @@ const META_PATHS = [
   '/readyz',
   '/v1/openapi.json',
   '/r/{slug}',
+  '/',
+  '/docs',
+  '/guide',
+  '/guide/{file}',
+  '/favicon.ico',
+  '/robots.txt',
   EVENT_STREAM_PATH,
 ];
 
@@ -154,6 +162,8 @@ export async function buildHttpApp(
   await installBackPressure(app);
   registerOperationRoutes(app, services, operations);
   registerMetaRoutes(app, services, operations, options.capabilities, options.revocations);
+  registerHomePage(app, services);
+  registerDocsPage(app);
   registerRoomPage(app, services);
   registerVisualizerPage(app);
   registerPageAssets(app);

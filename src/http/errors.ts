@@ -5,9 +5,26 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type ErrorSpec, envelope, ProtocolError, protocolError } from '../errors.js';
 import { StoreUnavailableError } from '../store/port.js';
+import { errorPageHtml } from './error-page.js';
+import { wantsPage } from './negotiate.js';
 
 export function sendError(reply: FastifyReply, request: FastifyRequest, spec: ErrorSpec, status: number): FastifyReply {
   for (const [name, value] of Object.entries(spec.headers ?? {})) reply.header(name, value);
+  // The answer depends on Accept (a browser gets a page); keep any Vary already set (CORS's Origin).
+  const vary = reply.getHeader('vary');
+  if (
+    !String(vary ?? '')
+      .toLowerCase()
+      .includes('accept')
+  )
+    reply.header('vary', vary ? `${vary}, Accept` : 'Accept');
+  if (wantsPage(request)) {
+    return reply
+      .code(status)
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .send(errorPageHtml(spec, status, request.id));
+  }
   return reply
     .code(status)
     .header('content-type', 'application/json; charset=utf-8')

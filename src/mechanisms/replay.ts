@@ -131,17 +131,35 @@ function replay(receipt: DecisionReceipt): ReplayReport {
   return { result: 'mismatch', reason: differences.join('; '), expected };
 }
 
-function rerun(receipt: DecisionReceipt): ReceiptOutcome {
-  const responses = receipt.votes.length + receipt.abstentions.length;
-  const input: EngineInput = {
+/**
+ * The count behind a decision receipt, re-run from the ballots it signs: instant-runoff rounds, the
+ * Schulze matrix (what a reader's page shows); null when the receipt cannot be replayed (no ballots
+ * listed, a conclusion, a malformed payload).
+ */
+export function replayTrace(payload: unknown): Record<string, unknown> | null {
+  try {
+    const receipt = readDecisionReceipt(payload);
+    if (receipt.votes.length === 0 && receipt.castVotes > 0) return null;
+    return runMechanism(receipt.kind, engineInputOf(receipt)).trace;
+  } catch {
+    return null;
+  }
+}
+
+function engineInputOf(receipt: DecisionReceipt): EngineInput {
+  return {
     parameters: engineParametersOf(receipt.parameters),
     eligible_voters: receipt.eligibleVoters,
     votes: receipt.votes.map((vote, i) => decodeChoice(receipt.kind, vote, i)),
-    participating_voters: responses,
+    participating_voters: receipt.votes.length + receipt.abstentions.length,
     deterministic_seed: receipt.seed,
   };
+}
+
+function rerun(receipt: DecisionReceipt): ReceiptOutcome {
+  const input = engineInputOf(receipt);
   try {
-    return receiptOutcome(runMechanism(receipt.kind, input), responses);
+    return receiptOutcome(runMechanism(receipt.kind, input), input.participating_voters ?? 0);
   } catch (error) {
     if (error instanceof ProtocolError) {
       throw new ReplayStop('mismatch', `the mechanism refuses the receipt's input: ${error.message}`);

@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 
-export const PAGE_SCRIPTS = ['visualizer', 'room', 'device'] as const;
+export const PAGE_SCRIPTS = ['visualizer', 'room', 'device', 'home', 'docs'] as const;
 export type PageScript = (typeof PAGE_SCRIPTS)[number];
 
 export async function bundlePages(): Promise<Record<PageScript, string>> {

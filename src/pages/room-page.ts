@@ -1,18 +1,30 @@
 /**
- * The room page's script (bundled for the browser): verifies every receipt of the room in the
- * reader's own browser — signature against the service's JWKS, hash, link to the receipt before —
- * with the client library, and keeps the page current by re-reading the room on each event (SSE).
- * It renders with the same functions the server used for the first paint.
+ * The room page's script (bundled for the browser): a place to take part. It joins (a name; or an
+ * invite read from the URL fragment, or the password, for private rooms), keeps the seat's token in
+ * this browser for this room only (browser/seat-store.ts) with a visible "leave this device", renders
+ * the room with the same functions the server used for the first paint, offers the actions the seat
+ * may take (browser/room-act.ts), verifies every receipt in the reader's own browser — signature
+ * against the service's JWKS, hash, link to the receipt before, replay — and follows the room live
+ * over the event stream. The token is sent only in an Authorization header.
  */
 import { ConclaveClient, type Jwks, verifyRoomReceiptChain } from '../client/index.js';
+import { api, ApiError, type Json } from './browser/api.js';
+import { actKey, type RoomContext, renderAct, renderHost, renderSay } from './browser/room-act.js';
+import { forgetSeat, loadSeat, type Seat, saveSeat } from './browser/seat-store.js';
 import { coalesce } from './coalesce.js';
-import { roomSections } from './room-render.js';
+import { escapeHtml, roomSections } from './room-render.js';
 
 const embedded = JSON.parse(document.getElementById('room-state')?.textContent ?? '{}') as {
   slug?: string;
   visibility?: string;
 };
 const client = new ConclaveClient({ baseUrl: location.origin });
+const byId = (id: string) => document.getElementById(id);
+
+function liveStatus(text: string): void {
+  const status = byId('live-status');
+  if (status) status.textContent = text;
+}
 
 async function verifyReceipts(outcome: unknown, jwks: Jwks): Promise<void> {
   const report = await verifyRoomReceiptChain(outcome, { jwks });
@@ -37,30 +49,175 @@ async function verifyReceipts(outcome: unknown, jwks: Jwks): Promise<void> {
   }
 }
 
+/** The settling countdown ticks down between reads. */
+let countdown: ReturnType<typeof setInterval> | undefined;
+function startCountdown(): void {
+  clearInterval(countdown);
+  const slot = document.querySelector<HTMLElement>('.countdown[data-seconds]');
+  if (!slot) return;
+  let left = Number(slot.dataset.seconds);
+  countdown = setInterval(() => {
+    left = Math.max(0, left - 1);
+    slot.textContent = `${left} s`;
+    if (left === 0) clearInterval(countdown);
+  }, 1000);
+}
+
+let lastActKey = '';
+let lastFull: Json | null = null;
+
 /** Re-renders every section from a fresh read; answers the event seq it reflects. */
-async function update(slug: string, jwks: Jwks): Promise<number> {
-  const [view, outcome] = await Promise.all([client.getRoom({ slug }), client.outcome({ slug })]);
-  const sections = roomSections(view, outcome);
+async function update(slug: string, jwks: Jwks, seat: Seat | null, refresh: () => void): Promise<number> {
+  const token = seat?.token;
+  const [view, outcome] = await Promise.all([
+    api('GET', `/api/rooms/${slug}`, undefined, token),
+    api('GET', `/api/rooms/${slug}/outcome`, undefined, token),
+  ]);
+  // The full view (the room's config, the open decision's votes with their reasons) is read with
+  // every change only while a decision is open; between decisions the last one serves.
+  if (seat && (view.decision || !lastFull))
+    lastFull = await api('GET', `/api/rooms/${slug}?include=full`, undefined, token);
+  const full = seat ? lastFull : null;
+  const sections = roomSections(view, outcome, full);
   for (const [name, html] of Object.entries(sections)) {
-    const element = document.getElementById(`section-${name}`);
+    const element = byId(`section-${name}`);
     if (element) element.innerHTML = html;
+  }
+  startCountdown();
+  if (seat && full) {
+    const ctx: RoomContext = { slug, seat, view, full, refresh };
+    const key = actKey(ctx);
+    if (key !== lastActKey) {
+      lastActKey = key;
+      const act = byId('section-act');
+      if (act) renderAct(act, ctx);
+    }
+    const say = byId('section-say');
+    if (say) renderSay(say, ctx);
+    const host = byId('section-host');
+    if (host) renderHost(host, ctx);
   }
   await verifyReceipts(outcome, jwks);
   return Number(view.current_through ?? 0);
 }
 
+function showSeat(slug: string, seat: Seat): void {
+  const join = byId('join-panel');
+  if (join) join.hidden = true;
+  const required = byId('join-required');
+  if (required) required.hidden = true;
+  const panel = byId('seat-panel');
+  if (!panel) return;
+  panel.hidden = false;
+  panel.innerHTML = `<p class="seat-line"><span>You are in this room as <strong id="seat-name">${escapeHtml(seat.name)}</strong>${seat.host ? ' (host)' : ''}. Your seat is kept in this browser.</span>
+<button type="button" id="leave-device">Leave this device</button></p>`;
+  byId('leave-device')?.addEventListener('click', () => {
+    forgetSeat(slug);
+    location.reload();
+  });
+}
+
+/** An invite link carries its secret after `#invite=`; it is read once and removed from the address bar. */
+function takeInvite(): string | null {
+  const match = /(?:^#|&)invite=([^&]+)/.exec(location.hash);
+  if (!match) return null;
+  history.replaceState(null, '', location.pathname + location.search);
+  try {
+    return decodeURIComponent(match[1]!);
+  } catch {
+    return null;
+  }
+}
+
+/** The join form comes inert in a <template>; mounted only here, so without scripts nothing can be sent. */
+function mountJoinForm(): void {
+  const template = byId('join-template') as HTMLTemplateElement | null;
+  if (template && !byId('join-form')) template.after(template.content.cloneNode(true));
+}
+
+function waitForJoin(slug: string, invite: string | null): Promise<Seat> {
+  mountJoinForm();
+  const form = byId('join-form') as HTMLFormElement | null;
+  const status = byId('join-status');
+  const note = byId('invite-note');
+  if (invite && note) note.textContent = 'You have an invite to this room: choose the name to show, and join.';
+  const passwordField = byId('password-field');
+  if (invite && passwordField) passwordField.hidden = true;
+  const nameInput = byId('join-name') as HTMLInputElement | null;
+  const button = byId('join-button');
+  nameInput?.addEventListener('input', () => {
+    if (button) button.textContent = nameInput.value.trim() ? `Join as ${nameInput.value.trim()}` : 'Join';
+  });
+  return new Promise((resolve) => {
+    form?.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const name = (byId('join-name') as HTMLInputElement | null)?.value.trim() ?? '';
+      const password = (byId('join-password') as HTMLInputElement | null)?.value ?? '';
+      if (!name) {
+        if (status) status.textContent = 'Enter the name to show in the room.';
+        return;
+      }
+      const body: Record<string, unknown> = { display_name: name };
+      if (invite) body.invite = invite;
+      else if (password) body.password = password;
+      if (status) status.textContent = 'Joining…';
+      api('POST', `/api/rooms/${slug}/join`, body)
+        .then((joined) => {
+          const seat: Seat = {
+            token: String(joined.participant_token),
+            participantId: String(joined.participant_id),
+            name: String(joined.display_name ?? name),
+            host: false,
+          };
+          saveSeat(slug, seat);
+          resolve(seat);
+        })
+        .catch((error: unknown) => {
+          if (status) {
+            status.textContent = `Not joined: ${error instanceof ApiError ? error.message : 'the service could not be reached.'}`;
+            status.classList.add('error');
+          }
+        });
+    });
+  });
+}
+
+async function follow(slug: string, seat: Seat | null): Promise<void> {
+  const jwks = (await client.jwks()) as Jwks;
+  let refresh: () => void = () => undefined;
+  refresh = coalesce(async () => {
+    await update(slug, jwks, seat, refresh);
+  });
+  const through = await update(slug, jwks, seat, refresh);
+  liveStatus('Live: this page follows the room.');
+  const auth = seat ? { token: seat.token } : undefined;
+  for await (const _event of client.streamEvents({ slug, since_seq: through, ...(auth ? { auth } : {}) })) refresh();
+}
+
 async function main(): Promise<void> {
   const slug = embedded.slug;
-  if (!slug || embedded.visibility !== 'public') return;
-  const jwks = (await client.jwks()) as Jwks;
-  const through = await update(slug, jwks);
-  const refresh = coalesce(async () => {
-    await update(slug, jwks);
-  });
-  for await (const _event of client.streamEvents({ slug, since_seq: through })) refresh();
+  if (!slug) return;
+  const invite = takeInvite();
+  let seat = loadSeat(slug);
+  if (seat) {
+    showSeat(slug, seat);
+    try {
+      await follow(slug, seat);
+      return;
+    } catch (error) {
+      if (!(error instanceof ApiError && (error.status === 401 || error.status === 403))) throw error;
+      // The seat is gone (removed, or the room was recreated): forget it and offer to join again.
+      forgetSeat(slug);
+      location.reload();
+      return;
+    }
+  }
+  if (embedded.visibility === 'public') void follow(slug, null).catch(() => undefined);
+  seat = await waitForJoin(slug, invite);
+  showSeat(slug, seat);
+  location.reload();
 }
 
 main().catch((error: unknown) => {
-  const status = document.getElementById('live-status');
-  if (status) status.textContent = `Live updates stopped: ${(error as Error).message}`;
+  liveStatus(`Live updates stopped: ${(error as Error).message}`);
 });

@@ -1,4 +1,5 @@
 import { CHART_STYLE } from '../visualizer/chart-svg.js';
+import { SITE_CSS } from './site-styles.js';
 
 /**
  * The pages' one stylesheet, served as /assets/page.css: the pages' policy runs no inline style
@@ -51,4 +52,4 @@ button{cursor:pointer;background:#eef3fd}
 .device-page code{font-size:1.1em}
 .device-page button{margin-right:.5rem}
 .device-page #result{margin-top:1rem;font-weight:bold}
-`;
+${SITE_CSS}`;

@@ -86,9 +86,20 @@ describe('every page carries the page headers', () => {
       [svc, '/oauth/device?user_code=ZZZZ-ZZZZ'],
       [disabled, '/oauth/device'],
     ];
+    pages.push([svc, '/'], [svc, '/docs'], [svc, '/guide']);
     for (const [service, url] of pages) {
-      const res = await call(service.base, 'GET', url);
+      const res = await call(service.base, 'GET', url, { headers: { accept: 'text/html' } });
       expect(res.status, url).toBe(200);
+      expect(res.headers.get('content-type'), url).toMatch(/^text\/html/);
+      expectPageHeaders(res.headers, url);
+      expectNoInlineCode(res.text, url);
+    }
+  });
+
+  it('sends the page headers on the HTML error pages a browser gets', async () => {
+    for (const url of ['/r/nosuchroom0', '/no/such/page', '/assets/nosuch.js']) {
+      const res = await call(svc.base, 'GET', url, { headers: { accept: 'text/html,*/*;q=0.8' } });
+      expect(res.status, url).toBe(404);
       expect(res.headers.get('content-type'), url).toMatch(/^text\/html/);
       expectPageHeaders(res.headers, url);
       expectNoInlineCode(res.text, url);
@@ -198,6 +209,23 @@ describe.skipIf(!hasChromium)('the pages work under their policy in Chromium', (
     expect(await violations()).toEqual([]);
     expect(watch.problems).toEqual([]);
     await page.close();
+  });
+
+  it('the home page and the API reference run under the policy with no violation', async () => {
+    for (const [url, ready] of [
+      ['/', '#create-room'],
+      ['/docs', '#swagger-ui .opblock'],
+    ] as const) {
+      const page = await browser.newPage();
+      const violations = await watchPolicy(page);
+      const watch = watchPage(page, svc.base);
+      await page.goto(`${svc.base}${url}`);
+      await page.waitForSelector(ready);
+      expect(await violations(), url).toEqual([]);
+      expect(watch.problems, url).toEqual([]);
+      expect(watch.foreign, url).toEqual([]);
+      await page.close();
+    }
   });
 
   it('cannot be framed by another page', async () => {

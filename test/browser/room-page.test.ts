@@ -67,7 +67,7 @@ describe.skipIf(!hasChromium)('the room page in a browser', () => {
     expect(text).toContain('We are ready </script><b>really</b>.');
     expect(text).toContain('Ship <script>alert(1)</script>?');
     expect(text).toMatch(/Winner: yes/);
-    expect(await page.$$eval('table.tallies', (tables) => tables.length)).toBe(2);
+    expect(await page.$$eval('#section-decided ol.bars', (lists) => lists.length)).toBe(2);
     // Room text never becomes markup, and the page keeps exactly one machine-readable script.
     expect(await page.$$('main b, main i, main script')).toHaveLength(0);
     expect(await page.$$('script[type="application/svc+json"]')).toHaveLength(1);

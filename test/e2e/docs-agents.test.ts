@@ -42,8 +42,10 @@ describe('the snippets of the agent guide', () => {
       const next = await me.awaitNextAction({ slug, wait: 25 });
       if (next.status !== 'actionable') continue; // a timeout: wait again
       const view = await me.getRoom({ slug });
+      const first = view.decision?.options[0]; // the open decision's first option
+      if (first === undefined) continue;
       try {
-        await me.choose({ slug, decision: next.decision.seq, choice: view.decision.options[0], reason: 'first' });
+        await me.choose({ slug, decision: next.decision.seq, choice: first, reason: 'first' });
         chosen = true;
       } catch (error) {
         if (error instanceof ConclaveError && error.code === 'decision.not_open') continue;

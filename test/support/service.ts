@@ -6,6 +6,17 @@ import { loadConfig } from '../../src/config.js';
 import type { Clock } from '../../src/runtime/clock.js';
 import { createService, type Service } from '../../src/service.js';
 
+/** Suites send many requests from 127.0.0.1; the rate-limit suites turn the limiters back on. */
+export const NO_RATE_LIMITS = {
+  RATE_LIMIT_IP_PER_MIN: '0',
+  RATE_LIMIT_CREDENTIAL_PER_MIN: '0',
+  RATE_LIMIT_CREATE_PER_HOUR: '0',
+  RATE_LIMIT_CREDENTIAL_CALLS_PER_MIN: '0',
+  RATE_LIMIT_ISSUER_PER_MIN: '0',
+  RATE_LIMIT_IP_AUTHENTICATED_PER_MIN: '0',
+  RATE_LIMIT_IP_MCP_SETUP_PER_MIN: '0',
+};
+
 export interface RunningService {
   service: Service;
   base: string;
@@ -22,14 +33,7 @@ export async function startService(
     PORT: '0',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
-    // Suites send many requests from 127.0.0.1; the rate-limit suites turn the limiters back on.
-    RATE_LIMIT_IP_PER_MIN: '0',
-    RATE_LIMIT_CREDENTIAL_PER_MIN: '0',
-    RATE_LIMIT_CREATE_PER_HOUR: '0',
-    RATE_LIMIT_CREDENTIAL_CALLS_PER_MIN: '0',
-    RATE_LIMIT_ISSUER_PER_MIN: '0',
-    RATE_LIMIT_IP_AUTHENTICATED_PER_MIN: '0',
-    RATE_LIMIT_IP_MCP_SETUP_PER_MIN: '0',
+    ...NO_RATE_LIMITS,
     ...options.env,
   });
   const service = await createService(config, options.clock ? { clock: options.clock } : {});
