@@ -21,7 +21,7 @@ import type { StateSource } from './waiters.js';
 import { OriginBreaker, originOf } from './webhook-breaker.js';
 import type { WebhookSender } from './webhook-client.js';
 import { DeliveryLanes, LANE_LIMITS } from './webhook-lanes.js';
-import { signatureHeader } from './webhook-signing.js';
+import { deliveryHeaders } from './webhook-signing.js';
 
 /** Longer than an attempt can take (10 s), so a live attempt is never claimed twice. */
 const LEASE_MS = 60_000;
@@ -290,9 +290,7 @@ export class WebhookWorker {
       {
         'content-type': 'application/json',
         'user-agent': this.deps.userAgent,
-        'webhook-id': eventId,
-        'webhook-timestamp': String(timestamp),
-        'webhook-signature': signatureHeader(hook.secret, timestamp, body),
+        ...deliveryHeaders(hook.secret, eventId, timestamp, body),
       },
       body,
       this.deps.allowPrivate,
