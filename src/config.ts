@@ -254,6 +254,8 @@ export interface ServiceConfig {
       };
   dataDir: string;
   baseUrl: string;
+  /** PUBLIC_BASE_URL was unset: baseUrl was made from HOST and PORT (server-process.ts warns). */
+  baseUrlDefaulted: boolean;
   signingKeySeed: string | undefined;
   adminToken: string | undefined;
   name: string;
@@ -302,6 +304,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
         : { kind: 'sqlite', file: path.join(dataDir, 'conclave.db') },
     dataDir,
     baseUrl: (e.PUBLIC_BASE_URL ?? `http://${hostForUrl}:${e.PORT}`).replace(/\/+$/, ''),
+    baseUrlDefaulted: e.PUBLIC_BASE_URL === undefined,
     signingKeySeed: e.CONCLAVE_SIGNING_KEY_SEED,
     adminToken: e.CONCLAVE_ADMIN_TOKEN,
     name: e.CONCLAVE_NAME,

@@ -1,11 +1,13 @@
 /** The service as a process: build from the environment, listen, and shut down gracefully on signals. */
-import { configProblem, loadConfig } from './config.js';
+import { isIPv4 } from 'node:net';
+import { configProblem, loadConfig, type ServiceConfig } from './config.js';
 import { LOW_FILE_LIMIT, openFileLimit } from './runtime/file-descriptors.js';
 import { createService } from './service.js';
 
 export async function runServer(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = loadConfig(env);
   const service = await createService(config);
+  warnOnDefaultBaseUrl(config, service.app.log);
   try {
     await service.app.listen({ port: config.port, host: config.host });
   } catch (error) {
@@ -32,6 +34,39 @@ export async function runServer(env: NodeJS.ProcessEnv = process.env): Promise<v
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+/** Whether a listen address only accepts connections from this machine. */
+export function isLoopbackHost(host: string): boolean {
+  const name = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  if (name === 'localhost' || name === '::1') return true;
+  const v4 = name.startsWith('::ffff:') ? name.slice('::ffff:'.length) : name;
+  return isIPv4(v4) && v4.startsWith('127.');
+}
+
+/**
+ * The warning an operator must not miss, or null: without PUBLIC_BASE_URL the service names itself
+ * after its listen address, and that name is signed into every receipt (`iss`, `aud`) and every room
+ * URL. On loopback that is right (a local run); reachable from elsewhere it is almost surely wrong,
+ * and receipts signed with it cannot be re-signed later.
+ */
+export function defaultBaseUrlWarning(
+  config: Pick<ServiceConfig, 'baseUrlDefaulted' | 'host' | 'baseUrl'>,
+): string | null {
+  if (!config.baseUrlDefaulted || isLoopbackHost(config.host)) return null;
+  return (
+    `PUBLIC_BASE_URL IS NOT SET while listening on ${config.host}: receipts and room URLs will name ` +
+    `${config.baseUrl}, which clients elsewhere cannot reach, and signed receipts keep it for good. ` +
+    'Set PUBLIC_BASE_URL to the address clients use (e.g. PUBLIC_BASE_URL=https://conclave.example.org).'
+  );
+}
+
+function warnOnDefaultBaseUrl(
+  config: ServiceConfig,
+  log: { warn(details: Record<string, unknown>, message: string): void },
+): void {
+  const warning = defaultBaseUrlWarning(config);
+  if (warning) log.warn({ variable: 'PUBLIC_BASE_URL', base_url: config.baseUrl }, warning);
 }
 
 /**

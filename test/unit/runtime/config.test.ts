@@ -3,13 +3,14 @@
  * what is wrong with the value and a working example; start-up failures (the data directory, the
  * listen address) name the variable that explains them.
  */
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIG_EXAMPLES, ConfigError, loadConfig } from '../../../src/config.js';
-import { listenProblem, runServer } from '../../../src/server-process.js';
+import { defaultBaseUrlWarning, isLoopbackHost, listenProblem, runServer } from '../../../src/server-process.js';
 
 function problemsOf(env: Record<string, string>): ConfigError {
   try {
@@ -123,4 +124,45 @@ describe('starting the service', () => {
     const other = new Error('something else');
     expect(listenProblem(other, 'h', 1)).toBe(other);
   });
+});
+
+describe('the public base URL', () => {
+  it('warns when it is unset and the service listens beyond loopback', () => {
+    const warning = defaultBaseUrlWarning(loadConfig({ HOST: '0.0.0.0', PORT: '3000' }));
+    expect(warning).toContain('PUBLIC_BASE_URL IS NOT SET while listening on 0.0.0.0');
+    expect(warning).toContain('http://127.0.0.1:3000');
+    expect(defaultBaseUrlWarning(loadConfig({ HOST: '::' }))).not.toBeNull();
+    expect(defaultBaseUrlWarning(loadConfig({ HOST: '10.1.2.3' }))).not.toBeNull();
+    expect(defaultBaseUrlWarning(loadConfig({ HOST: '0.0.0.0', PUBLIC_BASE_URL: 'https://c.example.org' }))).toBeNull();
+    for (const host of ['127.0.0.1', '127.0.0.2', 'localhost', '::1', '[::1]', '::ffff:127.0.0.1']) {
+      expect(isLoopbackHost(host), host).toBe(true);
+      expect(defaultBaseUrlWarning(loadConfig({ HOST: host })), host).toBeNull();
+    }
+    for (const host of ['0.0.0.0', '::', '192.168.1.2', 'conclave.example.org', '::ffff:10.0.0.1']) {
+      expect(isLoopbackHost(host), host).toBe(false);
+    }
+  });
+
+  it('prints the warning when the process starts', async () => {
+    // A documentation address: the process warns at start, then cannot bind it (nothing is exposed).
+    const dataDir = path.join(tmpdir(), `conclave-warned-${process.pid}`);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: new URL('../../../', import.meta.url),
+      env: { ...process.env, HOST: '192.0.2.1', PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: dataDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    await rm(dataDir, { recursive: true, force: true });
+    expect(code).toBe(1);
+    const warning = output.split('\n').find((line) => line.includes('PUBLIC_BASE_URL IS NOT SET'));
+    expect(JSON.parse(warning!)).toMatchObject({ level: 40, variable: 'PUBLIC_BASE_URL' });
+    expect(output).toContain('HOST: "192.0.2.1" is not an address of this machine');
+  }, 30_000);
 });
