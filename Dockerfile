@@ -1,10 +1,13 @@
 # Conclave as an image: install and build once, run slim as a non-root user.
 #   docker build -t conclave .
-#   docker run -p 3000:3000 -v conclave-data:/data conclave          (embedded SQLite store in /data)
+#   docker run -p 3000:3000 -v conclave-data:/data -e PUBLIC_BASE_URL=https://conclave.example.org conclave
+#     (embedded SQLite store in /data). PUBLIC_BASE_URL is signed into every receipt: without it the
+#     service names itself http://127.0.0.1:3000 and warns loudly at start.
 #   add --ulimit nofile=65536:65536 for many clients: each connection holds a file descriptor.
 # Several replicas behind nginx on Redis: docker compose up (docker-compose.yml).
 
-FROM node:20-bookworm AS build
+# The current Node LTS line (26); the test suite runs on it in .ci/run (.ci/node-lts).
+FROM node:26-trixie AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # better-sqlite3 compiles here (build tools are in this stage only).
@@ -16,7 +19,7 @@ COPY scripts scripts
 # Compiles to dist/ and bundles the pages' scripts into dist/public/, then drops the dev dependencies.
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:26-trixie-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \

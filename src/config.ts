@@ -18,7 +18,9 @@ const envSchema = z.object({
       try {
         parseRedisUrl(value);
       } catch (error) {
-        ctx.addIssue({ code: 'custom', message: (error as Error).message.replace(/^REDIS_URL:?\s*/, '') });
+        // The entry is not quoted back: a Redis URL may carry a password.
+        const reason = (error as Error).message.replace(/^REDIS_URL:?\s*/, '').replace(/^"[^"]*"/, 'an entry');
+        ctx.addIssue({ code: 'custom', message: reason });
       }
     }),
   /**
@@ -116,6 +118,128 @@ const envSchema = z.object({
   MANDATE_ISSUER_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false'),
 });
 
+type Variable = keyof typeof envSchema.shape;
+
+/**
+ * A working value for every variable, shown beside its problem. Typed over the schema, so a new
+ * variable does not compile without one.
+ */
+export const CONFIG_EXAMPLES: Readonly<Record<Variable, string>> = {
+  PORT: '3000',
+  HOST: '0.0.0.0',
+  STORE: 'redis',
+  REDIS_URL: 'redis://127.0.0.1:6379',
+  TRUST_PROXY: '10.0.0.0/8',
+  PARKED_SHARE_PER_ADDRESS_PERCENT: '10',
+  PARKED_SHARE_PER_CREDENTIAL_PERCENT: '2',
+  MAX_CONNECTIONS_PER_ADDRESS: '512',
+  HEADERS_TIMEOUT_MS: '10000',
+  REDIS_CLUSTER: 'true',
+  REDIS_WAIT_REPLICAS: '1',
+  REDIS_WAIT_TIMEOUT_MS: '1000',
+  REDIS_KEY_PREFIX: 'conclave:',
+  REDIS_COMMAND_TIMEOUT_MS: '2000',
+  DATA_DIR: '/var/lib/conclave',
+  PUBLIC_BASE_URL: 'https://conclave.example.org',
+  CONCLAVE_SIGNING_KEY_SEED: '$(openssl rand -hex 32)',
+  CONCLAVE_ADMIN_TOKEN: '$(openssl rand -hex 32)',
+  CONCLAVE_NAME: 'Conclave',
+  CONCLAVE_OPERATOR_NAME: 'Example Org',
+  CONCLAVE_OPERATOR_CONTACT: 'mailto:ops@example.org',
+  LOG_LEVEL: 'info',
+  WEBHOOK_ALLOW_PRIVATE: 'false',
+  WEBHOOK_MAX_PER_ROOM: '2000',
+  ROOM_CACHE_SIZE: '1000',
+  ROOM_CACHE_BYTES: '33554432',
+  MAX_PARKED_CONNECTIONS: '20000',
+  GUESS_LIMIT_PER_MIN: '5',
+  RATE_LIMIT_IP_PER_MIN: '600',
+  RATE_LIMIT_CREDENTIAL_PER_MIN: '120',
+  RATE_LIMIT_CREATE_PER_HOUR: '30',
+  RATE_LIMIT_CREDENTIAL_CALLS_PER_MIN: '600',
+  RATE_LIMIT_ISSUER_PER_MIN: '12000',
+  RATE_LIMIT_IP_AUTHENTICATED_PER_MIN: '30000',
+  RATE_LIMIT_IP_MCP_SETUP_PER_MIN: '6000',
+  MANDATE_ISSUER_ALLOWLIST: 'https://issuer.example.org',
+  MANDATE_ALLOW_SELF_ISSUED: 'true',
+  MANDATE_ISSUER_ALLOW_PRIVATE: 'false',
+  ROOM_RETENTION_DAYS: '90',
+};
+
+/** Variables whose values are credentials (or may carry one, as a Redis URL's password): never echoed. */
+const SECRET_VARIABLES: ReadonlySet<string> = new Set([
+  'CONCLAVE_SIGNING_KEY_SEED',
+  'CONCLAVE_ADMIN_TOKEN',
+  'REDIS_URL',
+]);
+
+/** One variable that cannot be used as it is set. */
+export interface ConfigProblem {
+  variable: string;
+  /** What is wrong with the value, phrased to follow the variable's name. */
+  problem: string;
+  example: string;
+}
+
+/** Every invalid variable at once, so an operator fixes them in one pass. */
+export class ConfigError extends Error {
+  constructor(readonly problems: ConfigProblem[]) {
+    super(
+      [
+        `Invalid configuration: ${problems.length} variable${problems.length === 1 ? '' : 's'} to fix`,
+        ...problems.map((p) => `  ${p.variable}: ${p.problem} (example: ${p.variable}=${p.example})`),
+      ].join('\n'),
+    );
+    this.name = 'ConfigError';
+  }
+}
+
+/** A problem found while starting (a directory, a listen address) that one variable explains. */
+export function configProblem(variable: Variable, value: string, problem: string): ConfigError {
+  return new ConfigError([
+    { variable, problem: `${shown(variable, value)} ${problem}`, example: CONFIG_EXAMPLES[variable] },
+  ]);
+}
+
+function shown(variable: string, value: unknown): string {
+  if (SECRET_VARIABLES.has(variable)) return '(value hidden)';
+  const text = String(value);
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text);
+}
+
+function problemOf(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      return issue.expected === 'int' ? 'must be a whole number' : `must be a ${issue.expected}`;
+    case 'invalid_value':
+      return `must be one of ${issue.values.map(String).join(', ')}`;
+    case 'too_small':
+      return issue.origin === 'string' ? issue.message : `must be at least ${issue.minimum}`;
+    case 'too_big':
+      return `must be at most ${issue.maximum}`;
+    case 'invalid_format':
+      return issue.format === 'url' ? 'must be an absolute URL' : issue.message;
+    default:
+      return issue.message;
+  }
+}
+
+function problemsOf(error: z.ZodError, env: NodeJS.ProcessEnv): ConfigProblem[] {
+  const seen = new Set<string>();
+  const problems: ConfigProblem[] = [];
+  for (const issue of error.issues) {
+    const variable = String(issue.path[0]);
+    if (seen.has(variable)) continue;
+    seen.add(variable);
+    problems.push({
+      variable,
+      problem: `${shown(variable, env[variable])} ${problemOf(issue)}`,
+      example: CONFIG_EXAMPLES[variable as Variable] ?? '',
+    });
+  }
+  return problems;
+}
+
 export interface ServiceConfig {
   port: number;
   host: string;
@@ -133,6 +257,8 @@ export interface ServiceConfig {
       };
   dataDir: string;
   baseUrl: string;
+  /** PUBLIC_BASE_URL was unset: baseUrl was made from HOST and PORT (server-process.ts warns). */
+  baseUrlDefaulted: boolean;
   signingKeySeed: string | undefined;
   adminToken: string | undefined;
   name: string;
@@ -160,10 +286,7 @@ export interface ServiceConfig {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   const parsed = envSchema.safeParse(env);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new Error(`Invalid configuration: ${issue.path.join('.')} ${issue.message}`);
-  }
+  if (!parsed.success) throw new ConfigError(problemsOf(parsed.error, env));
   const e = parsed.data;
   const dataDir = path.resolve(e.DATA_DIR);
   const hostForUrl =
@@ -186,6 +309,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
         : { kind: 'sqlite', file: path.join(dataDir, 'conclave.db') },
     dataDir,
     baseUrl: (e.PUBLIC_BASE_URL ?? `http://${hostForUrl}:${e.PORT}`).replace(/\/+$/, ''),
+    baseUrlDefaulted: e.PUBLIC_BASE_URL === undefined,
     signingKeySeed: e.CONCLAVE_SIGNING_KEY_SEED,
     adminToken: e.CONCLAVE_ADMIN_TOKEN,
     name: e.CONCLAVE_NAME,

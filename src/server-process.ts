@@ -1,12 +1,19 @@
 /** The service as a process: build from the environment, listen, and shut down gracefully on signals. */
-import { loadConfig } from './config.js';
+import { isIPv4 } from 'node:net';
+import { configProblem, loadConfig, type ServiceConfig } from './config.js';
 import { LOW_FILE_LIMIT, openFileLimit } from './runtime/file-descriptors.js';
 import { createService } from './service.js';
 
 export async function runServer(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = loadConfig(env);
   const service = await createService(config);
-  await service.app.listen({ port: config.port, host: config.host });
+  warnOnDefaultBaseUrl(config, service.app.log);
+  try {
+    await service.app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await service.close().catch(() => undefined);
+    throw listenProblem(error, config.host, config.port);
+  }
   service.app.log.info({ store: config.store.kind, base_url: config.baseUrl }, 'conclave listening');
   warnOnLowFileLimit(service.app.log);
 
@@ -29,6 +36,39 @@ export async function runServer(env: NodeJS.ProcessEnv = process.env): Promise<v
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 }
 
+/** Whether a listen address only accepts connections from this machine. */
+export function isLoopbackHost(host: string): boolean {
+  const name = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  if (name === 'localhost' || name === '::1') return true;
+  const v4 = name.startsWith('::ffff:') ? name.slice('::ffff:'.length) : name;
+  return isIPv4(v4) && v4.startsWith('127.');
+}
+
+/**
+ * The warning an operator must not miss, or null: without PUBLIC_BASE_URL the service names itself
+ * after its listen address, and that name is signed into every receipt (`iss`, `aud`) and every room
+ * URL. On loopback that is right (a local run); reachable from elsewhere it is almost surely wrong,
+ * and receipts signed with it cannot be re-signed later.
+ */
+export function defaultBaseUrlWarning(
+  config: Pick<ServiceConfig, 'baseUrlDefaulted' | 'host' | 'baseUrl'>,
+): string | null {
+  if (!config.baseUrlDefaulted || isLoopbackHost(config.host)) return null;
+  return (
+    `PUBLIC_BASE_URL IS NOT SET while listening on ${config.host}: receipts and room URLs will name ` +
+    `${config.baseUrl}, which clients elsewhere cannot reach, and signed receipts keep it for good. ` +
+    'Set PUBLIC_BASE_URL to the address clients use (e.g. PUBLIC_BASE_URL=https://conclave.example.org).'
+  );
+}
+
+function warnOnDefaultBaseUrl(
+  config: ServiceConfig,
+  log: { warn(details: Record<string, unknown>, message: string): void },
+): void {
+  const warning = defaultBaseUrlWarning(config);
+  if (warning) log.warn({ variable: 'PUBLIC_BASE_URL', base_url: config.baseUrl }, warning);
+}
+
 /**
  * Node has already raised the soft descriptor limit to the hard one; a low hard limit is the start
  * command's to raise (compose `ulimits`, `docker run --ulimit`, systemd `LimitNOFILE`).
@@ -40,4 +80,33 @@ function warnOnLowFileLimit(log: { warn(details: Record<string, unknown>, messag
     { open_file_limit: limit, recommended: 65_536 },
     'the file-descriptor limit is low: each client connection holds one; raise the hard limit (ulimit -Hn, compose ulimits, systemd LimitNOFILE)',
   );
+}
+
+/**
+ * A failed listen in terms of the variable to change: the bare `getaddrinfo ENOTFOUND` or
+ * `EADDRINUSE` names neither HOST nor PORT. Other errors pass through as they are.
+ */
+export function listenProblem(error: unknown, host: string, port: number): unknown {
+  switch ((error as NodeJS.ErrnoException).code) {
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_NONAME':
+      return configProblem('HOST', host, 'does not resolve to an address: use an IP address of this machine');
+    case 'EADDRNOTAVAIL':
+      return configProblem('HOST', host, 'is not an address of this machine: use one of its own, or 0.0.0.0 for all');
+    case 'EADDRINUSE':
+      return configProblem(
+        'PORT',
+        String(port),
+        `is already in use on ${host}: stop the other process or pick another`,
+      );
+    case 'EACCES':
+      return configProblem(
+        'PORT',
+        String(port),
+        'needs privileges this user lacks (ports below 1024): use a higher one',
+      );
+    default:
+      return error;
+  }
 }

@@ -22,6 +22,7 @@ import { type Clock, systemClock } from './runtime/clock.js';
 import { Presence } from './runtime/presence.js';
 import { RoomRegistry } from './runtime/registry.js';
 import { type UpgradeReport, upgradeStoredRooms } from './runtime/upgrade.js';
+import { observeCommit } from './observability/domain.js';
 import { ServiceMetrics } from './observability/metrics.js';
 import { DeadlineScheduler } from './runtime/scheduler.js';
 import { type RetentionTimer, startRetention } from './store/retention.js';
@@ -73,13 +74,15 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     onCommit: (notice) => {
       scheduler?.note(notice.nextDeadline);
       engagement.onCommit(notice);
+      if (metrics) observeCommit(metrics, notice);
     },
+    onRemove: () => metrics?.room('deleted'),
     onBatch: (turns, commitSeconds) => metrics?.batch(turns, commitSeconds),
     onLock: (waitSeconds, acquired) => metrics?.lock(waitSeconds, acquired),
     onConflict: () => metrics?.commitConflict(),
   });
   const engagement = new Engagement(
-    { store, states: registry, clock },
+    { store, states: registry, clock, onDelivery: (outcome) => metrics?.delivery(outcome) },
     {
       maxParked: config.maxParkedConnections,
       parkedShares: config.parkedShares,
@@ -98,6 +101,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     parkedWaiters: () => engagement.waiters.parked,
     openStreams: () => engagement.streams.size,
     pendingDeliveries: () => store.engagement.pendingDeliveries(),
+    trippedOrigins: () => engagement.webhooks.trippedOrigins(),
   });
   const adminTokenHash = config.adminToken ? hashSecret(config.adminToken) : null;
   // The registry and identity read services.baseUrl lazily: tests set it once the port is known.
@@ -119,6 +123,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     requestRates: null,
     hostedAccount: null,
     presence: new Presence(),
+    observer: metrics,
   };
   const baseUrl = () => services.baseUrl;
   const identity = await openIdentityServices(

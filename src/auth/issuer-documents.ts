@@ -6,6 +6,7 @@
  * `kid` is missing.
  */
 import type { KeyObject } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { Agent, request } from 'undici';
 import { verificationKeyFromX } from '../receipts/index.js';
 import { assertHostAllowed, guardedLookup } from './address-guard.js';
@@ -47,7 +48,8 @@ interface Entry {
 }
 
 export class IssuerDocumentCache {
-  private readonly entries = new Map<string, Entry>();
+  /** Least recently fetched dropped first past MAX_CACHED_ISSUERS (reads do not refresh recency). */
+  private readonly entries = new LRUCache<string, Entry>({ max: MAX_CACHED_ISSUERS });
   private readonly inFlight = new Map<string, Promise<Entry>>();
 
   constructor(private readonly fetchDocument: IssuerDocumentFetcher) {}
@@ -57,7 +59,7 @@ export class IssuerDocumentCache {
    * tells whether it was fetched by this very call (then a missing kid is not worth a refetch).
    */
   async current(origin: string, now: number): Promise<{ document: IssuerDocument; fetched: boolean }> {
-    const entry = this.entries.get(origin);
+    const entry = this.entries.peek(origin);
     const usableStale = entry !== undefined && now - entry.fetchedAt <= MAX_STALE_MS;
     if (entry && now - entry.fetchedAt < entry.maxAgeMs) return { document: entry.document, fetched: false };
     if (usableStale && entry.failedRefreshAt !== null && now - entry.failedRefreshAt < FAILED_REFRESH_BACKOFF_MS) {
@@ -77,7 +79,7 @@ export class IssuerDocumentCache {
    * happened for this issuer within the last minute. Returns the new document, or null.
    */
   async refetchForMissingKid(origin: string, now: number): Promise<IssuerDocument | null> {
-    const entry = this.entries.get(origin);
+    const entry = this.entries.peek(origin);
     if (entry?.lastKidRefetchAt != null && now - entry.lastKidRefetchAt < KID_REFETCH_INTERVAL_MS) return null;
     if (entry) entry.lastKidRefetchAt = now;
     try {
@@ -92,7 +94,7 @@ export class IssuerDocumentCache {
   private refresh(origin: string, now: number): Promise<Entry> {
     const pending = this.inFlight.get(origin);
     if (pending) return pending;
-    const previous = this.entries.get(origin);
+    const previous = this.entries.peek(origin);
     const promise = this.fetchDocument(origin)
       .then((fetched) => {
         const entry: Entry = {
@@ -111,12 +113,7 @@ export class IssuerDocumentCache {
   }
 
   private remember(origin: string, entry: Entry): void {
-    this.entries.delete(origin);
     this.entries.set(origin, entry);
-    if (this.entries.size > MAX_CACHED_ISSUERS) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
   }
 }
 

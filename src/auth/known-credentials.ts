@@ -9,6 +9,7 @@
  * signature), so a forged mandate naming a known jti or subject never finds one. Nothing secret is
  * kept: the key and the bucket are hashes.
  */
+import { LRUCache } from 'lru-cache';
 import type { Redis } from 'ioredis';
 import type { PresentedCredentials } from './caller.js';
 import { credentialRateKey } from './rate-limit.js';
@@ -76,10 +77,11 @@ interface Entry {
 
 /** A bounded map: expired entries are dropped when read, the oldest when full. */
 class LocalTable {
-  private readonly entries = new Map<string, Entry>();
+  /** Least recently written dropped first; expiry stays ours, on the injected clock. */
+  private readonly entries = new LRUCache<string, Entry>({ max: MAX_LOCAL_ENTRIES });
 
   get(key: string, now: number): ProvenCredential | null {
-    const entry = this.entries.get(key);
+    const entry = this.entries.peek(key);
     if (entry === undefined) return null;
     if (entry.until <= now) {
       this.entries.delete(key);
@@ -89,9 +91,7 @@ class LocalTable {
   }
 
   set(key: string, proven: ProvenCredential, until: number): void {
-    this.entries.delete(key);
     this.entries.set(key, { proven, until });
-    if (this.entries.size > MAX_LOCAL_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
   }
 }
 

@@ -6,6 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import type { RoomState } from '../domain/state.js';
 import type { Clock } from '../runtime/clock.js';
+import type { AttemptOutcome } from '../observability/metrics.js';
 import type { CommitNotice } from '../runtime/registry.js';
 import type { RoomStore } from '../store/port.js';
 import { ParkingCapacity, type ParkingClaim, type ParkingShares } from './capacity.js';
@@ -37,6 +38,8 @@ export interface EngagementDeps {
   store: RoomStore;
   states: StateSource;
   clock: Clock;
+  /** How each webhook attempt ended (the metrics count them). */
+  onDelivery?: (outcome: AttemptOutcome) => void;
 }
 
 export interface EngagementLog {
@@ -75,6 +78,7 @@ export class Engagement {
       allowPrivate: settings.webhookAllowPrivate,
       userAgent: settings.userAgent,
       onError: (error, context) => this.log.error({ err: error }, `${context} failed`),
+      ...(deps.onDelivery ? { onSettled: deps.onDelivery } : {}),
     });
   }
 

@@ -42,6 +42,13 @@ export class OriginBreaker {
     return { kind: 'probe' };
   }
 
+  /** Origins parked right now (their next probe not yet due). */
+  tripped(now: number): number {
+    let count = 0;
+    for (const state of this.origins.values()) if (state.openUntil !== null && now < state.openUntil) count++;
+    return count;
+  }
+
   /** An attempt to the origin got an answer or a quick failure: it is reachable and does not hang. */
   answered(origin: string): void {
     this.origins.delete(origin);

@@ -3,6 +3,7 @@
  * address; TLS still verifies the URL's host name), 10 s for the whole exchange, no redirects.
  * Connections to the same approved address are kept alive briefly and reused.
  */
+import { LRUCache } from 'lru-cache';
 import { Agent, request } from 'undici';
 import { type Lookup, parseWebhookUrl, type ResolvedTarget, resolveTarget } from './ssrf.js';
 
@@ -57,35 +58,30 @@ const KEEP_ALIVE_MS = 4_000;
  * resolves elsewhere, that is another pool.
  */
 class PinnedAgents {
-  private readonly agents = new Map<string, Agent>();
+  private readonly agents = new LRUCache<string, Agent>({
+    max: MAX_AGENTS,
+    // Requests in flight on an evicted pool finish; close() waits for them.
+    dispose: (agent) => void agent.close().catch(() => undefined),
+  });
 
   for(url: URL, target: ResolvedTarget): Agent {
     const key = `${url.origin}|${target.address}`;
-    let agent = this.agents.get(key);
-    if (agent) {
-      this.agents.delete(key);
-    } else {
-      agent = new Agent({
-        connect: {
-          timeout: DELIVERY_TIMEOUT_MS,
-          lookup: (_hostname, options, callback) => {
-            if ((options as { all?: boolean }).all) callback(null, [target]);
-            else callback(null, target.address, target.family);
-          },
+    const cached = this.agents.get(key);
+    if (cached) return cached;
+    const agent = new Agent({
+      connect: {
+        timeout: DELIVERY_TIMEOUT_MS,
+        lookup: (_hostname, options, callback) => {
+          if ((options as { all?: boolean }).all) callback(null, [target]);
+          else callback(null, target.address, target.family);
         },
-        headersTimeout: DELIVERY_TIMEOUT_MS,
-        bodyTimeout: DELIVERY_TIMEOUT_MS,
-        keepAliveTimeout: KEEP_ALIVE_MS,
-        keepAliveMaxTimeout: KEEP_ALIVE_MS,
-      });
-    }
+      },
+      headersTimeout: DELIVERY_TIMEOUT_MS,
+      bodyTimeout: DELIVERY_TIMEOUT_MS,
+      keepAliveTimeout: KEEP_ALIVE_MS,
+      keepAliveMaxTimeout: KEEP_ALIVE_MS,
+    });
     this.agents.set(key, agent);
-    if (this.agents.size > MAX_AGENTS) {
-      const [oldest, evicted] = this.agents.entries().next().value!;
-      this.agents.delete(oldest);
-      // Requests in flight on it finish; close() waits for them.
-      void evicted.close().catch(() => undefined);
-    }
     return agent;
   }
 }

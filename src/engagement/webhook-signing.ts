@@ -1,6 +1,16 @@
 /**
- * Webhook secrets and signatures (docs/agents.md, The REST loop): `Webhook-Signature: t=<unix s>,v1=<hex HMAC-SHA256>` over
- * `"<t>.<raw body>"`, keyed with the UTF-8 bytes of the whole `whsec_…` string.
+ * Webhook secrets and signatures (docs/architecture.md, Webhooks). Every delivery carries one
+ * `Webhook-Signature` header holding two space-separated signatures made with the same secret:
+ *
+ * - the protocol's own `t=<unix s>,v1=<hex HMAC-SHA256>` over `"<t>.<raw body>"`, first;
+ * - the Standard Webhooks `v1,<base64 HMAC-SHA256>` over `"<webhook-id>.<t>.<raw body>"`, second.
+ *
+ * Both are keyed with the UTF-8 bytes of the whole `whsec_…` string, and `Webhook-Id` /
+ * `Webhook-Timestamp` already have the meaning Standard Webhooks gives them. HTTP header names are
+ * case-insensitive, so the two schemes cannot have a header each: Standard Webhooks defines the
+ * signature header as a space-delimited list whose verifiers skip entries of other versions, which is
+ * what lets the protocol's entry lead. A Standard Webhooks receiver verifies with the secret as raw
+ * bytes (`new Webhook(secret, { format: 'raw' })`), or with `whsec_` + base64 of the whole secret.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
@@ -11,18 +21,42 @@ export function newSigningSecret(): string {
   return `whsec_${randomBytes(32).toString('base64url')}`;
 }
 
-function hmacHex(secret: string, timestamp: number, body: string): string {
-  return createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${timestamp}.${body}`, 'utf8').digest('hex');
+function hmac(secret: string, signed: string): Buffer {
+  return createHmac('sha256', Buffer.from(secret, 'utf8')).update(signed, 'utf8').digest();
 }
 
+function hmacHex(secret: string, timestamp: number, body: string): string {
+  return hmac(secret, `${timestamp}.${body}`).toString('hex');
+}
+
+/** The protocol's own signature: `t=<unix s>,v1=<hex>`. */
 export function signatureHeader(secret: string, timestamp: number, body: string): string {
   return `t=${timestamp},v1=${hmacHex(secret, timestamp, body)}`;
 }
 
-/** What a receiver does: constant-time comparison, and timestamps older than the tolerance refused. */
+/** The Standard Webhooks signature entry: `v1,<base64>` over `"<id>.<t>.<body>"`. */
+export function standardSignature(secret: string, id: string, timestamp: number, body: string): string {
+  return `v1,${hmac(secret, `${id}.${timestamp}.${body}`).toString('base64')}`;
+}
+
+/** The signing headers of one delivery attempt: the protocol's and Standard Webhooks' in one set. */
+export function deliveryHeaders(secret: string, id: string, timestamp: number, body: string): Record<string, string> {
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': `${signatureHeader(secret, timestamp, body)} ${standardSignature(secret, id, timestamp, body)}`,
+  };
+}
+
+/**
+ * What a receiver of the protocol's signature does: take the `t=…,v1=…` entry of the header, compare
+ * in constant time, and refuse timestamps older than the tolerance.
+ */
 export function verifySignature(secret: string, header: string, body: string, nowSeconds: number): boolean {
+  const entry = header.split(' ').find((candidate) => candidate.startsWith('t='));
+  if (entry === undefined) return false;
   const parts = new Map(
-    header.split(',').map((part) => {
+    entry.split(',').map((part) => {
       const at = part.indexOf('=');
       return [part.slice(0, at).trim(), part.slice(at + 1).trim()] as const;
     }),

@@ -14,14 +14,15 @@
 import { redactEvent } from '../domain/views/events.js';
 import type { Clock } from '../runtime/clock.js';
 import { Mailbox } from '../runtime/mailbox.js';
-import type { DeliveryRecord, WebhookRecord } from '../store/engagement-port.js';
+import type { DeliveryOutcome, DeliveryRecord, WebhookRecord } from '../store/engagement-port.js';
 import type { RoomStore, StoredEvent } from '../store/port.js';
 import { DISABLE_AFTER_EXHAUSTED, nextAttemptAt } from './retry-schedule.js';
 import type { StateSource } from './waiters.js';
 import { OriginBreaker, originOf } from './webhook-breaker.js';
 import type { WebhookSender } from './webhook-client.js';
 import { DeliveryLanes, LANE_LIMITS } from './webhook-lanes.js';
-import { signatureHeader } from './webhook-signing.js';
+import type { AttemptOutcome } from '../observability/metrics.js';
+import { deliveryHeaders } from './webhook-signing.js';
 
 /** Longer than an attempt can take (10 s), so a live attempt is never claimed twice. */
 const LEASE_MS = 60_000;
@@ -52,6 +53,8 @@ export interface WebhookWorkerDeps {
   allowPrivate: boolean;
   userAgent: string;
   onError(error: unknown, context: string): void;
+  /** How each attempt ended, once the store has it (the metrics count them). */
+  onSettled?: (outcome: AttemptOutcome) => void;
 }
 
 export class WebhookWorker {
@@ -72,6 +75,16 @@ export class WebhookWorker {
 
   constructor(private readonly deps: WebhookWorkerDeps) {
     this.run = new RunCache(deps);
+  }
+
+  /** Receiving origins held back after timeouts right now: the endpoints' health, for the metrics. */
+  trippedOrigins(): number {
+    return this.breaker.tripped(this.deps.clock.now());
+  }
+
+  private async settle(slug: string, webhookId: string, eventId: string, outcome: DeliveryOutcome): Promise<void> {
+    await this.deps.store.engagement.settleDelivery(slug, webhookId, eventId, outcome);
+    this.deps.onSettled?.(outcome.kind);
   }
 
   /** Catches up every subscription (recovering enqueues a crash skipped), then delivers what is due. */
@@ -222,9 +235,7 @@ export class WebhookWorker {
       if (this.lanes.has(key) || this.lanes.heldFor(delivery.slug) >= ROOM_WAITING) continue;
       const hook = await run.webhook(delivery.slug, delivery.webhook_id);
       if (!hook || hook.disabled_at !== null) {
-        await this.deps.store.engagement.settleDelivery(delivery.slug, delivery.webhook_id, delivery.event_id, {
-          kind: 'dropped',
-        });
+        await this.settle(delivery.slug, delivery.webhook_id, delivery.event_id, { kind: 'dropped' });
         continue;
       }
       this.lanes.add({ key, slug: delivery.slug, url: hook.url, item: delivery });
@@ -272,7 +283,7 @@ export class WebhookWorker {
     const { slug, webhook_id: webhookId, event_id: eventId } = delivery;
     const hook = await run.webhook(slug, webhookId);
     if (!hook || hook.disabled_at !== null) {
-      await store.engagement.settleDelivery(slug, webhookId, eventId, { kind: 'dropped' });
+      await this.settle(slug, webhookId, eventId, { kind: 'dropped' });
       return;
     }
     const now = clock.now();
@@ -281,7 +292,7 @@ export class WebhookWorker {
     }
     const body = await run.body(slug, eventId);
     if (body === null) {
-      await store.engagement.settleDelivery(slug, webhookId, eventId, { kind: 'dropped' });
+      await this.settle(slug, webhookId, eventId, { kind: 'dropped' });
       return;
     }
     const timestamp = Math.floor(clock.now() / 1000);
@@ -290,9 +301,7 @@ export class WebhookWorker {
       {
         'content-type': 'application/json',
         'user-agent': this.deps.userAgent,
-        'webhook-id': eventId,
-        'webhook-timestamp': String(timestamp),
-        'webhook-signature': signatureHeader(hook.secret, timestamp, body),
+        ...deliveryHeaders(hook.secret, eventId, timestamp, body),
       },
       body,
       this.deps.allowPrivate,
@@ -303,12 +312,12 @@ export class WebhookWorker {
     else this.breaker.answered(origin);
     release();
     if (result.ok) {
-      await store.engagement.settleDelivery(slug, webhookId, eventId, { kind: 'delivered' });
+      await this.settle(slug, webhookId, eventId, { kind: 'delivered' });
       return;
     }
     const failedAt = clock.now();
     const retryAt = nextAttemptAt(delivery.attempts + 1, failedAt);
-    await store.engagement.settleDelivery(
+    await this.settle(
       slug,
       webhookId,
       eventId,

@@ -3,6 +3,7 @@
  * parsing, error envelope) → routes generated from the operation table → meta routes and pages.
  * Routes only validate and delegate; everything else lives in operations/.
  */
+import { serializeReply } from '../observability/error-codes.js';
 import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance, type onRequestAsyncHookHandler } from 'fastify';
@@ -97,7 +98,7 @@ export async function buildHttpApp(
     ...(options.trustProxy !== undefined ? { trustProxy: options.trustProxy } : {}),
     logger: {
       level: options.logLevel,
-      serializers: { req: serializeRequest },
+      serializers: { req: serializeRequest, res: serializeReply },
       redact: {
         paths: [
           'req.headers.authorization',

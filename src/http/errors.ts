@@ -2,6 +2,7 @@
  * Every non-2xx REST answer is the protocol's error envelope (docs/architecture.md, Errors): protocol
  * errors, fastify's own failures (body too large, bad content type), unknown routes and 405s.
  */
+import { noteErrorCode } from '../observability/error-codes.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type ErrorSpec, envelope, ProtocolError, protocolError } from '../errors.js';
 import { StoreUnavailableError } from '../store/port.js';
@@ -9,6 +10,7 @@ import { errorPageHtml } from './error-page.js';
 import { wantsPage } from './negotiate.js';
 
 export function sendError(reply: FastifyReply, request: FastifyRequest, spec: ErrorSpec, status: number): FastifyReply {
+  noteErrorCode(reply, spec.code);
   for (const [name, value] of Object.entries(spec.headers ?? {})) reply.header(name, value);
   // The answer depends on Accept (a browser gets a page); keep any Vary already set (CORS's Origin).
   const vary = reply.getHeader('vary');
@@ -117,8 +119,10 @@ export function logRefusal(
 export function installErrorHandling(app: FastifyInstance, allowedMethods: (path: string) => string[]): void {
   app.setErrorHandler((error, request, reply) => {
     const protocol = toProtocolError(error);
-    if (error instanceof StoreUnavailableError) request.log.warn({ err: error }, 'store unavailable');
-    else if (protocol.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (error instanceof StoreUnavailableError)
+      request.log.warn({ err: error, error_code: protocol.code, status: protocol.status }, 'store unavailable');
+    else if (protocol.status >= 500)
+      request.log.error({ err: error, error_code: protocol.code, status: protocol.status }, 'request failed');
     else logRefusal(request.log, protocol);
     if (protocol.status === 413) closeAfterDraining(request, reply);
     return sendError(reply, request, protocol.toSpec(), protocol.status);

@@ -1,5 +1,6 @@
 /** `GET /metrics` (Prometheus text format) and the response hook that feeds the request metrics. */
 import type { FastifyInstance } from 'fastify';
+import { errorCodeOf, routeClass } from '../observability/error-codes.js';
 import type { ServiceMetrics } from '../observability/metrics.js';
 import { StoreUnavailableError } from '../store/port.js';
 
@@ -8,6 +9,8 @@ export function installMetrics(app: FastifyInstance, metrics: ServiceMetrics): v
     // Route templates, not URLs, so slugs and tokens never become label values.
     const route = request.routeOptions.url ?? 'unmatched';
     metrics.request(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    const code = errorCodeOf(reply);
+    if (code !== undefined) metrics.refusal(routeClass(request.method, request.routeOptions.url), code);
   });
   app.addHook('onError', async (_request, _reply, error) => {
     if (error instanceof StoreUnavailableError) metrics.storeUnavailable();

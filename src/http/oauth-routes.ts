@@ -4,6 +4,7 @@
  * errors; the approval endpoint answers the REST envelope. Both form-encoded and JSON bodies are
  * read; the form parser is scoped to this plugin.
  */
+import { noteErrorCode } from '../observability/error-codes.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type GuessThrottle, guessIn } from '../auth/guess-throttle.js';
 import { DEVICE_CODE_GRANT, type DeviceFlow, OAuthError, type OAuthParams, SCOPES } from '../auth/device-flow.js';
@@ -49,7 +50,8 @@ async function oauthPlugin(app: FastifyInstance, { deviceFlow, baseUrl, guesses 
   app.setErrorHandler((error, request, reply) => {
     if (FLAT_ERROR_ROUTES.has(request.routeOptions.url ?? '')) return sendOAuthError(reply, flatError(error, request));
     const protocol = toProtocolError(error);
-    if (protocol.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (protocol.status >= 500)
+      request.log.error({ err: error, error_code: protocol.code, status: protocol.status }, 'request failed');
     return sendError(reply, request, protocol.toSpec(), protocol.status);
   });
 
@@ -210,11 +212,13 @@ function flatError(error: unknown, request: FastifyRequest): OAuthError {
       'The body must be a form (application/x-www-form-urlencoded) or a JSON object.',
     );
   }
-  request.log.error({ err: error }, 'oauth request failed');
+  request.log.error({ err: error, error_code: 'oauth.server_error', status: 500 }, 'oauth request failed');
   return new OAuthError('server_error', 'An unexpected error occurred; retry later.', 500);
 }
 
 function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyReply {
+  // OAuth's own error vocabulary (RFC 6749), named as such in the access log.
+  noteErrorCode(reply, `oauth.${error.error}`);
   if (error.status === 401) reply.header('www-authenticate', 'Bearer');
   return reply
     .code(error.status)

@@ -94,6 +94,9 @@ export async function callTool(
   call: ToolCallContext,
   origin: CallOrigin,
 ): Promise<CallToolResult> {
+  const started = performance.now();
+  const observed = (code: string | null) =>
+    origin.services.observer?.toolCall(tool.name, code, (performance.now() - started) / 1000);
   try {
     refuseUnrepresentable(args);
     const token = optionalString(args, 'token');
@@ -133,10 +136,13 @@ export async function callTool(
       ...(call.signal ? { signal: call.signal } : {}),
     };
     const result = await runOperation(tool.operation, ctx, input, invalid);
+    observed(null);
     return jsonResult('ok' in result ? result : { ok: true, ...result }, false);
   } catch (error) {
     const protocol = toProtocolError(error);
-    if (protocol.status >= 500) origin.log.error({ err: error, tool: tool.name }, 'tool call failed');
+    observed(protocol.code);
+    if (protocol.status >= 500)
+      origin.log.error({ err: error, tool: tool.name, error_code: protocol.code }, 'tool call failed');
     else logRefusal(origin.log, protocol, { tool: tool.name });
     return jsonResult({ error: envelope(protocol.toSpec(), origin.requestId).error }, true);
   }

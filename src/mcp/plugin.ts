@@ -6,6 +6,7 @@
  * it (batch.ts). GET and DELETE have no route: the app's not-found handler answers them with the REST
  * 405 envelope.
  */
+import { noteErrorCode } from '../observability/error-codes.js';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -21,6 +22,8 @@ import { catalogServerFactory } from './server.js';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'host', 'upgrade']);
 const CATALOGS: readonly Catalog[] = ['participant', 'host'];
+/** The access-log code of an MCP exchange refused at the JSON-RPC level (no tool ran). */
+const JSONRPC_REFUSAL = 'mcp.request_refused';
 
 export interface McpOptions {
   services: Services;
@@ -61,7 +64,10 @@ async function serve(
     const refusal = await limitMcpMessage(limits, body, origin.mandateHeader, request.ip, at, request.log);
     if (refusal) return sendError(reply, request, refusal.toSpec(), refusal.status);
   }
-  if (isBatch(header(request, 'content-type'), body)) return reply.code(400).send(BATCH_REFUSAL);
+  if (isBatch(header(request, 'content-type'), body)) {
+    noteErrorCode(reply, JSONRPC_REFUSAL);
+    return reply.code(400).send(BATCH_REFUSAL);
+  }
   const webRequest = new Request(`${request.protocol}://${request.host}${request.url}`, {
     method: request.method,
     headers: webHeaders(request),
@@ -70,6 +76,9 @@ async function serve(
   });
   // The SDK builds the per-request server inside fetch; the origin reaches its factory through the async context.
   const response = await origins.run(origin, () => handler.fetch(webRequest));
+  // The SDK's own refusals (a JSON-RPC error, a wrong protocol version or Accept header) carry no
+  // protocol code: the access line names them as JSON-RPC refusals.
+  if (response.status >= 400) noteErrorCode(reply, JSONRPC_REFUSAL);
   return reply.send(response);
 }
 

@@ -7,6 +7,18 @@
  * process's own figures (CPU, memory, event-loop lag).
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { DeliveryOutcome } from '../store/engagement-port.js';
+
+/** What the service reports as it happens, beside the HTTP figures (src/observability/domain.ts). */
+export interface Observer {
+  /** One MCP tool call: its error code (null when it succeeded) and how long it took. */
+  toolCall(tool: string, errorCode: string | null, seconds: number): void;
+  /** One mandate verification for a call: `ok`, or the error code it was refused with. */
+  mandateVerification(result: string): void;
+}
+
+/** How a webhook attempt ended, as the outbox settles it (webhook-worker.ts). */
+export type AttemptOutcome = DeliveryOutcome['kind'];
 
 export interface MetricSources {
   cachedRooms(): number;
@@ -16,11 +28,15 @@ export interface MetricSources {
   openStreams(): number;
   /** Pending webhook deliveries (the whole deployment's outbox); may fail while the store is away. */
   pendingDeliveries(): Promise<number>;
+  /** Receiving origins this process holds back after timeouts (webhook-breaker.ts). */
+  trippedOrigins(): number;
 }
+
+const RATE_LIMITED = 'rate_limit.exceeded';
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
-export class ServiceMetrics {
+export class ServiceMetrics implements Observer {
   readonly registry = new Registry();
   private readonly requests: Counter<'method' | 'route' | 'status'>;
   private readonly requestSeconds: Histogram<'method' | 'route'>;
@@ -30,10 +46,25 @@ export class ServiceMetrics {
   private readonly lockTimeouts: Counter;
   private readonly commitConflicts: Counter;
   private readonly storeOutages: Counter;
+  private readonly toolCalls: Counter<'tool'>;
+  private readonly toolErrors: Counter<'tool' | 'code'>;
+  private readonly toolSeconds: Histogram<'tool'>;
+  private readonly rooms: Counter<'change'>;
+  private readonly decisionsOpened: Counter<'mechanism'>;
+  private readonly decisionsSealed: Counter<'mechanism' | 'status'>;
+  private readonly receipts: Counter;
+  private readonly deliveries: Counter<'outcome'>;
+  private readonly mandates: Counter<'result'>;
+  private readonly rateLimited: Counter<'route_class'>;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'conclave_' });
+    // Gauges named like counters (promtool refuses the `_total` suffix on them); the per-type
+    // gauges they sum stay (conclave_nodejs_active_handles and the others).
+    for (const name of ['active_handles_total', 'active_requests_total', 'active_resources_total']) {
+      this.registry.removeSingleMetric(`conclave_nodejs_${name}`);
+    }
     this.requests = new Counter({
       name: 'conclave_http_requests_total',
       help: 'HTTP requests answered, by method, route template and status.',
@@ -79,6 +110,74 @@ export class ServiceMetrics {
       name: 'conclave_store_unavailable_total',
       help: 'Requests answered 503 because the store did not answer.',
       registers,
+    });
+    this.toolCalls = new Counter({
+      name: 'conclave_mcp_tool_calls_total',
+      help: 'MCP tool calls answered (both protocol eras), by tool.',
+      labelNames: ['tool'],
+      registers,
+    });
+    this.toolErrors = new Counter({
+      name: 'conclave_mcp_tool_errors_total',
+      help: 'MCP tool calls answered with an error result, by tool and protocol error code.',
+      labelNames: ['tool', 'code'],
+      registers,
+    });
+    this.toolSeconds = new Histogram({
+      name: 'conclave_mcp_tool_call_duration_seconds',
+      help: 'Time to answer an MCP tool call (waits include their wait), by tool.',
+      labelNames: ['tool'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.rooms = new Counter({
+      name: 'conclave_rooms_total',
+      help: 'Rooms created, concluded and deleted (change).',
+      labelNames: ['change'],
+      registers,
+    });
+    this.decisionsOpened = new Counter({
+      name: 'conclave_decisions_opened_total',
+      help: 'Decisions opened, by voting mechanism.',
+      labelNames: ['mechanism'],
+      registers,
+    });
+    this.decisionsSealed = new Counter({
+      name: 'conclave_decisions_sealed_total',
+      help: 'Decisions sealed, by voting mechanism and receipt status.',
+      labelNames: ['mechanism', 'status'],
+      registers,
+    });
+    this.receipts = new Counter({
+      name: 'conclave_receipts_signed_total',
+      help: 'Receipts signed (decisions and room conclusions).',
+      registers,
+    });
+    this.deliveries = new Counter({
+      name: 'conclave_webhook_attempts_total',
+      help: 'Webhook delivery attempts by outcome: delivered, retry (failed, tried again later), exhausted (failed for good), dropped (subscription or event gone).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.mandates = new Counter({
+      name: 'conclave_mandate_verifications_total',
+      help: 'Mandates verified for a call, by result: ok or the error code.',
+      labelNames: ['result'],
+      registers,
+    });
+    this.rateLimited = new Counter({
+      name: 'conclave_rate_limited_total',
+      help: 'Calls refused with rate_limit.exceeded, by route class (create, join, read, wait, write, mcp, oauth).',
+      labelNames: ['route_class'],
+      registers,
+    });
+    new Gauge({
+      name: 'conclave_webhook_origins_tripped',
+      help: 'Receiving origins held back after repeated timeouts (endpoint health), in this process.',
+      registers,
+      collect() {
+        this.set(sources.trippedOrigins());
+      },
     });
     new Gauge({
       name: 'conclave_webhook_outbox_pending',
@@ -147,6 +246,42 @@ export class ServiceMetrics {
 
   storeUnavailable(): void {
     this.storeOutages.inc();
+  }
+
+  toolCall(tool: string, errorCode: string | null, seconds: number): void {
+    this.toolCalls.inc({ tool });
+    if (errorCode !== null) this.toolErrors.inc({ tool, code: errorCode });
+    this.toolSeconds.observe({ tool }, seconds);
+    if (errorCode === RATE_LIMITED) this.rateLimited.inc({ route_class: 'mcp' });
+  }
+
+  /** A REST answer that carried an error envelope; refusals of the rate limits are counted by route class. */
+  refusal(routeClass: string, errorCode: string): void {
+    if (errorCode === RATE_LIMITED) this.rateLimited.inc({ route_class: routeClass });
+  }
+
+  room(change: 'created' | 'concluded' | 'deleted'): void {
+    this.rooms.inc({ change });
+  }
+
+  decisionOpened(mechanism: string): void {
+    this.decisionsOpened.inc({ mechanism });
+  }
+
+  decisionSealed(mechanism: string, status: string): void {
+    this.decisionsSealed.inc({ mechanism, status });
+  }
+
+  receiptsSigned(count: number): void {
+    if (count > 0) this.receipts.inc(count);
+  }
+
+  delivery(outcome: AttemptOutcome): void {
+    this.deliveries.inc({ outcome });
+  }
+
+  mandateVerification(result: string): void {
+    this.mandates.inc({ result });
   }
 
   async text(): Promise<{ contentType: string; body: string }> {

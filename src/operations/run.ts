@@ -8,7 +8,7 @@ import { recordMandateCall, verifyMandate } from '../auth/mandates.js';
 import { rememberProven } from '../auth/known-credentials.js';
 import { within } from '../runtime/within.js';
 import { credentialRateKey, RATE_WINDOW_MS, rateLimitError } from '../auth/rate-limit.js';
-import type { ProtocolError } from '../errors.js';
+import { ProtocolError } from '../errors.js';
 import { guessIn } from '../auth/guess-throttle.js';
 import type { AnyOperation, RequestContext } from './types.js';
 
@@ -38,7 +38,8 @@ async function runChecked(
   const slug = (input as { slug?: unknown }).slug;
   const roomSlug = typeof slug === 'string' ? slug : null;
   const weight = invalid === undefined ? await operation.mandateWeight?.(ctx, input) : undefined;
-  const verified = await verifyMandate(
+  const verified = await observedVerification(
+    services,
     jws,
     {
       now: services.clock.now(),
@@ -55,6 +56,21 @@ async function runChecked(
   if (operation.mutating && !ctx.replayed)
     await recordMandateCall(services.mandates.rateCaps, verified, services.clock.now());
   return result;
+}
+
+/** verifyMandate, its result (ok, or the refusal's code) counted for the metrics. */
+async function observedVerification(
+  services: RequestContext['services'],
+  ...args: Parameters<typeof verifyMandate>
+): Promise<Awaited<ReturnType<typeof verifyMandate>>> {
+  try {
+    const verified = await verifyMandate(...args);
+    services.observer?.mandateVerification('ok');
+    return verified;
+  } catch (error) {
+    services.observer?.mandateVerification(error instanceof ProtocolError ? error.code : 'internal.error');
+    throw error;
+  }
 }
 
 const REMEMBER_WAIT_MS = 100;

@@ -1,4 +1,5 @@
 /** What operations may use: the runtime, the store, keys, clock and settings. Built once in app.ts. */
+import type { Observer } from '../observability/metrics.js';
 import type { AuthSettings } from '../auth/caller.js';
 import type { GuessThrottle } from '../auth/guess-throttle.js';
 import type { KnownCredentials } from '../auth/known-credentials.js';
@@ -41,4 +42,6 @@ export interface Services {
   presence: Presence;
   /** Long-polls, streams, webhooks and opener-seal wake bookkeeping. */
   engagement: Engagement;
+  /** Tool calls and mandate verifications, for the metrics (src/observability/metrics.ts). */
+  observer?: Observer;
 }

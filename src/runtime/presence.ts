@@ -4,23 +4,28 @@
  * every read a durable write would cost more than the hint is worth. After a restart, or on another
  * process, a member shows as unseen until its next read.
  */
+import { LRUCache } from 'lru-cache';
+
 export class Presence {
-  private readonly seen = new Map<string, Map<string, number>>();
+  private readonly seen: LRUCache<string, Map<string, number>>;
 
   /** Rooms remembered at most, least recently read forgotten first (their members show as unseen). */
-  constructor(private readonly maxRooms = 10_000) {}
+  constructor(maxRooms = 10_000) {
+    this.seen = new LRUCache({ max: maxRooms });
+  }
 
   mark(slug: string, participantId: string, at: number): void {
     let room = this.seen.get(slug);
-    if (room) this.seen.delete(slug);
-    else room = new Map();
-    this.seen.set(slug, room);
+    if (!room) {
+      room = new Map();
+      this.seen.set(slug, room);
+    }
     room.set(participantId, at);
-    if (this.seen.size > this.maxRooms) this.seen.delete(this.seen.keys().next().value!);
   }
 
+  /** A look that does not count as a read of the room (only marks keep a room remembered). */
   lastSeen(slug: string, participantId: string): number | null {
-    return this.seen.get(slug)?.get(participantId) ?? null;
+    return this.seen.peek(slug)?.get(participantId) ?? null;
   }
 
   forget(slug: string): void {

@@ -91,6 +91,12 @@ export interface CommitNotice {
   head: number;
   events: StoredEvent[];
   nextDeadline: number | null;
+  /** The room's first commit (its creation). */
+  created: boolean;
+  /** Receipts signed in this commit. */
+  receipts: number;
+  /** The state committed (the metrics read mechanisms and outcomes from it). */
+  state: RoomState;
 }
 
 export interface RuntimeDeps {
@@ -107,6 +113,8 @@ export interface RuntimeDeps {
   onLock?: (waitSeconds: number, acquired: boolean) => void;
   /** A commit refused by the version check or the fence; the turn runs again on fresh state. */
   onConflict?: () => void;
+  /** A room deleted for good. */
+  onRemove?: (slug: string) => void;
   maxCachedRooms?: number;
   /**
    * What the cached room actors may weigh together (weightOf: an estimate of their resident bytes).
@@ -289,6 +297,7 @@ export class RoomRegistry {
       try {
         await this.deps.store.deleteRoom(slug);
         this.evict(slug);
+        this.deps.onRemove?.(slug);
       } finally {
         await lock?.release();
       }
@@ -607,6 +616,7 @@ export class RoomRegistry {
     const snapshotText = JSON.stringify(entry.actor.getPersistedSnapshot());
     const state = this.state(entry);
     const nextDeadline = roomDeadline(state);
+    const created = entry.version === 0;
     const stored: RoomRecord = await this.deps.store.commit({
       slug: entry.slug,
       expected_version: entry.version,
@@ -632,7 +642,15 @@ export class RoomRegistry {
     // The room may have grown: weigh it again (and make room for it). A cached twin loaded while this
     // entry was evicted mid-turn is now behind the store: this entry replaces it.
     if (this.cache.has(entry.slug)) this.remember(entry);
-    this.deps.onCommit?.({ slug: entry.slug, head: stored.head, events, nextDeadline });
+    this.deps.onCommit?.({
+      slug: entry.slug,
+      head: stored.head,
+      events,
+      nextDeadline,
+      created,
+      receipts: collected.receipts.length,
+      state: entry.committed,
+    });
   }
 
   /** `pendingEvents`: events about to be committed, so a rendered response reports the head it will have. */

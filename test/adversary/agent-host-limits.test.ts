@@ -9,15 +9,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import {
-  didKeyFromPublicKey,
-  MANDATE_TYP,
-  rawPublicKey,
-  type SigningKey,
-  signCompact,
-  signingKeyFromSeed,
-} from '../../src/receipts/index.js';
+import type { SigningKey } from '../../src/receipts/index.js';
 import { ManualClock } from '../../src/runtime/clock.js';
+import { freshAgentKey, selfIssuedMandate } from '../support/mandates.js';
 import { connectLegacy, connectModern, type McpSession, rpc } from '../support/mcp-clients.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { call, type RunningService, startService } from '../support/service.js';
@@ -35,26 +29,8 @@ const AGENTS = 200;
 const ROOMS = 10;
 const IP_LIMIT = 600;
 
-function key(): SigningKey {
-  return signingKeyFromSeed(new Uint8Array(randomBytes(32)));
-}
-
-function mandate(signer: SigningKey, sub?: string): string {
-  const iss = didKeyFromPublicKey(rawPublicKey(signer.publicKey));
-  const now = Math.floor(Date.now() / 1000);
-  return signCompact(
-    { alg: 'EdDSA', kid: iss, typ: MANDATE_TYP },
-    {
-      iss,
-      sub: sub ?? iss,
-      jti: `urn:uuid:${randomUUID()}`,
-      iat: now,
-      exp: now + 3600,
-      svc: { rooms: ['*'], actions: ['member_join_request', 'discuss', 'choose'] },
-    },
-    signer,
-  );
-}
+const key = freshAgentKey;
+const mandate = (signer: SigningKey, sub?: string) => selfIssuedMandate(signer, sub === undefined ? {} : { sub });
 
 function expectAddressLimited(res: { status: number; headers: Headers; body: any }) {
   expect(res.status).toBe(429);

@@ -8,13 +8,15 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config.js';
 import { freePort } from '../support/child-service.js';
 import { type RunningService, startService } from '../support/service.js';
-import { hasNginx, NGINX, renderNginxConfig } from '../support/topology.js';
+import { hasPromtool, PROMTOOL } from '../support/promtool.js';
+import { hasNginx, NGINX, renderNginxConfig, startNginx } from '../support/topology.js';
 
 const run = promisify(execFile);
 const read = (file: string) => readFile(new URL(`../../${file}`, import.meta.url), 'utf8');
@@ -61,6 +63,67 @@ describe('the deployment files', () => {
     const { stderr } = await run(NGINX, ['-t', '-p', dir, '-c', path.join(dir, 'nginx.conf')]);
     expect(stderr).toContain('test is successful');
     await rm(dir, { recursive: true, force: true });
+  });
+
+  it.skipIf(!hasNginx)('keeps /metrics off the public port; a scraper reads each replica directly', async () => {
+    const second = await startService();
+    const replicas = [svc, second];
+    const nginx = await startNginx(replicas.map((replica) => new URL(replica.base).host));
+    try {
+      for (const path of ['/metrics', '//metrics', '/metrics/', '/%6detrics', '/metrics?format=text']) {
+        const response = await fetch(`${nginx.base}${path}`);
+        const body = await response.text();
+        expect(response.status, path).toBe(404);
+        expect(JSON.parse(body).error.code, path).toBe('vendor:conclave:not_found');
+        expect(body, path).not.toContain('conclave_http_requests_total');
+      }
+      // The rest of the API still goes through.
+      expect((await fetch(`${nginx.base}/healthz`)).status).toBe(200);
+      // Each replica answers its own figures on its own address, as the scrape config reaches them.
+      for (const replica of replicas) {
+        const response = await fetch(`${replica.base}/metrics`);
+        expect(response.status).toBe(200);
+        expect(await response.text()).toContain('conclave_http_requests_total');
+      }
+    } finally {
+      await nginx.stop();
+      await second.stop();
+    }
+  });
+
+  it('scrapes every replica on the internal network and publishes only nginx', async () => {
+    const prometheus = parse(await read('deploy/prometheus/prometheus.yml'));
+    const [job] = prometheus.scrape_configs;
+    expect(job.metrics_path).toBe('/metrics');
+    // One target per address the service name resolves to: one per replica, never the balancer.
+    expect(job.dns_sd_configs).toEqual([
+      expect.objectContaining({
+        names: ['conclave'],
+        type: 'A',
+        port: Number(compose.services.conclave.environment.PORT),
+      }),
+    ]);
+    expect(compose.services.conclave.ports).toBeUndefined();
+    expect(compose.services.redis.ports).toBeUndefined();
+    expect(compose.services.nginx.ports).toEqual(['8080:8080']);
+    expect(compose.services.prometheus.ports).toEqual(['127.0.0.1:9090:9090']);
+    expect(compose.services.prometheus.volumes).toContain(
+      './deploy/prometheus/prometheus.yml:/etc/prometheus/prometheus.yml:ro',
+    );
+    if (hasPromtool) {
+      const { stdout } = await run(PROMTOOL, [
+        'check',
+        'config',
+        fileURLToPath(new URL('../../deploy/prometheus/prometheus.yml', import.meta.url)),
+      ]);
+      expect(stdout).toContain('SUCCESS');
+    }
+  });
+
+  it('restarts every service that stops', () => {
+    for (const [name, service] of Object.entries<any>(compose.services)) {
+      expect(service.restart, name).toBe('unless-stopped');
+    }
   });
 
   it('gives the service a valid configuration', () => {

@@ -3,7 +3,12 @@ import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { MAX_ATTEMPTS, nextAttemptAt } from '../../../src/engagement/retry-schedule.js';
 import { parseWebhookUrl, resolveTarget, WebhookTargetRejected } from '../../../src/engagement/ssrf.js';
-import { newSigningSecret, signatureHeader, verifySignature } from '../../../src/engagement/webhook-signing.js';
+import {
+  deliveryHeaders,
+  newSigningSecret,
+  signatureHeader,
+  verifySignature,
+} from '../../../src/engagement/webhook-signing.js';
 
 describe('webhook signatures', () => {
   it('signs "<t>.<raw body>" with the whole secret string as the HMAC key', () => {
@@ -23,6 +28,19 @@ describe('webhook signatures', () => {
     expect(verifySignature(secret, header, 'bodY', 1000)).toBe(false);
     expect(verifySignature(newSigningSecret(), header, 'body', 1000)).toBe(false);
     expect(verifySignature(secret, 'v1=abc', 'body', 1000)).toBe(false);
+  });
+
+  it('sends the Standard Webhooks entry after the protocol one, in the same header', () => {
+    const secret = 'whsec_test-secret';
+    const headers = deliveryHeaders(secret, 'evt-1', 1000, 'body');
+    const standard = createHmac('sha256', secret).update('evt-1.1000.body').digest('base64');
+    expect(headers).toEqual({
+      'webhook-id': 'evt-1',
+      'webhook-timestamp': '1000',
+      'webhook-signature': `${signatureHeader(secret, 1000, 'body')} v1,${standard}`,
+    });
+    expect(verifySignature(secret, headers['webhook-signature']!, 'body', 1000)).toBe(true);
+    expect(verifySignature(secret, `v1,${standard}`, 'body', 1000)).toBe(false);
   });
 });
 

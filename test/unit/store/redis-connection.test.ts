@@ -34,7 +34,7 @@ describe('parseRedisUrl', () => {
     expect(() => parseRedisUrl('http://a:1')).toThrow('must use redis:// or rediss://');
     expect(() => parseRedisUrl(' , ')).toThrow('REDIS_URL is empty');
     expect(() => loadConfig({ STORE: 'redis', REDIS_URL: 'redis://a:1,http://b:2' })).toThrow(
-      'Invalid configuration: REDIS_URL "http://b:2" must use redis:// or rediss://',
+      'REDIS_URL: (value hidden) an entry must use redis:// or rediss://',
     );
     expect(loadConfig({ STORE: 'redis', REDIS_URL: 'a:7000,b:7001' }).store).toMatchObject({ url: 'a:7000,b:7001' });
   });
