@@ -63,6 +63,7 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Lets webhooks target loopback and private addresses (tests, private networks). */
   WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false'),
+  WEBHOOK_STANDARD_SIGNATURE: z.enum(['true', 'false']).default('false'),
   /** Active webhooks one room may hold; registering past it is refused (docs/architecture.md, Engagement). */
   WEBHOOK_MAX_PER_ROOM: z.coerce.number().int().min(1).max(100_000).default(2000),
   /** Room actors kept in memory (least recently used evicted; about 14 KiB each); others reload from the store. */
@@ -148,6 +149,7 @@ export const CONFIG_EXAMPLES: Readonly<Record<Variable, string>> = {
   CONCLAVE_OPERATOR_CONTACT: 'mailto:ops@example.org',
   LOG_LEVEL: 'info',
   WEBHOOK_ALLOW_PRIVATE: 'false',
+  WEBHOOK_STANDARD_SIGNATURE: 'true',
   WEBHOOK_MAX_PER_ROOM: '2000',
   ROOM_CACHE_SIZE: '1000',
   ROOM_CACHE_BYTES: '33554432',
@@ -266,6 +268,8 @@ export interface ServiceConfig {
   operatorContact: string;
   logLevel: string;
   webhookAllowPrivate: boolean;
+  /** WEBHOOK_STANDARD_SIGNATURE: a Standard Webhooks entry after the protocol's in Webhook-Signature. */
+  webhookStandardSignature: boolean;
   webhookMaxPerRoom: number;
   maxParkedConnections: number;
   roomCacheSize: number;
@@ -317,6 +321,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     operatorContact: e.CONCLAVE_OPERATOR_CONTACT,
     logLevel: e.LOG_LEVEL,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE === 'true',
+    webhookStandardSignature: e.WEBHOOK_STANDARD_SIGNATURE === 'true',
     webhookMaxPerRoom: e.WEBHOOK_MAX_PER_ROOM,
     maxParkedConnections: e.MAX_PARKED_CONNECTIONS,
     roomCacheSize: e.ROOM_CACHE_SIZE,

@@ -87,6 +87,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
       maxParked: config.maxParkedConnections,
       parkedShares: config.parkedShares,
       webhookAllowPrivate: config.webhookAllowPrivate,
+      webhookStandardSignature: config.webhookStandardSignature,
       webhookMaxPerRoom: config.webhookMaxPerRoom,
       redis:
         config.store.kind === 'redis'

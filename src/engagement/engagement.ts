@@ -27,6 +27,8 @@ export interface EngagementSettings {
   parkedShares?: ParkingShares;
   /** Lets webhooks target loopback and private addresses (tests, private deployments). */
   webhookAllowPrivate: boolean;
+  /** Sign deliveries for Standard Webhooks verifiers too (in the same header, after the protocol's). */
+  webhookStandardSignature?: boolean;
   /** Active webhooks one room may hold. */
   webhookMaxPerRoom: number;
   /** Redis mode: where commit notices are published for the other processes. */
@@ -76,6 +78,7 @@ export class Engagement {
       clock: deps.clock,
       send: createSender(),
       allowPrivate: settings.webhookAllowPrivate,
+      standardSignature: settings.webhookStandardSignature === true,
       userAgent: settings.userAgent,
       onError: (error, context) => this.log.error({ err: error }, `${context} failed`),
       ...(deps.onDelivery ? { onSettled: deps.onDelivery } : {}),

@@ -1,9 +1,8 @@
 /**
  * Webhook secrets and signatures (docs/architecture.md, Webhooks). Every delivery carries one
- * `Webhook-Signature` header holding two space-separated signatures made with the same secret:
- *
- * - the protocol's own `t=<unix s>,v1=<hex HMAC-SHA256>` over `"<t>.<raw body>"`, first;
- * - the Standard Webhooks `v1,<base64 HMAC-SHA256>` over `"<webhook-id>.<t>.<raw body>"`, second.
+ * `Webhook-Signature` header: the protocol's own `t=<unix s>,v1=<hex HMAC-SHA256>` over
+ * `"<t>.<raw body>"`; when the operator turns on WEBHOOK_STANDARD_SIGNATURE, followed after a space by
+ * the Standard Webhooks `v1,<base64 HMAC-SHA256>` over `"<webhook-id>.<t>.<raw body>"`.
  *
  * Both are keyed with the UTF-8 bytes of the whole `whsec_…` string, and `Webhook-Id` /
  * `Webhook-Timestamp` already have the meaning Standard Webhooks gives them. HTTP header names are
@@ -39,12 +38,23 @@ export function standardSignature(secret: string, id: string, timestamp: number,
   return `v1,${hmac(secret, `${id}.${timestamp}.${body}`).toString('base64')}`;
 }
 
-/** The signing headers of one delivery attempt: the protocol's and Standard Webhooks' in one set. */
-export function deliveryHeaders(secret: string, id: string, timestamp: number, body: string): Record<string, string> {
+/**
+ * The signing headers of one delivery attempt. By default exactly the protocol's header, which
+ * receivers in the wild parse as `t=…,v1=…` and nothing more; with `standard` (the operator's
+ * WEBHOOK_STANDARD_SIGNATURE) the Standard Webhooks entry follows it in the same header.
+ */
+export function deliveryHeaders(
+  secret: string,
+  id: string,
+  timestamp: number,
+  body: string,
+  standard = false,
+): Record<string, string> {
+  const protocol = signatureHeader(secret, timestamp, body);
   return {
     'webhook-id': id,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': `${signatureHeader(secret, timestamp, body)} ${standardSignature(secret, id, timestamp, body)}`,
+    'webhook-signature': standard ? `${protocol} ${standardSignature(secret, id, timestamp, body)}` : protocol,
   };
 }
 

@@ -51,6 +51,8 @@ export interface WebhookWorkerDeps {
   clock: Clock;
   send: WebhookSender;
   allowPrivate: boolean;
+  /** Add the Standard Webhooks entry to each signature header (WEBHOOK_STANDARD_SIGNATURE). */
+  standardSignature?: boolean;
   userAgent: string;
   onError(error: unknown, context: string): void;
   /** How each attempt ended, once the store has it (the metrics count them). */
@@ -301,7 +303,7 @@ export class WebhookWorker {
       {
         'content-type': 'application/json',
         'user-agent': this.deps.userAgent,
-        ...deliveryHeaders(hook.secret, eventId, timestamp, body),
+        ...deliveryHeaders(hook.secret, eventId, timestamp, body, this.deps.standardSignature === true),
       },
       body,
       this.deps.allowPrivate,

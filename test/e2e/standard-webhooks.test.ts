@@ -19,7 +19,7 @@ describe('Standard Webhooks headers', () => {
   let receiver: WebhookReceiver;
   beforeAll(async () => {
     receiver = await startReceiver();
-    svc = await startService({ clock, env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    svc = await startService({ clock, env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_STANDARD_SIGNATURE: 'true' } });
   });
   afterAll(async () => {
     vi.useRealTimers();

@@ -30,9 +30,19 @@ describe('webhook signatures', () => {
     expect(verifySignature(secret, 'v1=abc', 'body', 1000)).toBe(false);
   });
 
-  it('sends the Standard Webhooks entry after the protocol one, in the same header', () => {
+  it('sends exactly the protocol header by default', () => {
     const secret = 'whsec_test-secret';
-    const headers = deliveryHeaders(secret, 'evt-1', 1000, 'body');
+    expect(deliveryHeaders(secret, 'evt-1', 1000, 'body')).toEqual({
+      'webhook-id': 'evt-1',
+      'webhook-timestamp': '1000',
+      'webhook-signature': signatureHeader(secret, 1000, 'body'),
+    });
+    expect(signatureHeader(secret, 1000, 'body')).toMatch(/^t=1000,v1=[0-9a-f]{64}$/);
+  });
+
+  it('with WEBHOOK_STANDARD_SIGNATURE, sends the Standard Webhooks entry after the protocol one', () => {
+    const secret = 'whsec_test-secret';
+    const headers = deliveryHeaders(secret, 'evt-1', 1000, 'body', true);
     const standard = createHmac('sha256', secret).update('evt-1.1000.body').digest('base64');
     expect(headers).toEqual({
       'webhook-id': 'evt-1',
