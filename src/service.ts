@@ -12,6 +12,7 @@ import { Engagement } from './engagement/engagement.js';
 import { buildHttpApp } from './http/app.js';
 import { eventStreamRoute } from './http/event-stream-route.js';
 import type { Capabilities } from './http/meta.js';
+import { registerLogRoutes } from './http/log-routes.js';
 import { registerOAuthRoutes } from './http/oauth-routes.js';
 import { rateLimitHook } from './http/rate-limit-hook.js';
 import { mcpExtension } from './mcp/index.js';
@@ -27,6 +28,8 @@ import { DeadlineScheduler } from './runtime/scheduler.js';
 import { secureDataDir } from './store/file-modes.js';
 import { openStore } from './store/index.js';
 import type { RoomStore } from './store/port.js';
+import { Integrator } from './tlog/integrator.js';
+import { TransparencyLog } from './tlog/log.js';
 
 export const SERVICE_VERSION = '0.1.0';
 
@@ -41,6 +44,8 @@ export interface Service {
   engagement: Engagement;
   /** Device flow, hosted keys, mandate verification deps (identity.mandates) and rate counters. */
   identity: IdentityServices;
+  /** Sequences receipts into the transparency log while this process holds the log lease (tests drive integrateNow()). */
+  integrator: Integrator;
   /** The start-up upgrade of rooms stored in an older shape (null when it failed). */
   upgraded: Promise<UpgradeReport | null>;
   close(): Promise<void>;
@@ -118,6 +123,8 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     presence: new Presence(),
   };
   const baseUrl = () => services.baseUrl;
+  const tlog = new TransparencyLog(store, keyring, baseUrl);
+  services.tlog = tlog;
   const identity = await openIdentityServices(
     { store: config.store, adminTokenHash, issuers: config.mandateIssuers },
     { keyring, now: () => clock.now(), baseUrl },
@@ -146,6 +153,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
       mcpExtension({ services, operations: OPERATIONS, limits: rateLimits }),
       eventStreamRoute(services),
       (app) => registerOAuthRoutes(app, { deviceFlow: identity.deviceFlow, baseUrl, guesses: services.guesses }),
+      (app) => registerLogRoutes(app, tlog),
     ],
     onRequest: [rateLimitHook(rateLimits, () => clock.now())],
     revocations: () => identity.revocations(),
@@ -159,6 +167,12 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
   );
   await scheduler.start();
   await engagement.start(app.log);
+  const integrator = new Integrator(
+    store,
+    () => tlog.noteSigner(),
+    (error, message) => app.log.error({ err: error }, message),
+  );
+  integrator.start();
   // Rooms stored in an older shape are upgraded in the background; reads and writes never wait.
   const upgraded = upgradeStoredRooms(store, (slug) => registry.tick(slug)).then(
     (report) => {
@@ -186,6 +200,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     store,
     engagement,
     identity,
+    integrator,
     upgraded,
     /**
      * Graceful drain: stop taking connections (new requests get 503), answer parked long-polls and
@@ -197,6 +212,9 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
       scheduler?.stop();
       await app.close();
       await registry.drain();
+      // Last: receipts the drained turns committed are sequenced before the store closes.
+      await integrator.integrateNow();
+      await integrator.stop();
       await store.close();
       await identity.close();
     },

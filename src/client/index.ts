@@ -22,3 +22,12 @@ export {
   verifyCompactReceipt,
   verifyRoomReceiptChain,
 } from './verify.js';
+export {
+  type LogInclusion,
+  LogVerificationError,
+  type VerifiedCheckpoint,
+  verifyCheckpoint,
+  verifyConsistency,
+  verifyInclusion,
+  verifyReceiptInLog,
+} from './tlog.js';

@@ -10,6 +10,7 @@ import type { Clock } from '../runtime/clock.js';
 import type { Presence } from '../runtime/presence.js';
 import type { RoomRegistry } from '../runtime/registry.js';
 import type { RoomStore } from '../store/port.js';
+import type { TransparencyLog } from '../tlog/log.js';
 
 export interface ServiceInfo {
   name: string;
@@ -41,4 +42,6 @@ export interface Services {
   presence: Presence;
   /** Long-polls, streams, webhooks and opener-seal wake bookkeeping. */
   engagement: Engagement;
+  /** The transparency log of every receipt (docs/transparency-log.md); absent where a test builds services by hand. */
+  tlog?: TransparencyLog;
 }

@@ -36,6 +36,8 @@ import {
   RedisEngagementStore,
 } from './redis-engagement.js';
 import { connectRedisClient, createRedisClient } from './redis-connection.js';
+import { defineLogCommands, RedisLogStore } from './redis-tlog.js';
+import { LOG_LEASE_SLUG } from './tlog-port.js';
 import {
   ACQUIRE_LOCK_SCRIPT,
   COMMIT_SCRIPT,
@@ -100,6 +102,7 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
   redis.defineCommand('conclaveRenewLock', { numberOfKeys: 1, lua: RENEW_LOCK_SCRIPT });
   redis.defineCommand('conclaveRepairDeadline', { numberOfKeys: 1, lua: REPAIR_DEADLINE_SCRIPT });
   defineEngagementCommands(redis);
+  defineLogCommands(redis);
   try {
     await connectRedisClient(redis);
   } catch (error) {
@@ -154,6 +157,7 @@ function keysOf(prefix: string) {
 export class RedisStore implements RoomStore {
   readonly kind = 'redis' as const;
   readonly engagement: RedisEngagementStore;
+  readonly tlog: RedisLogStore;
   private readonly key: ReturnType<typeof keysOf>;
 
   /** Use openRedisStore(), which defines the scripts and connects first. */
@@ -168,6 +172,13 @@ export class RedisStore implements RoomStore {
     this.engagement = new RedisEngagementStore(redis, keyPrefix, this.key.room, {
       call: (operation) => this.call(operation),
       bestEffort: (operation) => this.bestEffort(operation),
+    });
+    this.tlog = new RedisLogStore(redis as unknown as ConstructorParameters<typeof RedisLogStore>[0], keyPrefix, {
+      call: (operation) => this.call(operation),
+      replication,
+      leaseKey: this.key.lock(LOG_LEASE_SLUG),
+      roomKey: this.key.room,
+      slugsKey: this.key.slugs,
     });
   }
 
@@ -492,6 +503,14 @@ export class RedisStore implements RoomStore {
   private async afterCommit(batch: CommitBatch, version: number, separateRecords: IdempotencyRecord[]): Promise<void> {
     const { slug } = batch;
     await Promise.all([
+      // The log's queue (redis-tlog.ts): a receipt lost here is found by the integrator's sweep.
+      batch.receipts.length > 0
+        ? this.bestEffort(() =>
+            this.tlog.enqueue(
+              batch.receipts.map((r) => ({ slug, sequence: r.sequence, jws: r.jws, receipt_hash: r.receipt_hash })),
+            ),
+          )
+        : undefined,
       this.bestEffort(() =>
         batch.next_deadline === null
           ? this.redis.zrem(this.key.deadlines(slug), slug)

@@ -1,0 +1,148 @@
+/**
+ * The read side of the transparency log, in every process: the latest and every published
+ * checkpoint, tiles, entry bundles, and proofs. Proofs come from an in-memory tree that follows the
+ * store up to the latest published size (complete subtrees never change, so it only grows), and
+ * only sizes that have a published checkpoint are served.
+ */
+import type { Keyring } from '../receipts/keyring.js';
+import type { RoomStore } from '../store/port.js';
+import type { Hash } from './merkle.js';
+import { parseCheckpoint } from './note.js';
+import { logOrigin, NoteSigner } from './note-signer.js';
+import { encodeEntryBundle, TILE_WIDTH, type TileAddress } from './tiles.js';
+import { MerkleTree } from './tree.js';
+
+export interface PublishedCheckpoint {
+  note: string;
+  size: number;
+  root: Uint8Array;
+}
+
+/** Why a log request cannot be answered: the route turns it into a 4xx envelope. */
+export class LogRequestError extends Error {
+  constructor(
+    readonly reason: 'not_found' | 'invalid',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'LogRequestError';
+  }
+}
+
+const encoder = new TextEncoder();
+
+export function checkpointOf(note: string): PublishedCheckpoint {
+  const body = parseCheckpoint(note.slice(0, note.indexOf('\n\n') + 1));
+  return { note, size: body.size, root: body.root };
+}
+
+export class TransparencyLog {
+  private readonly tree = new MerkleTree();
+  private following: Promise<void> | null = null;
+  private signer: NoteSigner | null = null;
+
+  constructor(
+    private readonly store: RoomStore,
+    private readonly keyring: Keyring,
+    /** Read lazily: tests learn the service's address once it listens. */
+    private readonly baseUrl: () => string,
+  ) {}
+
+  /** The checkpoint signer: the log's origin (from the base URL) and the note key derived from the current receipt key. */
+  noteSigner(): NoteSigner {
+    const origin = logOrigin(this.baseUrl());
+    const signing = this.keyring.current;
+    if (!this.signer || this.signer.name !== origin || this.signerKid !== signing.kid) {
+      this.signer = new NoteSigner(origin, signing);
+      this.signerKid = signing.kid;
+    }
+    return this.signer;
+  }
+
+  private signerKid = '';
+
+  async latest(): Promise<PublishedCheckpoint | null> {
+    const state = await this.store.tlog.state();
+    return state.checkpoint ? checkpointOf(state.checkpoint) : null;
+  }
+
+  async checkpointAt(size: number): Promise<PublishedCheckpoint> {
+    const note = await this.store.tlog.checkpointAt(size);
+    if (!note) throw new LogRequestError('not_found', `no checkpoint of size ${size} was published`);
+    return checkpointOf(note);
+  }
+
+  /** An inclusion proof of leaf `index` against the published checkpoint of `size`. */
+  async inclusion(index: number, size: number): Promise<{ checkpoint: PublishedCheckpoint; proof: Hash[] }> {
+    if (index >= size) throw new LogRequestError('invalid', `leaf ${index} is not in a tree of ${size} leaves`);
+    const checkpoint = await this.checkpointAt(size);
+    await this.follow(size);
+    return { checkpoint, proof: this.tree.inclusion(index, size) };
+  }
+
+  /** A consistency proof from the published checkpoint of `first` to that of `second`. */
+  async consistency(
+    first: number,
+    second: number,
+  ): Promise<{ first: PublishedCheckpoint; second: PublishedCheckpoint; proof: Hash[] }> {
+    if (first > second)
+      throw new LogRequestError('invalid', `the first size (${first}) exceeds the second (${second})`);
+    const [a, b] = await Promise.all([this.checkpointAt(first), this.checkpointAt(second)]);
+    await this.follow(second);
+    return { first: a, second: b, proof: this.tree.consistency(first, second) };
+  }
+
+  /** Where a receipt is in the log, with its inclusion proof against the latest checkpoint; null before it is published. */
+  async receiptProof(
+    receiptHash: string,
+  ): Promise<{ index: number; checkpoint: PublishedCheckpoint; proof: Hash[] } | null> {
+    const index = await this.store.tlog.indexOf(receiptHash);
+    if (index === null) return null;
+    const latest = await this.latest();
+    if (!latest || index >= latest.size) return null;
+    await this.follow(latest.size);
+    return { index, checkpoint: latest, proof: this.tree.inclusion(index, latest.size) };
+  }
+
+  /**
+   * A tile's bytes, only within the latest published tree: a full tile (256 wide) once the tree
+   * covers it, or the partial tile of exactly the width the tree has.
+   */
+  async tile(address: TileAddress): Promise<Uint8Array> {
+    const latest = await this.latest();
+    const size = latest?.size ?? 0;
+    const { index, width } = address;
+    if (address.level === 'entries') {
+      this.assertWithin(Math.max(0, size - index * TILE_WIDTH), width, 'entry bundle');
+      const entries = await this.store.tlog.entries(index * TILE_WIDTH, width);
+      return encodeEntryBundle(entries.map((jws) => encoder.encode(jws)));
+    }
+    const hashesAtLevel = Math.floor(size / TILE_WIDTH ** address.level);
+    this.assertWithin(Math.max(0, hashesAtLevel - index * TILE_WIDTH), width, 'tile');
+    return this.store.tlog.tileHashes(address.level, index * TILE_WIDTH, width);
+  }
+
+  private assertWithin(available: number, width: number, what: string): void {
+    // The partial tile of another width is not served: every tile has one URL per content.
+    if (available >= TILE_WIDTH ? width !== TILE_WIDTH : width !== available) {
+      throw new LogRequestError('not_found', `no such ${what} in the published tree`);
+    }
+  }
+
+  /** Brings the in-memory tree up to `size` leaves from the store's level-0 tile (one follow at a time). */
+  private async follow(size: number): Promise<void> {
+    while (this.tree.size < size) {
+      this.following ??= (async () => {
+        const from = this.tree.size;
+        const bytes = await this.store.tlog.tileHashes(0, from, Math.min(65_536, size - from));
+        if (bytes.length === 0) throw new Error(`the log store has no leaf hash at ${from}`);
+        const hashes: Hash[] = [];
+        for (let at = 0; at < bytes.length; at += 32) hashes.push(bytes.slice(at, at + 32));
+        this.tree.append(hashes);
+      })().finally(() => {
+        this.following = null;
+      });
+      await this.following;
+    }
+  }
+}
