@@ -16,6 +16,7 @@ import {
   verifyRoomReceiptChain,
 } from '../client/index.js';
 import { configPath, readConfig, rememberRoomToken } from './credentials.js';
+import { LogCheckFailed, registerLogCommands, verifyRoomInLog } from './log.js';
 import { formatChainReport } from './report.js';
 
 const EXIT = { ok: 0, failed: 1, usage: 2, refused: 3, unreachable: 4 } as const;
@@ -365,28 +366,61 @@ program
   .description("verify a room's receipts without trusting the server: every signature, hash, link and replay")
   .option('--file <outcome.json>', 'verify a saved /outcome body, offline')
   .option('--jwks <jwks.json>', 'the keys to verify against (with --file)')
-  .action(async (target: string | undefined, options: { file?: string; jwks?: string }, command: Command) => {
-    const json = command.optsWithGlobals<GlobalOptions>().json === true;
-    let outcome: unknown;
-    let jwks: Jwks | undefined;
-    let source: string;
-    if (options.file) {
-      outcome = parseJson(await readFile(options.file, 'utf8'), options.file);
-      if (options.jwks) jwks = parseJson(await readFile(options.jwks, 'utf8'), options.jwks) as Jwks;
-      source = options.file;
-    } else {
-      if (!target) throw new Exit(EXIT.usage, 'name a room (its URL or slug) or give --file');
-      const { slug, base } = roomTarget(target, command.optsWithGlobals<GlobalOptions>().base);
-      const { client } = await context(command, slug);
-      const remote = base ? new ConclaveClient({ baseUrl: base, ...authOf(client) }) : client;
-      outcome = await remote.outcome({ slug });
-      jwks = (await remote.jwks()) as Jwks;
-      source = `${slug}`;
-    }
-    const report = await verifyRoomReceiptChain(outcome, jwks ? { jwks } : {});
-    console.log(json ? JSON.stringify(report, null, 2) : formatChainReport(report, source));
-    if (!report.ok) throw new Exit(EXIT.failed, '');
-  });
+  .option('--log-wait <seconds>', 'how long to wait for receipts to enter the transparency log', '10')
+  .action(
+    async (
+      target: string | undefined,
+      options: { file?: string; jwks?: string; logWait: string },
+      command: Command,
+    ) => {
+      const json = command.optsWithGlobals<GlobalOptions>().json === true;
+      let outcome: unknown;
+      let jwks: Jwks | undefined;
+      let source: string;
+      let inLog: (() => Promise<string[]>) | null = null;
+      if (options.file) {
+        outcome = parseJson(await readFile(options.file, 'utf8'), options.file);
+        if (options.jwks) jwks = parseJson(await readFile(options.jwks, 'utf8'), options.jwks) as Jwks;
+        source = options.file;
+      } else {
+        if (!target) throw new Exit(EXIT.usage, 'name a room (its URL or slug) or give --file');
+        const { slug, base } = roomTarget(target, command.optsWithGlobals<GlobalOptions>().base);
+        const { client } = await context(command, slug);
+        const remote = base ? new ConclaveClient({ baseUrl: base, ...authOf(client) }) : client;
+        outcome = await remote.outcome({ slug });
+        jwks = (await remote.jwks()) as Jwks;
+        source = `${slug}`;
+        const logBase = base ?? (await context(command, slug)).base;
+        const read = outcome;
+        inLog = () =>
+          verifyRoomInLog({
+            base: logBase,
+            outcome: read,
+            reread: () => remote.outcome({ slug }),
+            configFile: configPath(),
+            waitMs: Number(options.logWait) * 1000,
+          });
+      }
+      const report = await verifyRoomReceiptChain(outcome, jwks ? { jwks } : {});
+      console.log(json ? JSON.stringify(report, null, 2) : formatChainReport(report, source));
+      // The transparency log (cli/log.ts) is checked even when the chain failed: it names the leaf.
+      const logFailure = inLog ? await checkLog(inLog, json) : null;
+      if (!report.ok || logFailure) throw new Exit(EXIT.failed, logFailure ?? '');
+    },
+  );
+
+async function checkLog(run: () => Promise<string[]>, json: boolean): Promise<string | null> {
+  try {
+    const lines = await run();
+    if (!json) console.log(lines.map((line) => `✓ log: ${line}`).join('\n'));
+    return null;
+  } catch (error) {
+    if (error instanceof LogCheckFailed) return `log: ${error.message}`;
+    throw error;
+  }
+}
+
+registerLogCommands(program, (command) => context(command));
 
 /** A room URL (`…/r/{slug}`, `…/api/rooms/{slug}…`) or a bare slug. */
 function roomTarget(target: string, base: string | undefined): { slug: string; base: string | undefined } {

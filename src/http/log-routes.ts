@@ -11,6 +11,8 @@ import { toBase64 } from '../tlog/note.js';
 import { parseTilePath, TILE_WIDTH } from '../tlog/tiles.js';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
+/** Checkpoint sizes per page of GET /log/checkpoints. */
+const SIZES_PAGE = 1000;
 const SIZE = /^(0|[1-9][0-9]{0,15})$/;
 
 function badParameter(field: string, message: string) {
@@ -53,6 +55,15 @@ export function registerLogRoutes(app: FastifyInstance, log: TransparencyLog): v
     return sendNote(reply, latest.note, 'no-cache');
   });
 
+  app.get<{ Querystring: Record<string, unknown> }>('/log/checkpoints', async (request, reply) => {
+    const after = request.query.after === undefined ? -1 : count(request.query.after, 'after');
+    const sizes = await log.checkpointSizes(after, SIZES_PAGE);
+    return reply.header('cache-control', 'no-cache').send({
+      sizes,
+      next_after: sizes.length === SIZES_PAGE ? sizes.at(-1) : null,
+    });
+  });
+
   app.get<{ Params: { size: string } }>('/log/checkpoint/:size', async (request, reply) => {
     const size = count(request.params.size, 'size');
     const checkpoint = await answer(() => log.checkpointAt(size));
@@ -90,7 +101,6 @@ export function registerLogRoutes(app: FastifyInstance, log: TransparencyLog): v
     return reply.header('cache-control', IMMUTABLE).send({
       first,
       second,
-      first_checkpoint: proof.first.note,
       second_checkpoint: proof.second.note,
       consistency_proof: proof.proof.map(toBase64),
     });

@@ -218,6 +218,16 @@ export class RedisLogStore implements LogStore {
     });
   }
 
+  checkpointSizes(after: number, limit: number): Promise<number[]> {
+    return this.call(async () =>
+      (await this.redis.hkeys(this.key.checkpoints))
+        .map(Number)
+        .filter((size) => size > after)
+        .sort((a, b) => a - b)
+        .slice(0, limit),
+    );
+  }
+
   checkpointAt(size: number): Promise<string | null> {
     return this.call(() => this.redis.hget(this.key.checkpoints, String(size)));
   }

@@ -31,6 +31,9 @@ function prepareStatements(db: Database.Database) {
       'INSERT INTO tlog_tiles (level, idx, hashes) VALUES (?, ?, ?) ON CONFLICT (level, idx) DO UPDATE SET hashes = excluded.hashes',
     ),
     checkpoint: db.prepare<[number], { note: string }>('SELECT note FROM tlog_checkpoints WHERE size = ?'),
+    checkpointSizes: db.prepare<[number, number], { size: number }>(
+      'SELECT size FROM tlog_checkpoints WHERE size > ? ORDER BY size LIMIT ?',
+    ),
     insertCheckpoint: db.prepare<[number, string]>('INSERT INTO tlog_checkpoints (size, note) VALUES (?, ?)'),
     lease: db.prepare<[string], { token: string; expires_at: number }>(
       'SELECT token, expires_at FROM locks WHERE slug = ?',
@@ -97,6 +100,10 @@ export class SqliteLogStore implements LogStore {
       if (existing === undefined) this.sql.insertCheckpoint.run(size, note);
       if (size > state.published) this.sql.setPublished.run(size);
     });
+  }
+
+  checkpointSizes(after: number, limit: number): Promise<number[]> {
+    return this.run(() => this.sql.checkpointSizes.all(after, limit).map((row) => row.size));
   }
 
   checkpointAt(size: number): Promise<string | null> {

@@ -56,6 +56,8 @@ export interface LogStore {
    * different note for a size already published: two checkpoints of one size never differ.
    */
   publish(size: number, note: string, fence: string): Promise<void>;
+  /** Sizes of published checkpoints above `after`, ascending, at most `limit`. */
+  checkpointSizes(after: number, limit: number): Promise<number[]>;
   /** The published checkpoint of exactly this size, or null. */
   checkpointAt(size: number): Promise<string | null>;
   /** `count` hashes of tree level 8·level from hash index `from` (fewer if fewer are stored). */

@@ -5,7 +5,7 @@
  * only sizes that have a published checkpoint are served.
  */
 import type { Keyring } from '../receipts/keyring.js';
-import type { RoomStore } from '../store/port.js';
+import { type RoomStore, StoreUnavailableError } from '../store/port.js';
 import type { Hash } from './merkle.js';
 import { parseCheckpoint } from './note.js';
 import { logOrigin, NoteSigner } from './note-signer.js';
@@ -72,6 +72,10 @@ export class TransparencyLog {
     return checkpointOf(note);
   }
 
+  checkpointSizes(after: number, limit: number): Promise<number[]> {
+    return this.store.tlog.checkpointSizes(after, limit);
+  }
+
   /** An inclusion proof of leaf `index` against the published checkpoint of `size`. */
   async inclusion(index: number, size: number): Promise<{ checkpoint: PublishedCheckpoint; proof: Hash[] }> {
     if (index >= size) throw new LogRequestError('invalid', `leaf ${index} is not in a tree of ${size} leaves`);
@@ -80,16 +84,17 @@ export class TransparencyLog {
     return { checkpoint, proof: this.tree.inclusion(index, size) };
   }
 
-  /** A consistency proof from the published checkpoint of `first` to that of `second`. */
-  async consistency(
-    first: number,
-    second: number,
-  ): Promise<{ first: PublishedCheckpoint; second: PublishedCheckpoint; proof: Hash[] }> {
+  /**
+   * A consistency proof from the tree of `first` leaves (any size up to `second`: a verifier may
+   * hold a checkpoint of a size this log never published, from a fork) to the published checkpoint
+   * of `second`.
+   */
+  async consistency(first: number, second: number): Promise<{ second: PublishedCheckpoint; proof: Hash[] }> {
     if (first > second)
       throw new LogRequestError('invalid', `the first size (${first}) exceeds the second (${second})`);
-    const [a, b] = await Promise.all([this.checkpointAt(first), this.checkpointAt(second)]);
+    const checkpoint = await this.checkpointAt(second);
     await this.follow(second);
-    return { first: a, second: b, proof: this.tree.consistency(first, second) };
+    return { second: checkpoint, proof: this.tree.consistency(first, second) };
   }
 
   /** Where a receipt is in the log, with its inclusion proof against the latest checkpoint; null before it is published. */
@@ -135,7 +140,7 @@ export class TransparencyLog {
       this.following ??= (async () => {
         const from = this.tree.size;
         const bytes = await this.store.tlog.tileHashes(0, from, Math.min(65_536, size - from));
-        if (bytes.length === 0) throw new Error(`the log store has no leaf hash at ${from}`);
+        if (bytes.length === 0) throw new StoreUnavailableError(`the log store has no leaf hash at ${from}`);
         const hashes: Hash[] = [];
         for (let at = 0; at < bytes.length; at += 32) hashes.push(bytes.slice(at, at + 32));
         this.tree.append(hashes);
