@@ -64,6 +64,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
   });
 
   let scheduler: DeadlineScheduler | null = null;
+  let integrator: Integrator | null = null;
   let metrics: ServiceMetrics | null = null;
   const registry = new RoomRegistry({
     store,
@@ -100,6 +101,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     parkedWaiters: () => engagement.waiters.parked,
     openStreams: () => engagement.streams.size,
     pendingDeliveries: () => store.engagement.pendingDeliveries(),
+    logIntegrator: () => integrator?.leader ?? false,
   });
   const adminTokenHash = config.adminToken ? hashSecret(config.adminToken) : null;
   // The registry and identity read services.baseUrl lazily: tests set it once the port is known.
@@ -167,7 +169,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
   );
   await scheduler.start();
   await engagement.start(app.log);
-  const integrator = new Integrator(
+  integrator = new Integrator(
     store,
     () => tlog.noteSigner(),
     (error, message) => app.log.error({ err: error }, message),
@@ -213,8 +215,8 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
       await app.close();
       await registry.drain();
       // Last: receipts the drained turns committed are sequenced before the store closes.
-      await integrator.integrateNow();
-      await integrator.stop();
+      await integrator?.integrateNow();
+      await integrator?.stop();
       await store.close();
       await identity.close();
     },

@@ -16,6 +16,8 @@ export interface MetricSources {
   openStreams(): number;
   /** Pending webhook deliveries (the whole deployment's outbox); may fail while the store is away. */
   pendingDeliveries(): Promise<number>;
+  /** Whether this process holds the transparency log's lease (it sequences receipts). */
+  logIntegrator?(): boolean;
 }
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -122,6 +124,14 @@ export class ServiceMetrics {
       registers,
       collect() {
         this.set(sources.openStreams());
+      },
+    });
+    new Gauge({
+      name: 'conclave_tlog_integrator',
+      help: "1 while this process holds the transparency log's lease and sequences receipts into it.",
+      registers,
+      collect() {
+        this.set(sources.logIntegrator?.() ? 1 : 0);
       },
     });
   }
