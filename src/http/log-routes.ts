@@ -4,6 +4,7 @@
  * and two convenience proofs. Public like the JWKS: the log holds only receipts, which the protocol
  * already treats as publishable proofs, and no credential is asked for or read.
  */
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { protocolError } from '../errors.js';
 import { LogRequestError, type TransparencyLog } from '../tlog/log.js';
@@ -78,11 +79,15 @@ export function registerLogRoutes(app: FastifyInstance, log: TransparencyLog): v
         'Not a tile path: use /log/tile/<level>/<index>[.p/<width>] or /log/tile/entries/<index>[.p/<width>] (C2SP tlog-tiles).',
       );
     }
-    const bytes = await answer(() => log.tile(address));
-    return reply
+    const { level, index, width } = address;
+    reply
       .header('content-type', 'application/octet-stream')
-      .header('cache-control', address.width === TILE_WIDTH ? IMMUTABLE : 'public, max-age=60')
-      .send(Buffer.from(bytes));
+      .header('cache-control', width === TILE_WIDTH ? IMMUTABLE : 'public, max-age=60');
+    if (level === 'entries') {
+      const chunks = await answer(() => log.entryBundle(index, width));
+      return reply.send(Readable.from(chunks, { objectMode: false }));
+    }
+    return reply.send(Buffer.from(await answer(() => log.hashTile(level, index, width))));
   });
 
   app.get<{ Querystring: Record<string, unknown> }>('/log/proof/inclusion', async (request, reply) => {

@@ -9,7 +9,7 @@ import { type RoomStore, StoreUnavailableError } from '../store/port.js';
 import type { Hash } from './merkle.js';
 import { parseCheckpoint } from './note.js';
 import { logOrigin, NoteSigner } from './note-signer.js';
-import { encodeEntryBundle, TILE_WIDTH, type TileAddress } from './tiles.js';
+import { encodeEntryBundle, TILE_WIDTH } from './tiles.js';
 import { MerkleTree } from './tree.js';
 
 export interface PublishedCheckpoint {
@@ -30,6 +30,9 @@ export class LogRequestError extends Error {
 }
 
 const encoder = new TextEncoder();
+
+/** Entries read from the store per chunk of a streamed bundle. */
+const ENTRIES_PER_READ = 16;
 
 export function checkpointOf(note: string): PublishedCheckpoint {
   const body = parseCheckpoint(note.slice(0, note.indexOf('\n\n') + 1));
@@ -110,21 +113,29 @@ export class TransparencyLog {
   }
 
   /**
-   * A tile's bytes, only within the latest published tree: a full tile (256 wide) once the tree
+   * A hash tile's bytes, only within the latest published tree: a full tile (256 wide) once the tree
    * covers it, or the partial tile of exactly the width the tree has.
    */
-  async tile(address: TileAddress): Promise<Uint8Array> {
-    const latest = await this.latest();
-    const size = latest?.size ?? 0;
-    const { index, width } = address;
-    if (address.level === 'entries') {
-      this.assertWithin(Math.max(0, size - index * TILE_WIDTH), width, 'entry bundle');
-      const entries = await this.store.tlog.entries(index * TILE_WIDTH, width);
-      return encodeEntryBundle(entries.map((jws) => encoder.encode(jws)));
-    }
-    const hashesAtLevel = Math.floor(size / TILE_WIDTH ** address.level);
-    this.assertWithin(Math.max(0, hashesAtLevel - index * TILE_WIDTH), width, 'tile');
-    return this.store.tlog.tileHashes(address.level, index * TILE_WIDTH, width);
+  async hashTile(level: number, index: number, width: number): Promise<Uint8Array> {
+    const size = (await this.latest())?.size ?? 0;
+    this.assertWithin(Math.max(0, Math.floor(size / TILE_WIDTH ** level) - index * TILE_WIDTH), width, 'tile');
+    return this.store.tlog.tileHashes(level, index * TILE_WIDTH, width);
+  }
+
+  /**
+   * An entry bundle, checked like a tile, then produced a few entries at a time: a receipt can be
+   * megabytes (large options), and a bundle of 256 of them is never held in memory at once.
+   */
+  async entryBundle(index: number, width: number): Promise<AsyncGenerator<Uint8Array>> {
+    const size = (await this.latest())?.size ?? 0;
+    this.assertWithin(Math.max(0, size - index * TILE_WIDTH), width, 'entry bundle');
+    const store = this.store;
+    return (async function* () {
+      for (let at = 0; at < width; at += ENTRIES_PER_READ) {
+        const entries = await store.tlog.entries(index * TILE_WIDTH + at, Math.min(ENTRIES_PER_READ, width - at));
+        yield encodeEntryBundle(entries.map((jws) => encoder.encode(jws)));
+      }
+    })();
   }
 
   private assertWithin(available: number, width: number, what: string): void {
