@@ -28,8 +28,9 @@ import { DeadlineScheduler } from './runtime/scheduler.js';
 import { secureDataDir } from './store/file-modes.js';
 import { openStore } from './store/index.js';
 import type { RoomStore } from './store/port.js';
-import { Integrator } from './tlog/integrator.js';
+import { DEFAULT_INTEGRATOR_OPTIONS, Integrator } from './tlog/integrator.js';
 import { TransparencyLog } from './tlog/log.js';
+import { Witnesses } from './tlog/witness.js';
 
 export const SERVICE_VERSION = '0.1.0';
 
@@ -125,7 +126,12 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     presence: new Presence(),
   };
   const baseUrl = () => services.baseUrl;
-  const tlog = new TransparencyLog(store, keyring, baseUrl);
+  const tlog = new TransparencyLog(
+    store,
+    keyring,
+    baseUrl,
+    config.logWitnesses.map((witness) => witness.key),
+  );
   services.tlog = tlog;
   const identity = await openIdentityServices(
     { store: config.store, adminTokenHash, issuers: config.mandateIssuers },
@@ -155,7 +161,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
       mcpExtension({ services, operations: OPERATIONS, limits: rateLimits }),
       eventStreamRoute(services),
       (app) => registerOAuthRoutes(app, { deviceFlow: identity.deviceFlow, baseUrl, guesses: services.guesses }),
-      (app) => registerLogRoutes(app, tlog),
+      (app) => registerLogRoutes(app, tlog, config.logWitnesses.length > 0),
     ],
     onRequest: [rateLimitHook(rateLimits, () => clock.now())],
     revocations: () => identity.revocations(),
@@ -173,6 +179,8 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     store,
     () => tlog.noteSigner(),
     (error, message) => app.log.error({ err: error }, message),
+    DEFAULT_INTEGRATOR_OPTIONS,
+    new Witnesses(config.logWitnesses, store.tlog, (error, message) => app.log.warn({ err: error }, message)),
   );
   integrator.start();
   // Rooms stored in an older shape are upgraded in the background; reads and writes never wait.

@@ -34,7 +34,6 @@ interface Remembered {
   seen_at: string;
 }
 
-
 async function getText(url: string): Promise<{ status: number; text: string }> {
   const response = await fetch(url);
   return { status: response.status, text: await response.text() };

@@ -28,6 +28,7 @@ export {
   type VerifiedCheckpoint,
   verifyCheckpoint,
   verifyConsistency,
+  verifyCosignature,
   verifyInclusion,
   verifyReceiptInLog,
 } from './tlog.js';

@@ -47,6 +47,18 @@ export async function verifyCheckpoint(note: string, verifierKey: string): Promi
   }
 }
 
+/**
+ * Whether the checkpoint note carries a valid C2SP cosignature (tlog-cosignature/v1) by this
+ * witness key (`<name>+<hex id>+<base64(0x04 ‖ key)>`, as discovery's `audit_log.witnesses` lists).
+ */
+export async function verifyCosignature(note: string, witnessKey: string): Promise<boolean> {
+  try {
+    return await noteSignedBy(parseNote(note), parseVerifierKey(witnessKey));
+  } catch {
+    return false;
+  }
+}
+
 function hashesOf(proof: readonly (string | Uint8Array)[]): Hash[] {
   return proof.map((item) => (typeof item === 'string' ? fromBase64(item) : item));
 }

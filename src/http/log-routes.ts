@@ -49,11 +49,13 @@ function sendNote(reply: FastifyReply, note: string, cache: string): FastifyRepl
   return reply.header('content-type', 'text/plain; charset=utf-8').header('cache-control', cache).send(note);
 }
 
-export function registerLogRoutes(app: FastifyInstance, log: TransparencyLog): void {
+export function registerLogRoutes(app: FastifyInstance, log: TransparencyLog, witnessed = false): void {
+  // A checkpoint's bytes never change, but witnesses add cosignature lines to it after publication.
+  const checkpointCache = witnessed ? 'public, max-age=60' : IMMUTABLE;
   app.get('/log/checkpoint', async (_request, reply) => {
     const latest = await log.latest();
     if (!latest) throw notFound('The log has not published a checkpoint yet; retry in a few seconds.');
-    return sendNote(reply, latest.note, 'no-cache');
+    return sendNote(reply, await log.cosigned(latest), 'no-cache');
   });
 
   app.get<{ Querystring: Record<string, unknown> }>('/log/checkpoints', async (request, reply) => {
@@ -68,7 +70,7 @@ export function registerLogRoutes(app: FastifyInstance, log: TransparencyLog): v
   app.get<{ Params: { size: string } }>('/log/checkpoint/:size', async (request, reply) => {
     const size = count(request.params.size, 'size');
     const checkpoint = await answer(() => log.checkpointAt(size));
-    return sendNote(reply, checkpoint.note, IMMUTABLE);
+    return sendNote(reply, await log.cosigned(checkpoint), checkpointCache);
   });
 
   app.get<{ Params: { '*': string } }>('/log/tile/*', async (request, reply) => {

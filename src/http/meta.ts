@@ -80,6 +80,7 @@ function auditLog(services: Services, base: string): Record<string, unknown> {
     origin: signer?.name,
     verifier_key: signer?.verifierKey,
     leaf: 'the exact compact JWS bytes of each receipt',
+    witnesses: services.tlog?.witnessKeys ?? [],
   };
 }
 

@@ -96,6 +96,7 @@ export function logKeys(prefix: string) {
     rooms: `${base}:rooms`,
     checkpoints: `${base}:checkpoints`,
     tiles: (level: number) => `${base}:tiles:${level}`,
+    cosignatures: (size: number) => `${base}:cosignatures:${size}`,
   };
 }
 
@@ -230,6 +231,21 @@ export class RedisLogStore implements LogStore {
 
   checkpointAt(size: number): Promise<string | null> {
     return this.call(() => this.redis.hget(this.key.checkpoints, String(size)));
+  }
+
+  addCosignature(size: number, witness: string, line: string): Promise<void> {
+    return this.call(async () => {
+      await this.redis.hset(this.key.cosignatures(size), witness, line);
+    });
+  }
+
+  cosignatures(size: number): Promise<string[]> {
+    return this.call(async () => {
+      const all = await this.redis.hgetall(this.key.cosignatures(size));
+      return Object.keys(all)
+        .sort()
+        .map((witness) => all[witness] as string);
+    });
   }
 
   tileHashes(level: number, from: number, count: number): Promise<Uint8Array> {

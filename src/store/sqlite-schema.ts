@@ -150,6 +150,12 @@ const MIGRATIONS: readonly (string | ((db: Database.Database) => void))[] = [
       size INTEGER PRIMARY KEY,
       note TEXT NOT NULL
     );
+    CREATE TABLE tlog_cosignatures (
+      size    INTEGER NOT NULL,
+      witness TEXT NOT NULL,
+      line    TEXT NOT NULL,
+      PRIMARY KEY (size, witness)
+    ) WITHOUT ROWID;
     CREATE TABLE tlog_rooms (
       slug   TEXT PRIMARY KEY,
       logged INTEGER NOT NULL

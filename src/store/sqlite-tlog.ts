@@ -35,6 +35,13 @@ function prepareStatements(db: Database.Database) {
       'SELECT size FROM tlog_checkpoints WHERE size > ? ORDER BY size LIMIT ?',
     ),
     insertCheckpoint: db.prepare<[number, string]>('INSERT INTO tlog_checkpoints (size, note) VALUES (?, ?)'),
+    addCosignature: db.prepare<[number, string, string]>(
+      `INSERT INTO tlog_cosignatures (size, witness, line) VALUES (?, ?, ?)
+       ON CONFLICT (size, witness) DO UPDATE SET line = excluded.line`,
+    ),
+    cosignatures: db.prepare<[number], { line: string }>(
+      'SELECT line FROM tlog_cosignatures WHERE size = ? ORDER BY witness',
+    ),
     lease: db.prepare<[string], { token: string; expires_at: number }>(
       'SELECT token, expires_at FROM locks WHERE slug = ?',
     ),
@@ -108,6 +115,16 @@ export class SqliteLogStore implements LogStore {
 
   checkpointAt(size: number): Promise<string | null> {
     return this.run(() => this.sql.checkpoint.get(size)?.note ?? null);
+  }
+
+  addCosignature(size: number, witness: string, line: string): Promise<void> {
+    return this.grouped(() => {
+      this.sql.addCosignature.run(size, witness, line);
+    });
+  }
+
+  cosignatures(size: number): Promise<string[]> {
+    return this.run(() => this.sql.cosignatures.all(size).map((row) => row.line));
   }
 
   tileHashes(level: number, from: number, count: number): Promise<Uint8Array> {

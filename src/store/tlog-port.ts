@@ -60,6 +60,10 @@ export interface LogStore {
   checkpointSizes(after: number, limit: number): Promise<number[]>;
   /** The published checkpoint of exactly this size, or null. */
   checkpointAt(size: number): Promise<string | null>;
+  /** Records a witness's cosignature line on the published checkpoint of `size` (one per witness, the latest kept). */
+  addCosignature(size: number, witness: string, line: string): Promise<void>;
+  /** The cosignature lines recorded for the checkpoint of `size`, by witness name. */
+  cosignatures(size: number): Promise<string[]>;
   /** `count` hashes of tree level 8·level from hash index `from` (fewer if fewer are stored). */
   tileHashes(level: number, from: number, count: number): Promise<Uint8Array>;
   /** `count` entries from leaf index `from`. */

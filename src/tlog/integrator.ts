@@ -18,6 +18,7 @@ import { parseCheckpoint } from './note.js';
 import type { NoteSigner } from './note-signer.js';
 import { concatHashes, TILE_HEIGHT } from './tiles.js';
 import { MerkleTree } from './tree.js';
+import type { Witnesses } from './witness.js';
 
 export interface IntegratorOptions {
   /** How often the integrator looks at the queue (and renews its lease). */
@@ -55,12 +56,15 @@ export class Integrator {
   private stopped = false;
   /** Set when the stored tree disagrees with its published checkpoint: never sign on top of it. */
   halted: string | null = null;
+  /** The latest offer to the witnesses (tests await it; the integrator never does). */
+  witnessing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly store: RoomStore,
     private readonly signer: () => NoteSigner,
     private readonly onError: (error: unknown, message: string) => void,
     private readonly options: IntegratorOptions = DEFAULT_INTEGRATOR_OPTIONS,
+    private readonly witnesses: Witnesses | null = null,
   ) {}
 
   start(): void {
@@ -228,8 +232,12 @@ export class Integrator {
 
   private async publish(holding: Holding): Promise<void> {
     const { tree } = holding;
-    const note = this.signer().signCheckpoint(tree.size, tree.root());
-    await this.store.tlog.publish(tree.size, note, holding.lease.token);
+    const size = tree.size;
+    const note = this.signer().signCheckpoint(size, tree.root());
+    await this.store.tlog.publish(size, note, holding.lease.token);
+    if (this.witnesses?.configured) {
+      this.witnessing = this.witnesses.offer(note, size, (from) => tree.consistency(from, size));
+    }
   }
 }
 

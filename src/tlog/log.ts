@@ -11,6 +11,7 @@ import { parseCheckpoint } from './note.js';
 import { logOrigin, NoteSigner } from './note-signer.js';
 import { encodeEntryBundle, TILE_WIDTH } from './tiles.js';
 import { MerkleTree } from './tree.js';
+import { withCosignatures } from './witness.js';
 
 export interface PublishedCheckpoint {
   note: string;
@@ -49,6 +50,8 @@ export class TransparencyLog {
     private readonly keyring: Keyring,
     /** Read lazily: tests learn the service's address once it listens. */
     private readonly baseUrl: () => string,
+    /** Verifier keys of the witnesses that cosign (published in discovery). */
+    readonly witnessKeys: readonly string[] = [],
   ) {}
 
   /** The checkpoint signer: the log's origin (from the base URL) and the note key derived from the current receipt key. */
@@ -73,6 +76,11 @@ export class TransparencyLog {
     const note = await this.store.tlog.checkpointAt(size);
     if (!note) throw new LogRequestError('not_found', `no checkpoint of size ${size} was published`);
     return checkpointOf(note);
+  }
+
+  /** The note with every witness cosignature recorded for its size (what the checkpoint routes serve). */
+  async cosigned(checkpoint: PublishedCheckpoint): Promise<string> {
+    return withCosignatures(checkpoint.note, await this.store.tlog.cosignatures(checkpoint.size));
   }
 
   checkpointSizes(after: number, limit: number): Promise<number[]> {
