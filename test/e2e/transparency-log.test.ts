@@ -14,6 +14,9 @@ import { ManualClock } from '../../src/runtime/clock.js';
 import { leafHash, rootOfLeafHashes } from '../../src/tlog/merkle.js';
 import { fromBase64, toBase64 } from '../../src/tlog/note.js';
 import { decodeEntryBundle, splitHashes } from '../../src/tlog/tiles.js';
+import { Redis } from 'ioredis';
+import { copyFixtureRoomToRedis } from '../support/fixture-to-redis.js';
+import { startRedisServer } from '../support/redis-server.js';
 import { call, type RunningService, startService } from '../support/service.js';
 import { roomWithReceipts } from '../support/tlog.js';
 
@@ -141,11 +144,27 @@ describe('the transparency log (SQLite, real HTTP)', () => {
   });
 });
 
+const FIXTURE = path.join(import.meta.dirname, '../fixtures/pre-speech');
+const redis = await startRedisServer();
+
 describe('receipts stored before the log existed', () => {
-  it('are back-filled in commit order when the store is upgraded (SQLite fixture)', async () => {
+  it.each(['sqlite', 'redis'])('are back-filled when the store is upgraded (%s, fixture)', async (store) => {
     const dir = await mkdtemp(path.join(tmpdir(), 'conclave-tlog-backfill-'));
-    await cp(path.join(import.meta.dirname, '../fixtures/pre-speech'), dir, { recursive: true });
-    const svc = await startService({ dataDir: dir, clock: new ManualClock(Date.parse('2026-11-01T10:01:00Z')) });
+    await cp(FIXTURE, dir, { recursive: true });
+    let env: Record<string, string> = {};
+    if (store === 'redis') {
+      if (!redis) throw new Error('redis-server is required for this test');
+      const prefix = `backfill-${Date.now()}:`;
+      // The fixture's room as the code before the log stored it: no queue entry for its receipt.
+      await copyFixtureRoomToRedis(FIXTURE, 'pkteaaptsr', redis.url, async () => {
+        const raw = new Redis(redis.url);
+        for (const key of await raw.keys('conclave:*')) await raw.rename(key, key.replace('conclave:', prefix));
+        await raw.del(`${prefix}tlog:{~log}:queue`);
+        await raw.quit();
+      });
+      env = { STORE: 'redis', REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix };
+    }
+    const svc = await startService({ dataDir: dir, env, clock: new ManualClock(Date.parse('2026-11-01T10:01:00Z')) });
     try {
       await svc.service.integrator.integrateNow();
       const key = (await call(svc.base, 'GET', '/.well-known/svc.json')).body.audit_log.verifier_key;
@@ -160,4 +179,8 @@ describe('receipts stored before the log existed', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+});
+
+afterAll(async () => {
+  await redis?.stop();
 });
