@@ -85,7 +85,7 @@ describe.each(targets)('the log store (%s)', (name, open) => {
     }
   });
 
-  it('a successor publishes what a dead integrator appended; the dead one's late write is fenced out', async () => {
+  it('a successor publishes what a dead integrator appended; the dead one’s late write is fenced out', async () => {
     const store = await open();
     try {
       const dead = await store.lock(LOG_LEASE_SLUG, 300, 0);
