@@ -53,7 +53,7 @@ redis.call('HSET', state, 'size', size + n)
 return size + n
 `;
 
-/** KEYS: state, checkpoints, lease. ARGV: fence, size, note. */
+/** KEYS: state, checkpoints, lease, sizes (sorted set). ARGV: fence, size, note. */
 const PUBLISH_SCRIPT = `
 local state, checkpoints, lease = KEYS[1], KEYS[2], KEYS[3]
 local conflict = function(why) return redis.error_reply('${LOG_CONFLICT} ' .. why) end
@@ -63,6 +63,7 @@ if size ~= tonumber(ARGV[2]) then return conflict('the log has ' .. size .. ' le
 local existing = redis.call('HGET', checkpoints, ARGV[2])
 if existing and existing ~= ARGV[3] then return conflict('a different checkpoint of size ' .. ARGV[2] .. ' is published') end
 redis.call('HSET', checkpoints, ARGV[2], ARGV[3])
+redis.call('ZADD', KEYS[4], size, ARGV[2])
 if size > tonumber(redis.call('HGET', state, 'published') or '0') then redis.call('HSET', state, 'published', size) end
 return size
 `;
@@ -82,7 +83,7 @@ interface LogCommands {
 
 export function defineLogCommands(redis: Redis): void {
   redis.defineCommand('conclaveLogAppend', { lua: APPEND_SCRIPT });
-  redis.defineCommand('conclaveLogPublish', { numberOfKeys: 3, lua: PUBLISH_SCRIPT });
+  redis.defineCommand('conclaveLogPublish', { numberOfKeys: 4, lua: PUBLISH_SCRIPT });
   redis.defineCommand('conclaveLogState', { numberOfKeys: 2, lua: STATE_SCRIPT });
 }
 
@@ -95,6 +96,8 @@ export function logKeys(prefix: string) {
     index: `${base}:index`,
     rooms: `${base}:rooms`,
     checkpoints: `${base}:checkpoints`,
+    /** Published sizes, scored by size: the listing pages through it without reading every checkpoint. */
+    sizes: `${base}:sizes`,
     tiles: (level: number) => `${base}:tiles:${level}`,
     cosignatures: (size: number) => `${base}:cosignatures:${size}`,
   };
@@ -191,6 +194,7 @@ export class RedisLogStore implements LogStore {
       this.key.state,
       this.key.checkpoints,
       this.calls.leaseKey,
+      this.key.sizes,
       fence,
       size,
       note,
@@ -221,11 +225,7 @@ export class RedisLogStore implements LogStore {
 
   checkpointSizes(after: number, limit: number): Promise<number[]> {
     return this.call(async () =>
-      (await this.redis.hkeys(this.key.checkpoints))
-        .map(Number)
-        .filter((size) => size > after)
-        .sort((a, b) => a - b)
-        .slice(0, limit),
+      (await this.redis.zrangebyscore(this.key.sizes, `(${after}`, '+inf', 'LIMIT', 0, limit)).map(Number),
     );
   }
 
