@@ -146,11 +146,13 @@ export class TransparencyLog {
     })();
   }
 
+  /**
+   * A full tile once the published tree covers it; a partial tile of any width the tree covers (its
+   * content, the first W hashes, never changes, so a mirror that read an older checkpoint can
+   * still fetch the partial tile it names while the log grows).
+   */
   private assertWithin(available: number, width: number, what: string): void {
-    // The partial tile of another width is not served: every tile has one URL per content.
-    if (available >= TILE_WIDTH ? width !== TILE_WIDTH : width !== available) {
-      throw new LogRequestError('not_found', `no such ${what} in the published tree`);
-    }
+    if (width > available) throw new LogRequestError('not_found', `no such ${what} in the published tree`);
   }
 
   /** Brings the in-memory tree up to `size` leaves from the store's level-0 tile (one follow at a time). */

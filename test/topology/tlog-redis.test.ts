@@ -29,6 +29,19 @@ async function fetchText(url: string): Promise<{ status: number; text: string } 
   }
 }
 
+/** A bundle, retried like a mirror would while the loaded machine answers 503 (back-pressure). */
+async function fetchBundle(url: string): Promise<Uint8Array> {
+  for (let attempt = 0; ; attempt++) {
+    const response = await fetch(url);
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    if (response.status === 200) return bytes;
+    if (response.status !== 503 || attempt >= 20) {
+      throw new Error(`${url}: HTTP ${response.status} ${new TextDecoder().decode(bytes.slice(0, 300))}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
 describe.skipIf(!redis)('one transparency log for three processes on Redis, integrator killed -9', () => {
   let fleet: Fleet;
   const bases = () => fleet.ports.map((port) => `http://127.0.0.1:${port}`);
@@ -132,8 +145,8 @@ describe.skipIf(!redis)('one transparency log for three processes on Redis, inte
       entries.length = 0;
       for (let index = 0; index * TILE_WIDTH < final.size; index++) {
         const width = Math.min(TILE_WIDTH, final.size - index * TILE_WIDTH);
-        const response = await fetch(`${base}/log/${tilePath({ level: 'entries', index, width })}`);
-        const bundle = decodeEntryBundle(new Uint8Array(await response.arrayBuffer()));
+        const bytes = await fetchBundle(`${base}/log/${tilePath({ level: 'entries', index, width })}`);
+        const bundle = decodeEntryBundle(bytes);
         entries.push(...bundle.map((entry) => new TextDecoder().decode(entry)));
       }
       const hashes = new Set(entries.map((jws) => `sha256:${createHash('sha256').update(jws).digest('hex')}`));
