@@ -5,6 +5,7 @@ import { type IssuerPolicy, normalizeOrigin } from './auth/issuers.js';
 import type { CallerLimitSettings } from './auth/caller-limits.js';
 import type { RateLimitSettings } from './auth/rate-limit.js';
 import { parseRedisUrl } from './store/redis-connection.js';
+import { parseWitnesses, type WitnessConfig } from './tlog/witness.js';
 
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -52,6 +53,17 @@ const envSchema = z.object({
   REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(2000),
   DATA_DIR: z.string().min(1).default('./data'),
   PUBLIC_BASE_URL: z.string().url().optional(),
+  /** Witnesses that cosign the transparency log's checkpoints: comma-separated `<url> <verifier key>`. */
+  LOG_WITNESSES: z
+    .string()
+    .optional()
+    .superRefine((value, ctx) => {
+      try {
+        parseWitnesses(value);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    }),
   CONCLAVE_SIGNING_KEY_SEED: z
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (a 32-byte Ed25519 seed)')
@@ -166,6 +178,8 @@ export const CONFIG_EXAMPLES: Readonly<Record<Variable, string>> = {
   MANDATE_ALLOW_SELF_ISSUED: 'true',
   MANDATE_ISSUER_ALLOW_PRIVATE: 'false',
   ROOM_RETENTION_DAYS: '90',
+  LOG_WITNESSES:
+    'https://witness.example.org/ witness.example.org/w1+b60f6e21+BAEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEB',
 };
 
 /** Variables whose values are credentials (or may carry one, as a Redis URL's password): never echoed. */
@@ -262,6 +276,8 @@ export interface ServiceConfig {
   /** PUBLIC_BASE_URL was unset: baseUrl was made from HOST and PORT (server-process.ts warns). */
   baseUrlDefaulted: boolean;
   signingKeySeed: string | undefined;
+  /** Witnesses offered every checkpoint (docs/transparency-log.md, Witnesses). */
+  logWitnesses: WitnessConfig[];
   adminToken: string | undefined;
   name: string;
   operatorName: string;
@@ -315,6 +331,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     baseUrl: (e.PUBLIC_BASE_URL ?? `http://${hostForUrl}:${e.PORT}`).replace(/\/+$/, ''),
     baseUrlDefaulted: e.PUBLIC_BASE_URL === undefined,
     signingKeySeed: e.CONCLAVE_SIGNING_KEY_SEED,
+    logWitnesses: parseWitnesses(e.LOG_WITNESSES),
     adminToken: e.CONCLAVE_ADMIN_TOKEN,
     name: e.CONCLAVE_NAME,
     operatorName: e.CONCLAVE_OPERATOR_NAME,

@@ -12,6 +12,7 @@ import { Engagement } from './engagement/engagement.js';
 import { buildHttpApp } from './http/app.js';
 import { eventStreamRoute } from './http/event-stream-route.js';
 import type { Capabilities } from './http/meta.js';
+import { registerLogRoutes } from './http/log-routes.js';
 import { registerOAuthRoutes } from './http/oauth-routes.js';
 import { rateLimitHook } from './http/rate-limit-hook.js';
 import { mcpExtension } from './mcp/index.js';
@@ -29,6 +30,9 @@ import { type RetentionTimer, startRetention } from './store/retention.js';
 import { secureDataDir } from './store/file-modes.js';
 import { openStore } from './store/index.js';
 import type { RoomStore } from './store/port.js';
+import { DEFAULT_INTEGRATOR_OPTIONS, Integrator } from './tlog/integrator.js';
+import { TransparencyLog } from './tlog/log.js';
+import { Witnesses } from './tlog/witness.js';
 
 export const SERVICE_VERSION = '0.1.0';
 
@@ -43,6 +47,8 @@ export interface Service {
   engagement: Engagement;
   /** Device flow, hosted keys, mandate verification deps (identity.mandates) and rate counters. */
   identity: IdentityServices;
+  /** Sequences receipts into the transparency log while this process holds the log lease (tests drive integrateNow()). */
+  integrator: Integrator;
   /** The start-up upgrade of rooms stored in an older shape (null when it failed). */
   upgraded: Promise<UpgradeReport | null>;
   /** The retention sweep (ROOM_RETENTION_DAYS), or null when it is off. */
@@ -63,6 +69,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
   });
 
   let scheduler: DeadlineScheduler | null = null;
+  let integrator: Integrator | null = null;
   let metrics: ServiceMetrics | null = null;
   const registry = new RoomRegistry({
     store,
@@ -103,6 +110,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     openStreams: () => engagement.streams.size,
     pendingDeliveries: () => store.engagement.pendingDeliveries(),
     trippedOrigins: () => engagement.webhooks.trippedOrigins(),
+    logIntegrator: () => integrator?.leader ?? false,
   });
   const adminTokenHash = config.adminToken ? hashSecret(config.adminToken) : null;
   // The registry and identity read services.baseUrl lazily: tests set it once the port is known.
@@ -127,6 +135,13 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     observer: metrics,
   };
   const baseUrl = () => services.baseUrl;
+  const tlog = new TransparencyLog(
+    store,
+    keyring,
+    baseUrl,
+    config.logWitnesses.map((witness) => witness.key),
+  );
+  services.tlog = tlog;
   const identity = await openIdentityServices(
     { store: config.store, adminTokenHash, issuers: config.mandateIssuers },
     { keyring, now: () => clock.now(), baseUrl },
@@ -155,6 +170,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
       mcpExtension({ services, operations: OPERATIONS, limits: rateLimits }),
       eventStreamRoute(services),
       (app) => registerOAuthRoutes(app, { deviceFlow: identity.deviceFlow, baseUrl, guesses: services.guesses }),
+      (app) => registerLogRoutes(app, tlog, config.logWitnesses.length > 0),
     ],
     onRequest: [rateLimitHook(rateLimits, () => clock.now())],
     revocations: () => identity.revocations(),
@@ -168,6 +184,14 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
   );
   await scheduler.start();
   await engagement.start(app.log);
+  integrator = new Integrator(
+    store,
+    () => tlog.noteSigner(),
+    (error, message) => app.log.error({ err: error }, message),
+    DEFAULT_INTEGRATOR_OPTIONS,
+    new Witnesses(config.logWitnesses, store.tlog, (error, message) => app.log.warn({ err: error }, message)),
+  );
+  integrator.start();
   // Rooms stored in an older shape are upgraded in the background; reads and writes never wait.
   const upgraded = upgradeStoredRooms(store, (slug) => registry.tick(slug)).then(
     (report) => {
@@ -206,6 +230,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     store,
     engagement,
     identity,
+    integrator,
     upgraded,
     retention,
     /**
@@ -219,6 +244,9 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
       retention?.stop();
       await app.close();
       await registry.drain();
+      // Last: receipts the drained turns committed are sequenced before the store closes.
+      await integrator?.integrateNow();
+      await integrator?.stop();
       await store.close();
       await identity.close();
     },

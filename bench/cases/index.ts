@@ -9,6 +9,7 @@ import { history } from './history.js';
 import { hotRoom } from './hot-room.js';
 import { redisFootprint } from './redis-footprint.js';
 import { startup } from './startup.js';
+import { tlog } from './tlog.js';
 
 export const cases: BenchCase[] = [
   floors,
@@ -20,4 +21,5 @@ export const cases: BenchCase[] = [
   redisFootprint,
   startup,
   agents,
+  tlog,
 ];

@@ -15,9 +15,11 @@ import {
   type Jwks,
   verifyRoomReceiptChain,
 } from '../client/index.js';
+import { configPath } from './credentials.js';
 import { registerDataCommands } from './data-commands.js';
 import { registerIdentityCommands } from './identity-commands.js';
 import { registerKeyCommands } from './keys-commands.js';
+import { LogCheckFailed, registerLogCommands, verifyRoomInLog } from './log.js';
 import { formatChainReport } from './report.js';
 import { registerRoomCommands } from './room-commands.js';
 import {
@@ -115,11 +117,13 @@ program
   .option('--file <outcome.json>', 'verify a saved /outcome body, offline')
   .option('--jwks <jwks.json>', 'the keys to verify against (with --file)')
   .option('--no-signatures', 'check hashes, links and replay only, and say so: nothing then proves who signed')
-  .action(async (target: string | undefined, options: VerifyOptions, command: Command) => {
+  .option('--log-wait <seconds>', 'how long to wait for receipts to enter the transparency log', '10')
+  .action(async (target: string | undefined, options: VerifyOptions & { logWait: string }, command: Command) => {
     const json = command.optsWithGlobals<GlobalOptions>().json === true;
     let outcome: unknown;
     let jwks: Jwks | undefined;
     let source: string;
+    let inLog: (() => Promise<string[]>) | null = null;
     if (options.file) {
       // Fail closed: without keys nothing proves who signed, so skipping that takes an explicit flag.
       if (!options.jwks && options.signatures) throw new Exit(EXIT.usage, NO_JWKS);
@@ -130,15 +134,27 @@ program
     } else {
       if (!target) throw new Exit(EXIT.usage, 'name a room (its URL or slug) or give --file');
       const { slug, base } = roomTarget(target, command.optsWithGlobals<GlobalOptions>().base);
-      const { client } = await context(command, slug);
-      const remote = base ? new ConclaveClient({ baseUrl: base, ...authOf(client) }) : client;
+      const seated = await context(command, slug);
+      const remote = base ? new ConclaveClient({ baseUrl: base, ...authOf(seated.client) }) : seated.client;
       outcome = await remote.outcome({ slug });
       if (options.signatures) jwks = (await remote.jwks()) as Jwks;
       source = `${slug}`;
+      const logBase = base ?? seated.base;
+      const read = outcome;
+      inLog = () =>
+        verifyRoomInLog({
+          base: logBase,
+          outcome: read,
+          reread: () => remote.outcome({ slug }),
+          configFile: configPath(),
+          waitMs: Number(options.logWait) * 1000,
+        });
     }
     const report = await verifyRoomReceiptChain(outcome, jwks ? { jwks } : {});
     console.log(json ? JSON.stringify(report, null, 2) : formatChainReport(report, source));
-    if (!report.ok) throw new Exit(EXIT.verificationFailed, '');
+    // The transparency log (cli/log.ts) is checked even when the chain failed: it names the leaf.
+    const logFailure = inLog ? await checkLog(inLog, json) : null;
+    if (!report.ok || logFailure) throw new Exit(EXIT.verificationFailed, logFailure ?? '');
   });
 
 interface VerifyOptions {
@@ -150,6 +166,19 @@ interface VerifyOptions {
 
 const NO_JWKS =
   'give --jwks <jwks.json> (the service keys, from GET /.well-known/jwks.json), or --no-signatures to check only hashes, links and replay';
+
+async function checkLog(run: () => Promise<string[]>, json: boolean): Promise<string | null> {
+  try {
+    const lines = await run();
+    if (!json) console.log(lines.map((line) => `✓ log: ${line}`).join('\n'));
+    return null;
+  } catch (error) {
+    if (error instanceof LogCheckFailed) return `log: ${error.message}`;
+    throw error;
+  }
+}
+
+registerLogCommands(program, (command) => context(command));
 
 /** A room URL (`…/r/{slug}`, `…/api/rooms/{slug}…`) or a bare slug. */
 function roomTarget(target: string, base: string | undefined): { slug: string; base: string | undefined } {

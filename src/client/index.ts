@@ -37,3 +37,13 @@ export {
   verifyCompactReceipt,
   verifyRoomReceiptChain,
 } from './verify.js';
+export {
+  type LogInclusion,
+  LogVerificationError,
+  type VerifiedCheckpoint,
+  verifyCheckpoint,
+  verifyConsistency,
+  verifyCosignature,
+  verifyInclusion,
+  verifyReceiptInLog,
+} from './tlog.js';

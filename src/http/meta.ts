@@ -60,9 +60,27 @@ export function discoveryDocument(
     membership_rule: { kind: 'open' },
     keys: services.keyring.jwks().keys,
     jwks_url: `${base}/.well-known/jwks.json`,
+    ...(services.tlog ? { audit_log: auditLog(services, base) } : {}),
     revocations,
     openapi_url: `${base}/v1/openapi.json`,
     conformance: { self_attested: true, validated: false, validated_at: null, validated_against: null },
+  };
+}
+
+/**
+ * Where the transparency log is and how to check it (docs/transparency-log.md): the protocol's
+ * `{kind, log_url}` plus the checkpoint origin and the note verifier key.
+ */
+function auditLog(services: Services, base: string): Record<string, unknown> {
+  const signer = services.tlog?.noteSigner();
+  return {
+    kind: 'c2sp-tlog-tiles',
+    log_url: `${base}/log/`,
+    checkpoint_url: `${base}/log/checkpoint`,
+    origin: signer?.name,
+    verifier_key: signer?.verifierKey,
+    leaf: 'the exact compact JWS bytes of each receipt',
+    witnesses: services.tlog?.witnessKeys ?? [],
   };
 }
 

@@ -30,6 +30,8 @@ export interface MetricSources {
   pendingDeliveries(): Promise<number>;
   /** Receiving origins this process holds back after timeouts (webhook-breaker.ts). */
   trippedOrigins(): number;
+  /** Whether this process holds the transparency log's lease (it sequences receipts). */
+  logIntegrator?(): boolean;
 }
 
 const RATE_LIMITED = 'rate_limit.exceeded';
@@ -221,6 +223,14 @@ export class ServiceMetrics implements Observer {
       registers,
       collect() {
         this.set(sources.openStreams());
+      },
+    });
+    new Gauge({
+      name: 'conclave_tlog_integrator',
+      help: "1 while this process holds the transparency log's lease and sequences receipts into it.",
+      registers,
+      collect() {
+        this.set(sources.logIntegrator?.() ? 1 : 0);
       },
     });
   }

@@ -1,6 +1,7 @@
 /** GET /api/rooms/{slug}/outcome — decisions in seal order with their signed receipts (docs/receipts.md). */
 import { z } from 'zod';
 import { outcomeView } from '../domain/views/outcome.js';
+import { withLogInclusion } from '../tlog/outcome-proofs.js';
 import { readRoom, slugInput } from './shared.js';
 import type { OperationDef } from './types.js';
 
@@ -22,6 +23,7 @@ export const outcome = {
   async handle(ctx, input) {
     const { state } = await readRoom(ctx, input.slug);
     const receipts = await ctx.services.store.receipts(input.slug);
-    return outcomeView(state, receipts, ctx.services.baseUrl, ctx.services.clock.now());
+    const body = outcomeView(state, receipts, ctx.services.baseUrl, ctx.services.clock.now());
+    return withLogInclusion(body, ctx.services.tlog);
   },
 } satisfies OperationDef<z.infer<typeof slugInput>>;

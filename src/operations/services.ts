@@ -11,6 +11,7 @@ import type { Clock } from '../runtime/clock.js';
 import type { Presence } from '../runtime/presence.js';
 import type { RoomRegistry } from '../runtime/registry.js';
 import type { RoomStore } from '../store/port.js';
+import type { TransparencyLog } from '../tlog/log.js';
 
 export interface ServiceInfo {
   name: string;
@@ -44,4 +45,6 @@ export interface Services {
   engagement: Engagement;
   /** Tool calls and mandate verifications, for the metrics (src/observability/metrics.ts). */
   observer?: Observer;
+  /** The transparency log of every receipt (docs/transparency-log.md); absent where a test builds services by hand. */
+  tlog?: TransparencyLog;
 }

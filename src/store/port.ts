@@ -9,6 +9,7 @@
  */
 
 import type { EngagementStore } from './engagement-port.js';
+import type { LogStore } from './tlog-port.js';
 
 export interface StoredEvent {
   /** UUID, unique across the service. */
@@ -157,6 +158,9 @@ export interface RoomStore {
 
   /** Opener-seal wakes, webhook subscriptions and their delivery outbox (engagement-port.ts). */
   readonly engagement: EngagementStore;
+
+  /** The transparency log of every receipt (tlog-port.ts, docs/transparency-log.md). */
+  readonly tlog: LogStore;
 
   /** Claims a slug forever. False when it was ever claimed before (even if the room was deleted). */
   reserveSlug(slug: string): Promise<boolean>;

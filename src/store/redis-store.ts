@@ -45,6 +45,8 @@ import {
   WAITER_LEASE_MS,
   WAITER_POLL_MS,
 } from './redis-room-lock.js';
+import { defineLogCommands, RedisLogStore } from './redis-tlog.js';
+import { LOG_LEASE_SLUG } from './tlog-port.js';
 import {
   COMMIT_SCRIPT,
   CONFLICT_REPLY,
@@ -109,6 +111,7 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
   redis.defineCommand('conclaveRenewLock', { numberOfKeys: 1, lua: RENEW_LOCK_SCRIPT });
   redis.defineCommand('conclaveRepairDeadline', { numberOfKeys: 1, lua: REPAIR_DEADLINE_SCRIPT });
   defineEngagementCommands(redis);
+  defineLogCommands(redis);
   // Room lock wakes (redis-room-lock.ts) arrive on a connection of their own: a subscribed
   // connection can issue nothing else. A lost wake only costs a waiter one poll interval.
   const wakeListener = createRedisClient(options.url, {
@@ -180,6 +183,7 @@ function keysOf(prefix: string) {
 export class RedisStore implements RoomStore {
   readonly kind = 'redis' as const;
   readonly engagement: RedisEngagementStore;
+  readonly tlog: RedisLogStore;
   private readonly key: ReturnType<typeof keysOf>;
   private readonly wakes = new LockWakes();
 
@@ -199,6 +203,13 @@ export class RedisStore implements RoomStore {
     this.engagement = new RedisEngagementStore(redis, keyPrefix, this.key.room, {
       call: (operation) => this.call(operation),
       bestEffort: (operation) => this.bestEffort(operation),
+    });
+    this.tlog = new RedisLogStore(redis as unknown as ConstructorParameters<typeof RedisLogStore>[0], keyPrefix, {
+      call: (operation) => this.call(operation),
+      replication,
+      leaseKey: this.key.lock(LOG_LEASE_SLUG),
+      roomKey: this.key.room,
+      slugsKey: this.key.slugs,
     });
   }
 
@@ -592,6 +603,14 @@ export class RedisStore implements RoomStore {
         : this.redis.zadd(this.key.deadlines(slug), batch.next_deadline, slug),
     );
     await Promise.all([
+      // The log's queue (redis-tlog.ts): a receipt lost here is found by the integrator's sweep.
+      batch.receipts.length > 0
+        ? this.bestEffort(() =>
+            this.tlog.enqueue(
+              batch.receipts.map((r) => ({ slug, sequence: r.sequence, jws: r.jws, receipt_hash: r.receipt_hash })),
+            ),
+          )
+        : undefined,
       version === 1 ? this.bestEffort(() => this.redis.sadd(this.key.slugs, slug)) : undefined,
       ...separateRecords.map((record) =>
         this.bestEffort(() =>

@@ -1,8 +1,9 @@
 /** The SQLite store's schema, as an ordered list of migrations applied once each. */
 import type Database from 'better-sqlite3';
+import { backfillOrder } from '../tlog/commit-order.js';
 
 /** Append only: a released migration is never edited, a change is a new entry. */
-const MIGRATIONS: readonly string[] = [
+const MIGRATIONS: readonly (string | ((db: Database.Database) => void))[] = [
   `
   CREATE TABLE slugs (
     slug        TEXT PRIMARY KEY,
@@ -117,6 +118,65 @@ const MIGRATIONS: readonly string[] = [
     value TEXT NOT NULL
   ) WITHOUT ROWID;
   `,
+  // 6: the transparency log (docs/transparency-log.md). Every receipt row inserted from now on is
+  // queued by the trigger in the commit's own transaction; the receipts already stored are queued
+  // here, in the same transaction that creates the trigger, so none is missed or queued twice.
+  (db) => {
+    db.exec(`
+    CREATE TABLE tlog_queue (
+      id           INTEGER PRIMARY KEY AUTOINCREMENT,
+      slug         TEXT NOT NULL,
+      sequence     INTEGER NOT NULL,
+      jws          TEXT NOT NULL,
+      receipt_hash TEXT NOT NULL
+    );
+    CREATE TRIGGER tlog_enqueue AFTER INSERT ON receipts BEGIN
+      INSERT INTO tlog_queue (slug, sequence, jws, receipt_hash)
+      VALUES (NEW.slug, NEW.sequence, NEW.jws, NEW.receipt_hash);
+    END;
+    CREATE TABLE tlog_entries (
+      idx          INTEGER PRIMARY KEY,
+      jws          TEXT NOT NULL,
+      receipt_hash TEXT NOT NULL
+    );
+    CREATE INDEX tlog_entries_hash ON tlog_entries (receipt_hash);
+    CREATE TABLE tlog_tiles (
+      level  INTEGER NOT NULL,
+      idx    INTEGER NOT NULL,
+      hashes BLOB NOT NULL,
+      PRIMARY KEY (level, idx)
+    ) WITHOUT ROWID;
+    CREATE TABLE tlog_checkpoints (
+      size INTEGER PRIMARY KEY,
+      note TEXT NOT NULL
+    );
+    CREATE TABLE tlog_cosignatures (
+      size    INTEGER NOT NULL,
+      witness TEXT NOT NULL,
+      line    TEXT NOT NULL,
+      PRIMARY KEY (size, witness)
+    ) WITHOUT ROWID;
+    CREATE TABLE tlog_rooms (
+      slug   TEXT PRIMARY KEY,
+      logged INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE tlog_state (
+      id        INTEGER PRIMARY KEY CHECK (id = 1),
+      size      INTEGER NOT NULL,
+      published INTEGER NOT NULL
+    );
+    INSERT INTO tlog_state (id, size, published) VALUES (1, 0, 0);
+    `);
+    const stored = db
+      .prepare<[], { slug: string; sequence: number; jws: string; receipt_hash: string }>(
+        'SELECT slug, sequence, jws, receipt_hash FROM receipts',
+      )
+      .all();
+    const enqueue = db.prepare<[string, number, string, string]>(
+      'INSERT INTO tlog_queue (slug, sequence, jws, receipt_hash) VALUES (?, ?, ?, ?)',
+    );
+    for (const r of backfillOrder(stored)) enqueue.run(r.slug, r.sequence, r.jws, r.receipt_hash);
+  },
 ];
 
 /**
@@ -134,7 +194,8 @@ export function migrate(db: Database.Database, nowMs: number): void {
     const version = index + 1;
     db.transaction(() => {
       if ((current.get()?.v ?? 0) >= version) return;
-      db.exec(sql);
+      if (typeof sql === 'string') db.exec(sql);
+      else sql(db);
       record.run(version, nowMs);
     }).immediate();
   });

@@ -29,6 +29,7 @@ import {
 } from './port.js';
 import { SqliteEngagementStore } from './sqlite-engagement.js';
 import { migrate } from './sqlite-schema.js';
+import { SqliteLogStore } from './sqlite-tlog.js';
 
 export interface SqliteStoreOptions {
   /** Database file path, or ':memory:' for a private throwaway store. */
@@ -180,6 +181,7 @@ function prepareStatements(db: Database.Database) {
 export class SqliteStore implements RoomStore {
   readonly kind = 'sqlite' as const;
   readonly engagement: SqliteEngagementStore;
+  readonly tlog: SqliteLogStore;
   private readonly sql: ReturnType<typeof prepareStatements>;
   private readonly groupTransaction: Database.Transaction<(group: PendingWrite[]) => WriteOutcome[]>;
   private pending: PendingWrite[] = [];
@@ -195,6 +197,11 @@ export class SqliteStore implements RoomStore {
   ) {
     this.sql = prepareStatements(db);
     this.engagement = new SqliteEngagementStore(
+      db,
+      (work) => this.run(work),
+      (work) => this.grouped(work),
+    );
+    this.tlog = new SqliteLogStore(
       db,
       (work) => this.run(work),
       (work) => this.grouped(work),

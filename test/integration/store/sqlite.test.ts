@@ -117,6 +117,7 @@ describe('SqliteStore', () => {
       { version: 3 },
       { version: 4 },
       { version: 5 },
+      { version: 6 },
     ]);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     db.close();

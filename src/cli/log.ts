@@ -1,0 +1,383 @@
+/**
+ * The command line's transparency-log checks (docs/transparency-log.md):
+ *
+ * - `verifyRoomInLog`, run by `conclave verify`: every receipt of the room is a leaf of the log's
+ *   latest checkpoint (signed by the key discovery publishes), and that checkpoint is consistent with
+ *   the newest one this machine saw from the service before (kept in the config directory). A
+ *   rollback or a fork is a failure that says so.
+ * - `conclave log [--dir]` mirrors the log (checkpoints, hash tiles, entry bundles) with plain GETs;
+ *   `conclave log audit` refreshes the mirror and recomputes every leaf hash, every tile and every
+ *   checkpoint's root from the entries, naming the first leaf that disagrees.
+ */
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Command } from 'commander';
+import {
+  type LogVerificationError,
+  type VerifiedCheckpoint,
+  verifyCheckpoint,
+  verifyConsistency,
+  verifyInclusion,
+} from '../client/tlog.js';
+import { hashesEqual, leafHash } from '../tlog/merkle.js';
+import { fromBase64, toBase64 } from '../tlog/note.js';
+import { concatHashes, decodeEntryBundle, splitHashes, TILE_HEIGHT, TILE_WIDTH, tilePath } from '../tlog/tiles.js';
+import { MerkleTree } from '../tlog/tree.js';
+
+/** A check that failed: the message names what (a receipt, a leaf, a checkpoint). */
+export class LogCheckFailed extends Error {}
+
+interface Remembered {
+  size: number;
+  root: string;
+  note: string;
+  seen_at: string;
+}
+
+async function getText(url: string): Promise<{ status: number; text: string }> {
+  const response = await fetch(url);
+  return { status: response.status, text: await response.text() };
+}
+
+type Json = Record<string, unknown>;
+
+async function getJson(url: string): Promise<Json> {
+  const { status, text } = await getText(url);
+  if (status !== 200) throw new LogCheckFailed(`GET ${url} answered ${status}: ${text.slice(0, 200)}`);
+  return JSON.parse(text) as Json;
+}
+
+function proofOf(body: Json, field: 'inclusion_proof' | 'consistency_proof'): string[] {
+  const proof = body[field];
+  return Array.isArray(proof) ? proof.filter((item): item is string => typeof item === 'string') : [];
+}
+
+async function getBytes(url: string): Promise<Uint8Array> {
+  const response = await fetch(url);
+  if (response.status !== 200) throw new LogCheckFailed(`GET ${url} answered ${response.status}`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+/** The log's verifier key from discovery; null when the service publishes no log. */
+async function logKey(base: string): Promise<string | null> {
+  const discovery = await getJson(`${base}/.well-known/svc.json`);
+  const key = (discovery.audit_log as Json | undefined)?.verifier_key;
+  return typeof key === 'string' ? key : null;
+}
+
+async function latestCheckpoint(base: string, key: string): Promise<VerifiedCheckpoint> {
+  const { status, text } = await getText(`${base}/log/checkpoint`);
+  if (status !== 200) throw new LogCheckFailed(`the log serves no checkpoint (HTTP ${status})`);
+  try {
+    return await verifyCheckpoint(text, key);
+  } catch (error) {
+    throw new LogCheckFailed(`the latest checkpoint does not verify: ${(error as Error).message}`);
+  }
+}
+
+/** Where the newest checkpoint seen from each log is kept: beside the CLI's config file. */
+function rememberedFile(configFile: string): string {
+  return path.join(path.dirname(configFile), 'checkpoints.json');
+}
+
+async function readRemembered(file: string): Promise<Record<string, Remembered>> {
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as Record<string, Remembered>;
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Proves `latest` consistent with the newest checkpoint seen before from this log (by origin), then
+ * remembers `latest`. Returns a line for the report.
+ */
+async function checkAgainstRemembered(base: string, latest: VerifiedCheckpoint, configFile: string): Promise<string> {
+  const file = rememberedFile(configFile);
+  const all = await readRemembered(file);
+  const before = all[latest.origin];
+  let line = `checkpoint ${latest.size} is the first seen from ${latest.origin}`;
+  if (before) {
+    if (latest.size < before.size) {
+      throw new LogCheckFailed(
+        `rollback: the log now shows ${latest.size} leaves, but checkpoint ${before.size} was seen on ${before.seen_at}`,
+      );
+    }
+    if (latest.size > before.size) {
+      const proof = await getJson(`${base}/log/proof/consistency?first=${before.size}&second=${latest.size}`);
+      if (!verifyConsistency(before, latest, proofOf(proof, 'consistency_proof'))) {
+        throw new LogCheckFailed(
+          `fork: checkpoint ${latest.size} is not consistent with checkpoint ${before.size} seen on ${before.seen_at}`,
+        );
+      }
+    } else if (latest.root !== before.root) {
+      throw new LogCheckFailed(
+        `fork: two different checkpoints of size ${latest.size} (the other seen on ${before.seen_at})`,
+      );
+    }
+    line = `checkpoint ${latest.size} is consistent with checkpoint ${before.size} seen on ${before.seen_at}`;
+  }
+  if (!before || latest.size > before.size) {
+    all[latest.origin] = { size: latest.size, root: latest.root, note: latest.note, seen_at: new Date().toISOString() };
+    await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+    await writeFile(file, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
+  }
+  return line;
+}
+
+interface ReceiptRow {
+  name: string;
+  jws: string;
+  index: number | null;
+  /** The proof `/outcome` carried, and the tree size it is for. */
+  proof: string[];
+  treeSize: number | null;
+}
+
+interface OutcomeRow {
+  receipt_jws?: unknown;
+  transparency_log?: { index?: unknown; tree_size?: unknown; inclusion_proof?: unknown };
+}
+
+function receiptRow(name: string, row: OutcomeRow | null | undefined): ReceiptRow[] {
+  if (typeof row?.receipt_jws !== 'string') return [];
+  const log = row.transparency_log;
+  return [
+    {
+      name,
+      jws: row.receipt_jws,
+      index: typeof log?.index === 'number' ? log.index : null,
+      proof: proofOf((log ?? {}) as Json, 'inclusion_proof'),
+      treeSize: typeof log?.tree_size === 'number' ? log.tree_size : null,
+    },
+  ];
+}
+
+function receiptRows(outcome: Json): ReceiptRow[] {
+  const decisions = (Array.isArray(outcome.decisions) ? outcome.decisions : []) as OutcomeRow[];
+  return [
+    ...decisions.flatMap((row, i) => receiptRow(`decisions[${i}]`, row)),
+    ...receiptRow('conclusion', outcome.conclusion as OutcomeRow | null | undefined),
+  ];
+}
+
+/**
+ * Every receipt of the room against the log. Receipts enter the log within seconds of signing, so a
+ * receipt not yet sequenced is waited for (re-reading the outcome) up to `waitMs`, then fails.
+ */
+export async function verifyRoomInLog(options: {
+  base: string;
+  outcome: unknown;
+  reread: () => Promise<unknown>;
+  configFile: string;
+  waitMs: number;
+}): Promise<string[]> {
+  const key = await logKey(options.base);
+  if (!key) return ['the service publishes no transparency log (no audit_log in discovery): not checked'];
+  let outcome = options.outcome as Json;
+  const deadline = Date.now() + options.waitMs;
+  while (receiptRows(outcome).some((row) => row.index === null) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    outcome = (await options.reread()) as Json;
+  }
+  const latest = await latestCheckpoint(options.base, key);
+  const lines = [await checkAgainstRemembered(options.base, latest, options.configFile)];
+  for (const row of receiptRows(outcome)) {
+    if (row.index === null) {
+      throw new LogCheckFailed(`${row.name}: not in the transparency log (checkpoint ${latest.size})`);
+    }
+    if (row.index >= latest.size) {
+      throw new LogCheckFailed(`${row.name}: leaf ${row.index} is beyond checkpoint ${latest.size}`);
+    }
+    // The proof /outcome carried serves when it is for this very checkpoint (no request per receipt).
+    const carried = row.treeSize === latest.size && verifyInclusion(row.jws, row.index, row.proof, latest);
+    const proof = carried
+      ? null
+      : await getJson(`${options.base}/log/proof/inclusion?index=${row.index}&size=${latest.size}`);
+    if (proof && !verifyInclusion(row.jws, row.index, proofOf(proof, 'inclusion_proof'), latest)) {
+      throw new LogCheckFailed(
+        `${row.name}: the log holds a different receipt at leaf ${row.index} of checkpoint ${latest.size}`,
+      );
+    }
+    lines.push(`${row.name}: leaf ${row.index} of checkpoint ${latest.size}`);
+  }
+  return lines;
+}
+
+// --- mirror and audit ------------------------------------------------------------------------
+
+function mirrorDir(configFile: string, origin: string): string {
+  return path.join(path.dirname(configFile), 'logs', origin.replace(/[^A-Za-z0-9._-]+/g, '_'));
+}
+
+async function readIfPresent(file: string): Promise<Uint8Array | null> {
+  try {
+    return new Uint8Array(await readFile(file));
+  } catch {
+    return null;
+  }
+}
+
+async function save(file: string, bytes: Uint8Array | string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, bytes);
+}
+
+/** Tiles needed for a tree of `size` leaves at one level: full ones, then the partial one if any. */
+function tilesFor(hashCount: number): { index: number; width: number }[] {
+  const tiles: { index: number; width: number }[] = [];
+  for (let index = 0; index * TILE_WIDTH < hashCount; index++) {
+    tiles.push({ index, width: Math.min(TILE_WIDTH, hashCount - index * TILE_WIDTH) });
+  }
+  return tiles;
+}
+
+/** Fetches what the mirror lacks: every published checkpoint, then the tiles and bundles of the latest. */
+export async function mirrorLog(
+  base: string,
+  configFile: string,
+  dir?: string,
+): Promise<{ dir: string; latest: VerifiedCheckpoint }> {
+  const key = await logKey(base);
+  if (!key) throw new LogCheckFailed('the service publishes no transparency log (no audit_log in discovery)');
+  const latest = await latestCheckpoint(base, key);
+  const root = dir ?? mirrorDir(configFile, latest.origin);
+  await save(path.join(root, 'verifier-key'), `${key}\n`);
+  let after = -1;
+  for (;;) {
+    const page = await getJson(`${base}/log/checkpoints${after < 0 ? '' : `?after=${after}`}`);
+    for (const size of (page.sizes ?? []) as number[]) {
+      const file = path.join(root, 'checkpoint', String(size));
+      if (!(await readIfPresent(file))) await save(file, (await getText(`${base}/log/checkpoint/${size}`)).text);
+    }
+    if (page.next_after === null || page.next_after === undefined) break;
+    after = page.next_after as number;
+  }
+  await save(path.join(root, 'checkpoint', String(latest.size)), latest.note);
+  for (let level = 0; latest.size >= TILE_WIDTH ** level || level === 0; level++) {
+    const hashCount = Math.floor(latest.size / TILE_WIDTH ** level);
+    if (hashCount === 0) break;
+    for (const tile of tilesFor(hashCount)) {
+      const relative = tilePath({ level, ...tile });
+      const file = path.join(root, relative);
+      // Full tiles never change: a mirrored one is kept as it was first seen.
+      if (tile.width === TILE_WIDTH && (await readIfPresent(file))) continue;
+      await save(file, await getBytes(`${base}/log/${relative}`));
+    }
+  }
+  for (const tile of tilesFor(latest.size)) {
+    const relative = tilePath({ level: 'entries', ...tile });
+    const file = path.join(root, relative);
+    if (tile.width === TILE_WIDTH && (await readIfPresent(file))) continue;
+    await save(file, await getBytes(`${base}/log/${relative}`));
+  }
+  return { dir: root, latest };
+}
+
+/**
+ * Recomputes the log from the mirror's entry bundles: each entry's leaf hash against the level-0
+ * tiles, every higher tile, and the root of every mirrored checkpoint (each signature verified).
+ */
+export async function auditMirror(dir: string, latest: VerifiedCheckpoint): Promise<string[]> {
+  const key = new TextDecoder()
+    .decode((await readIfPresent(path.join(dir, 'verifier-key'))) ?? new Uint8Array())
+    .trim();
+  const tree = new MerkleTree();
+  for (const tile of tilesFor(latest.size)) {
+    const bundle = await readIfPresent(path.join(dir, tilePath({ level: 'entries', ...tile })));
+    const entries = bundle ? decodeEntryBundle(bundle) : [];
+    const hashes = splitHashes(
+      (await readIfPresent(path.join(dir, tilePath({ level: 0, ...tile })))) ?? new Uint8Array(),
+    );
+    for (let i = 0; i < tile.width; i++) {
+      const leaf = tile.index * TILE_WIDTH + i;
+      const entry = entries[i];
+      if (!entry) throw new LogCheckFailed(`leaf ${leaf}: missing from the log's entries (truncated at ${leaf})`);
+      const hash = leafHash(entry);
+      const tiled = hashes[i];
+      if (!tiled || !hashesEqual(hash, tiled)) {
+        throw new LogCheckFailed(`leaf ${leaf}: its entry does not hash to the leaf hash in the log's tile`);
+      }
+      tree.append([hash]);
+    }
+    if (entries.length !== tile.width) {
+      throw new LogCheckFailed(
+        `leaf ${tile.index * TILE_WIDTH + tile.width}: entry bundle ${tile.index} holds extra entries`,
+      );
+    }
+  }
+  for (let level = 1; Math.floor(latest.size / TILE_WIDTH ** level) > 0; level++) {
+    for (const tile of tilesFor(Math.floor(latest.size / TILE_WIDTH ** level))) {
+      const stored = await readIfPresent(path.join(dir, tilePath({ level, ...tile })));
+      const from = tile.index * TILE_WIDTH;
+      const computed = concatHashes(tree.hashesAt(level * TILE_HEIGHT, from, from + tile.width));
+      if (!stored || toBase64(stored) !== toBase64(computed)) {
+        throw new LogCheckFailed(
+          `tile ${tilePath({ level, ...tile })} (leaves ${from * TILE_WIDTH ** level}…) does not match the entries`,
+        );
+      }
+    }
+  }
+  const lines: string[] = [];
+  let checked = 0;
+  let after = -1;
+  const sizes = await readdir(path.join(dir, 'checkpoint')).catch(() => [] as string[]);
+  for (const name of sizes.map(Number).sort((a, b) => a - b)) {
+    if (!Number.isSafeInteger(name) || name <= after) continue;
+    after = name;
+    const note = new TextDecoder().decode(
+      (await readIfPresent(path.join(dir, 'checkpoint', String(name)))) ?? new Uint8Array(),
+    );
+    let checkpoint: VerifiedCheckpoint;
+    try {
+      checkpoint = await verifyCheckpoint(note, key);
+    } catch (error) {
+      throw new LogCheckFailed(`checkpoint ${name}: ${(error as LogVerificationError).message}`);
+    }
+    if (checkpoint.size > latest.size) continue;
+    if (!hashesEqual(tree.root(checkpoint.size), fromBase64(checkpoint.root))) {
+      throw new LogCheckFailed(
+        `checkpoint ${checkpoint.size}: its root is not the tree of the log's first ${checkpoint.size} entries (leaf ${checkpoint.size - 1} or earlier differs)`,
+      );
+    }
+    checked++;
+  }
+  lines.push(`${latest.size} leaves recomputed from their entries; ${checked} checkpoints match their roots`);
+  return lines;
+}
+
+/** Registers `conclave log` and `conclave log audit` on the program. */
+export function registerLogCommands(
+  program: Command,
+  context: (command: Command) => Promise<{ base: string; json: boolean; configFile: string }>,
+): void {
+  const log = program
+    .command('log')
+    .description("mirror the service's transparency log (checkpoints, tiles, entries) into a local folder")
+    .option('--dir <folder>', 'where to keep the mirror (default: beside the config file)')
+    .action(async (options: { dir?: string }, command: Command) => {
+      const { base, json, configFile } = await context(command);
+      const { dir, latest } = await mirrorLog(base, configFile, options.dir);
+      console.log(
+        json
+          ? JSON.stringify({ dir, size: latest.size, root: latest.root })
+          : `✓ mirrored ${latest.size} leaves into ${dir}`,
+      );
+    });
+  log
+    .command('audit')
+    .description('refresh the mirror and recompute every leaf, tile and checkpoint root from the entries')
+    .option('--dir <folder>', 'the mirror folder (default: beside the config file)')
+    .action(async (options: { dir?: string }, command: Command) => {
+      const { base, json, configFile } = await context(command);
+      const { dir, latest } = await mirrorLog(
+        base,
+        configFile,
+        options.dir ?? command.parent?.opts<{ dir?: string }>().dir,
+      );
+      const lines = await auditMirror(dir, latest);
+      console.log(
+        json ? JSON.stringify({ ok: true, size: latest.size, lines }) : lines.map((l) => `✓ ${l}`).join('\n'),
+      );
+    });
+}

@@ -1,0 +1,73 @@
+/**
+ * The transparency log's storage (docs/transparency-log.md), beside the rooms in the same store.
+ * Receipts reach the log through a queue written with (SQLite: in the same transaction as) the
+ * room commit; one integrator at a time, holding the log lease (`LOG_LEASE_SLUG` in the store's
+ * room-lock table), appends them as leaves with every tile they complete, then publishes the
+ * signed checkpoint. Tiles, entries and published checkpoints only grow; nothing is rewritten.
+ */
+
+/** The store lock that makes an integrator the only one. Not a valid room slug, so no room takes it. */
+export const LOG_LEASE_SLUG = '~log';
+
+/** A receipt waiting to be sequenced, in commit order. */
+export interface QueuedReceipt {
+  slug: string;
+  sequence: number;
+  jws: string;
+  receipt_hash: string;
+}
+
+export interface LogState {
+  /** Leaves stored. Ahead of `published` only between an append and its publication. */
+  size: number;
+  /** The size of the latest published checkpoint (0 before the first). */
+  published: number;
+  /** The latest published checkpoint note, or null before the first. */
+  checkpoint: string | null;
+}
+
+export interface LogAppend {
+  /** The stored size the integrator built on; the append fails unless the log is still there. */
+  expected_size: number;
+  /** The new entries (the exact compact JWS of each receipt), in leaf order. */
+  leaves: QueuedReceipt[];
+  /** Per tile level L, the new hashes of tree level 8·L (each 32 bytes), from hash index `from` on. */
+  tiles: { level: number; from: number; hashes: Uint8Array }[];
+  /** How many receipts at the head of the queue this append consumed (sequenced or skipped). */
+  consumed: number;
+  /** Each room's count of logged receipts after this append (only rooms that changed). */
+  rooms: Record<string, number>;
+  /** The lease token the integrator holds. */
+  fence: string;
+}
+
+export interface LogStore {
+  state(): Promise<LogState>;
+  /** The first `limit` receipts in the queue, oldest first. */
+  queued(limit: number): Promise<QueuedReceipt[]>;
+  /** How many of each room's receipts are in the log. */
+  loggedCounts(): Promise<Map<string, number>>;
+  /** Rooms whose chain is longer than their logged count: receipts the queue missed (Redis). */
+  roomsBehind(counts: Map<string, number>): Promise<string[]>;
+  /** Atomic: entries, tiles, room counts, queue consumption, size. StoreConflictError when fenced out or moved. */
+  append(batch: LogAppend): Promise<void>;
+  /**
+   * Records the signed checkpoint of `size` (= the stored size) as published. Refuses a second,
+   * different note for a size already published: two checkpoints of one size never differ.
+   */
+  publish(size: number, note: string, fence: string): Promise<void>;
+  /** Sizes of published checkpoints above `after`, ascending, at most `limit`. */
+  checkpointSizes(after: number, limit: number): Promise<number[]>;
+  /** The published checkpoint of exactly this size, or null. */
+  checkpointAt(size: number): Promise<string | null>;
+  /** Records a witness's cosignature line on the published checkpoint of `size` (one per witness, the latest kept). */
+  addCosignature(size: number, witness: string, line: string): Promise<void>;
+  /** The cosignature lines recorded for the checkpoint of `size`, by witness name. */
+  cosignatures(size: number): Promise<string[]>;
+  /** `count` hashes of tree level 8·level from hash index `from` (fewer if fewer are stored). */
+  tileHashes(level: number, from: number, count: number): Promise<Uint8Array>;
+  /** `count` entries from leaf index `from`. */
+  entries(from: number, count: number): Promise<string[]>;
+  /** The leaf index of a receipt by its receipt_hash, or null when it is not (yet) in the log. */
+  indexOf(receiptHash: string): Promise<number | null>;
+}

@@ -1,0 +1,249 @@
+/**
+ * Sequencing: moves committed receipts from the store's queue into the log, one integrator at a
+ * time (docs/transparency-log.md). Whoever holds the log lease (a store lock, fenced: every write
+ * checks the token) appends a batch of leaves with every tile they complete, then signs and
+ * publishes the checkpoint of the new size. A process that loses the lease, or whose write fails,
+ * forgets its in-memory tree and starts again from the store when it next holds the lease, so it
+ * never builds on a state the store does not have.
+ *
+ * No fork: an append succeeds only on top of exactly the stored size, tiles only grow, the
+ * checkpoint of a size is a deterministic function of the stored leaves (Ed25519 is deterministic),
+ * and the store refuses a second, different note for a published size.
+ */
+import type { RoomLock, RoomStore } from '../store/port.js';
+import { LOG_LEASE_SLUG, type QueuedReceipt } from '../store/tlog-port.js';
+import { backfillOrder } from './commit-order.js';
+import { leafHash } from './merkle.js';
+import { parseCheckpoint } from './note.js';
+import type { NoteSigner } from './note-signer.js';
+import { concatHashes, TILE_HEIGHT } from './tiles.js';
+import { MerkleTree } from './tree.js';
+import type { Witnesses } from './witness.js';
+
+export interface IntegratorOptions {
+  /** How often the integrator looks at the queue (and renews its lease). */
+  intervalMs: number;
+  /** Lease lifetime: a dead integrator's successor takes over after at most this long. */
+  leaseMs: number;
+  /** How often the holder looks for receipts the queue missed (Redis). */
+  sweepMs: number;
+  /** Receipts per append. */
+  batchSize: number;
+}
+
+export const DEFAULT_INTEGRATOR_OPTIONS: IntegratorOptions = {
+  intervalMs: 200,
+  leaseMs: 3000,
+  sweepMs: 30_000,
+  batchSize: 2000,
+};
+
+const encoder = new TextEncoder();
+
+/** What the holder knows, valid only while it holds the lease. */
+interface Holding {
+  lease: RoomLock;
+  tree: MerkleTree;
+  /** Logged receipts per room. */
+  counts: Map<string, number>;
+  lastSweep: number;
+}
+
+export class Integrator {
+  private holding: Holding | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+  /** Set when the stored tree disagrees with its published checkpoint: never sign on top of it. */
+  halted: string | null = null;
+  /** The latest offer to the witnesses (tests await it; the integrator never does). */
+  witnessing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly store: RoomStore,
+    private readonly signer: () => NoteSigner,
+    private readonly onError: (error: unknown, message: string) => void,
+    private readonly options: IntegratorOptions = DEFAULT_INTEGRATOR_OPTIONS,
+    private readonly witnesses: Witnesses | null = null,
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    this.schedule();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.running;
+    await this.holding?.lease.release();
+    this.holding = null;
+  }
+
+  /** Whether this process holds the lease (tests and metrics). */
+  get leader(): boolean {
+    return this.holding !== null;
+  }
+
+  /** One pass now: take or renew the lease, sequence everything queued, publish. */
+  integrateNow(): Promise<void> {
+    this.running ??= this.pass().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      void this.integrateNow().finally(() => this.schedule());
+    }, this.options.intervalMs);
+    this.timer.unref?.();
+  }
+
+  private async pass(): Promise<void> {
+    if (this.halted) return;
+    try {
+      const holding = await this.hold();
+      if (!holding) return;
+      if (Date.now() - holding.lastSweep >= this.options.sweepMs) await this.sweep(holding);
+      for (;;) {
+        const queued = await this.store.tlog.queued(this.options.batchSize);
+        if (queued.length === 0) break;
+        await this.sequence(holding, queued);
+        if (queued.length < this.options.batchSize) break;
+      }
+    } catch (error) {
+      this.onError(error, 'transparency log integration failed; the next holder of the lease resumes from the store');
+      const lease = this.holding?.lease;
+      this.holding = null;
+      await lease?.release();
+    }
+  }
+
+  /** The lease, renewed; on taking it, the tree and counts read from the store. */
+  private async hold(): Promise<Holding | null> {
+    if (this.holding) {
+      if (await this.holding.lease.renew()) return this.holding;
+      this.holding = null;
+    }
+    let lease: RoomLock;
+    try {
+      lease = await this.store.lock(LOG_LEASE_SLUG, this.options.leaseMs, 0);
+    } catch {
+      return null; // another process integrates
+    }
+    const holding = await this.takeOver(lease);
+    this.holding = holding;
+    return holding;
+  }
+
+  private async takeOver(lease: RoomLock): Promise<Holding> {
+    const state = await this.store.tlog.state();
+    const tree = new MerkleTree();
+    const CHUNK = 65_536;
+    for (let from = 0; from < state.size; from += CHUNK) {
+      const bytes = await this.store.tlog.tileHashes(0, from, Math.min(CHUNK, state.size - from));
+      const hashes: Uint8Array[] = [];
+      for (let at = 0; at < bytes.length; at += 32) hashes.push(bytes.slice(at, at + 32));
+      tree.append(hashes);
+    }
+    if (tree.size !== state.size) {
+      await lease.release();
+      throw new Error(`the log stores ${state.size} leaves but only ${tree.size} leaf hashes`);
+    }
+    if (state.checkpoint) {
+      const published = parseCheckpoint(state.checkpoint.slice(0, state.checkpoint.indexOf('\n\n') + 1));
+      const root = tree.root(published.size);
+      if (!root.every((byte, i) => byte === published.root[i])) {
+        this.halted = `the stored tree of ${published.size} leaves does not match its published checkpoint`;
+        await lease.release();
+        throw new Error(this.halted);
+      }
+    }
+    const holding: Holding = { lease, tree, counts: await this.store.tlog.loggedCounts(), lastSweep: 0 };
+    // A predecessor that died between append and publish left leaves unpublished: publish them
+    // (the note is the same bytes it would have signed). A new log publishes its empty tree.
+    if (state.size > state.published || state.checkpoint === null) await this.publish(holding);
+    return holding;
+  }
+
+  /** Receipts the queue missed (a crash between a Redis commit and its queueing), and the back-fill. */
+  private async sweep(holding: Holding): Promise<void> {
+    holding.lastSweep = Date.now();
+    const behind = await this.store.tlog.roomsBehind(holding.counts);
+    if (behind.length === 0) return;
+    const missing: QueuedReceipt[] = [];
+    for (const slug of behind) {
+      const logged = holding.counts.get(slug) ?? 0;
+      for (const r of await this.store.receipts(slug)) {
+        if (r.sequence > logged) missing.push({ slug, sequence: r.sequence, jws: r.jws, receipt_hash: r.receipt_hash });
+      }
+    }
+    const ordered = backfillOrder(missing);
+    for (let at = 0; at < ordered.length; at += this.options.batchSize) {
+      await this.sequence(holding, ordered.slice(at, at + this.options.batchSize), 0);
+    }
+  }
+
+  /**
+   * Appends these receipts in order, each room's chain exactly once and in chain order: a receipt
+   * already logged is skipped, and one that arrives ahead of a missing earlier receipt of its room
+   * brings that one in first (read from the room's chain).
+   */
+  private async sequence(holding: Holding, items: QueuedReceipt[], consumed = items.length): Promise<void> {
+    const counts = new Map<string, number>();
+    const logged = (slug: string) => counts.get(slug) ?? holding.counts.get(slug) ?? 0;
+    const leaves: QueuedReceipt[] = [];
+    for (const item of items) {
+      const have = logged(item.slug);
+      if (item.sequence <= have) continue;
+      if (item.sequence > have + 1) {
+        for (const r of await this.store.receipts(item.slug)) {
+          if (r.sequence > have && r.sequence < item.sequence) {
+            leaves.push({ slug: item.slug, sequence: r.sequence, jws: r.jws, receipt_hash: r.receipt_hash });
+          }
+        }
+      }
+      leaves.push(item);
+      counts.set(item.slug, item.sequence);
+    }
+    const { tree } = holding;
+    const before = tree.size;
+    const levelsBefore = tileLevels(tree).map((level) => tree.countAt(level * TILE_HEIGHT));
+    tree.append(leaves.map((leaf) => leafHash(encoder.encode(leaf.jws))));
+    const tiles = tileLevels(tree).flatMap((level) => {
+      const from = levelsBefore[level] ?? 0;
+      const to = tree.countAt(level * TILE_HEIGHT);
+      return to > from ? [{ level, from, hashes: concatHashes(tree.hashesAt(level * TILE_HEIGHT, from, to)) }] : [];
+    });
+    await this.store.tlog.append({
+      expected_size: before,
+      leaves,
+      tiles,
+      consumed,
+      rooms: Object.fromEntries(counts),
+      fence: holding.lease.token,
+    });
+    for (const [slug, count] of counts) holding.counts.set(slug, count);
+    if (leaves.length > 0) await this.publish(holding);
+  }
+
+  private async publish(holding: Holding): Promise<void> {
+    const { tree } = holding;
+    const size = tree.size;
+    const note = this.signer().signCheckpoint(size, tree.root());
+    await this.store.tlog.publish(size, note, holding.lease.token);
+    if (this.witnesses?.configured) {
+      this.witnessing = this.witnesses.offer(note, size, (from) => tree.consistency(from, size));
+    }
+  }
+}
+
+/** The tile levels that hold at least one hash in this tree. */
+function tileLevels(tree: MerkleTree): number[] {
+  const levels: number[] = [];
+  for (let level = 0; tree.countAt(level * TILE_HEIGHT) > 0 || level === 0; level++) levels.push(level);
+  return levels;
+}

@@ -1,0 +1,174 @@
+/**
+ * The read side of the transparency log, in every process: the latest and every published
+ * checkpoint, tiles, entry bundles, and proofs. Proofs come from an in-memory tree that follows the
+ * store up to the latest published size (complete subtrees never change, so it only grows), and
+ * only sizes that have a published checkpoint are served.
+ */
+import type { Keyring } from '../receipts/keyring.js';
+import { type RoomStore, StoreUnavailableError } from '../store/port.js';
+import type { Hash } from './merkle.js';
+import { parseCheckpoint } from './note.js';
+import { logOrigin, NoteSigner } from './note-signer.js';
+import { encodeEntryBundle, TILE_WIDTH } from './tiles.js';
+import { MerkleTree } from './tree.js';
+import { withCosignatures } from './witness.js';
+
+export interface PublishedCheckpoint {
+  note: string;
+  size: number;
+  root: Uint8Array;
+}
+
+/** Why a log request cannot be answered: the route turns it into a 4xx envelope. */
+export class LogRequestError extends Error {
+  constructor(
+    readonly reason: 'not_found' | 'invalid',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'LogRequestError';
+  }
+}
+
+const encoder = new TextEncoder();
+
+/** Entries read from the store per chunk of a streamed bundle. */
+const ENTRIES_PER_READ = 16;
+
+export function checkpointOf(note: string): PublishedCheckpoint {
+  const body = parseCheckpoint(note.slice(0, note.indexOf('\n\n') + 1));
+  return { note, size: body.size, root: body.root };
+}
+
+export class TransparencyLog {
+  private readonly tree = new MerkleTree();
+  private following: Promise<void> | null = null;
+  private signer: NoteSigner | null = null;
+
+  constructor(
+    private readonly store: RoomStore,
+    private readonly keyring: Keyring,
+    /** Read lazily: tests learn the service's address once it listens. */
+    private readonly baseUrl: () => string,
+    /** Verifier keys of the witnesses that cosign (published in discovery). */
+    readonly witnessKeys: readonly string[] = [],
+  ) {}
+
+  /** The checkpoint signer: the log's origin (from the base URL) and the note key derived from the current receipt key. */
+  noteSigner(): NoteSigner {
+    const origin = logOrigin(this.baseUrl());
+    const signing = this.keyring.current;
+    if (!this.signer || this.signer.name !== origin || this.signerKid !== signing.kid) {
+      this.signer = new NoteSigner(origin, signing);
+      this.signerKid = signing.kid;
+    }
+    return this.signer;
+  }
+
+  private signerKid = '';
+
+  async latest(): Promise<PublishedCheckpoint | null> {
+    const state = await this.store.tlog.state();
+    return state.checkpoint ? checkpointOf(state.checkpoint) : null;
+  }
+
+  async checkpointAt(size: number): Promise<PublishedCheckpoint> {
+    const note = await this.store.tlog.checkpointAt(size);
+    if (!note) throw new LogRequestError('not_found', `no checkpoint of size ${size} was published`);
+    return checkpointOf(note);
+  }
+
+  /** The note with every witness cosignature recorded for its size (what the checkpoint routes serve). */
+  async cosigned(checkpoint: PublishedCheckpoint): Promise<string> {
+    return withCosignatures(checkpoint.note, await this.store.tlog.cosignatures(checkpoint.size));
+  }
+
+  checkpointSizes(after: number, limit: number): Promise<number[]> {
+    return this.store.tlog.checkpointSizes(after, limit);
+  }
+
+  /** An inclusion proof of leaf `index` against the published checkpoint of `size`. */
+  async inclusion(index: number, size: number): Promise<{ checkpoint: PublishedCheckpoint; proof: Hash[] }> {
+    if (index >= size) throw new LogRequestError('invalid', `leaf ${index} is not in a tree of ${size} leaves`);
+    const checkpoint = await this.checkpointAt(size);
+    await this.follow(size);
+    return { checkpoint, proof: this.tree.inclusion(index, size) };
+  }
+
+  /**
+   * A consistency proof from the tree of `first` leaves (any size up to `second`: a verifier may
+   * hold a checkpoint of a size this log never published, from a fork) to the published checkpoint
+   * of `second`.
+   */
+  async consistency(first: number, second: number): Promise<{ second: PublishedCheckpoint; proof: Hash[] }> {
+    if (first > second)
+      throw new LogRequestError('invalid', `the first size (${first}) exceeds the second (${second})`);
+    const checkpoint = await this.checkpointAt(second);
+    await this.follow(second);
+    return { second: checkpoint, proof: this.tree.consistency(first, second) };
+  }
+
+  /** Where a receipt is in the log, with its inclusion proof against the latest checkpoint; null before it is published. */
+  async receiptProof(
+    receiptHash: string,
+  ): Promise<{ index: number; checkpoint: PublishedCheckpoint; proof: Hash[] } | null> {
+    const index = await this.store.tlog.indexOf(receiptHash);
+    if (index === null) return null;
+    const latest = await this.latest();
+    if (!latest || index >= latest.size) return null;
+    await this.follow(latest.size);
+    return { index, checkpoint: latest, proof: this.tree.inclusion(index, latest.size) };
+  }
+
+  /**
+   * A hash tile's bytes, only within the latest published tree: a full tile (256 wide) once the tree
+   * covers it, or the partial tile of exactly the width the tree has.
+   */
+  async hashTile(level: number, index: number, width: number): Promise<Uint8Array> {
+    const size = (await this.latest())?.size ?? 0;
+    this.assertWithin(Math.max(0, Math.floor(size / TILE_WIDTH ** level) - index * TILE_WIDTH), width, 'tile');
+    return this.store.tlog.tileHashes(level, index * TILE_WIDTH, width);
+  }
+
+  /**
+   * An entry bundle, checked like a tile, then produced a few entries at a time: a receipt can be
+   * megabytes (large options), and a bundle of 256 of them is never held in memory at once.
+   */
+  async entryBundle(index: number, width: number): Promise<AsyncGenerator<Uint8Array>> {
+    const size = (await this.latest())?.size ?? 0;
+    this.assertWithin(Math.max(0, size - index * TILE_WIDTH), width, 'entry bundle');
+    const store = this.store;
+    return (async function* () {
+      for (let at = 0; at < width; at += ENTRIES_PER_READ) {
+        const entries = await store.tlog.entries(index * TILE_WIDTH + at, Math.min(ENTRIES_PER_READ, width - at));
+        yield encodeEntryBundle(entries.map((jws) => encoder.encode(jws)));
+      }
+    })();
+  }
+
+  /**
+   * A full tile once the published tree covers it; a partial tile of any width the tree covers (its
+   * content, the first W hashes, never changes, so a mirror that read an older checkpoint can
+   * still fetch the partial tile it names while the log grows).
+   */
+  private assertWithin(available: number, width: number, what: string): void {
+    if (width > available) throw new LogRequestError('not_found', `no such ${what} in the published tree`);
+  }
+
+  /** Brings the in-memory tree up to `size` leaves from the store's level-0 tile (one follow at a time). */
+  private async follow(size: number): Promise<void> {
+    while (this.tree.size < size) {
+      this.following ??= (async () => {
+        const from = this.tree.size;
+        const bytes = await this.store.tlog.tileHashes(0, from, Math.min(65_536, size - from));
+        if (bytes.length === 0) throw new StoreUnavailableError(`the log store has no leaf hash at ${from}`);
+        const hashes: Hash[] = [];
+        for (let at = 0; at < bytes.length; at += 32) hashes.push(bytes.slice(at, at + 32));
+        this.tree.append(hashes);
+      })().finally(() => {
+        this.following = null;
+      });
+      await this.following;
+    }
+  }
+}
