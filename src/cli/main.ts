@@ -154,7 +154,9 @@ program
     console.log(json ? JSON.stringify(report, null, 2) : formatChainReport(report, source));
     // The transparency log (cli/log.ts) is checked even when the chain failed: it names the leaf.
     const logFailure = inLog ? await checkLog(inLog, json) : null;
-    if (!report.ok || logFailure) throw new Exit(EXIT.verificationFailed, logFailure ?? '');
+    // With --no-signatures the verdict says so, and the exit code follows what was checked.
+    const held = options.signatures ? report.ok : report.chain_ok;
+    if (!held || logFailure) throw new Exit(EXIT.verificationFailed, logFailure ?? '');
   });
 
 interface VerifyOptions {
@@ -216,6 +218,11 @@ async function main(argv: string[]): Promise<number> {
     if (error instanceof ConclaveNetworkError) {
       console.error(`✗ ${error.message}`);
       return error.kind === 'timeout' ? EXIT.timeout : EXIT.unreachable;
+    }
+    // The transparency log disagrees with itself or with what the service showed: a failed check.
+    if (error instanceof LogCheckFailed) {
+      console.error(`✗ log: ${error.message}`);
+      return EXIT.verificationFailed;
     }
     console.error(`✗ ${(error as Error).message ?? error}`);
     return EXIT.local;

@@ -56,10 +56,11 @@ describe('conclave room join --invite', () => {
     expect(joined.stderr).toBe('');
     expect(joined.code).toBe(0);
     expect(JSON.parse(joined.stdout)).toMatchObject({ display_name: 'carol', participant_token: '[saved]' });
-    const saved = JSON.parse(await readFile(env.CONCLAVE_CONFIG!, 'utf8')).rooms[slug].token as string;
+    const saved = JSON.parse(await readFile(env.CONCLAVE_CONFIG!, 'utf8')).rooms[slug].participant.token as string;
     const view = await call(svc.base, 'GET', `/api/rooms/${slug}`, { token: saved });
     expect(view.status).toBe(200);
-    const again = await cli('--json', 'room', 'join', slug, '--invite', invite.body.invite_token);
+    // A participant token is saved for this room now: taking it again is an explicit --replace.
+    const again = await cli('--json', 'room', 'join', slug, '--invite', invite.body.invite_token, '--replace');
     expect(JSON.parse(again.stdout)).toMatchObject({ display_name: 'carol', recovered: true });
   });
 });
