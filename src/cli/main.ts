@@ -194,7 +194,7 @@ room
     print(
       json,
       view,
-      typeof view.state === 'string'
+      'state' in view && typeof view.state === 'string'
         ? `${view.state}\n${JSON.stringify(masked(view), null, 2)}`
         : JSON.stringify(masked(view), null, 2),
     );

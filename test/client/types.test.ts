@@ -17,8 +17,8 @@ describe('client response types', () => {
     expectTypeOf<Resolved<ConclaveClient['choose']>>().toEqualTypeOf<z.infer<typeof choose.output>>();
     expectTypeOf<Resolved<ConclaveClient['choose']>['revised']>().toEqualTypeOf<boolean>();
     expectTypeOf<ResponseOf<typeof registerWebhook>['webhook_id']>().toEqualTypeOf<string>();
-    // An open view (fields depend on the caller) stays readable by field.
-    expectTypeOf<ResponseOf<typeof outcome>>().toEqualTypeOf<Record<string, any>>();
+    // The views are typed too: the outcome's receipts are named fields.
+    expectTypeOf<ResponseOf<typeof outcome>>().toEqualTypeOf<z.infer<typeof outcome.output>>();
     expect(
       choose.output.parse({
         ok: true,
