@@ -99,7 +99,7 @@ export const roomConfigSchema = z
     type: z
       .enum(['ephemeral', 'persistent'])
       .describe(
-        'ephemeral rooms hold one decision and are done once it seals; persistent rooms keep opening decisions until closed. Fixed at creation.',
+        'ephemeral rooms open no further decision once one has sealed; persistent rooms keep opening decisions until closed. Fixed at creation.',
       ),
     visibility: z
       .enum(['public', 'unlisted', 'private'])

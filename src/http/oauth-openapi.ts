@@ -223,7 +223,7 @@ export const OAUTH_OPENAPI_PATHS: Json = {
           description: 'HTML page',
           content: { 'text/html': { schema: { type: 'string', description: 'The approval page.' } } },
         },
-        ...envelopeErrors(['429']),
+        ...envelopeErrors(['400', '429']),
       },
     },
   },

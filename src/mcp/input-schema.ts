@@ -12,7 +12,7 @@ type JsonSchema = Record<string, unknown>;
 const TOKEN_ARGUMENT: JsonSchema = {
   type: 'string',
   description:
-    'Your credential for this room: the participant_token from join_room, the creator_token from create_room, or an admin token. Calls that need one fail with auth.required without it. (A mandate travels in the request _meta.mandate instead.)',
+    'Your credential for this room: the participant_token from join_room, the creator_token from create_room, or an admin token. Calls that need one fail with auth.required without it.',
 };
 
 const PASSWORD_ARGUMENT: JsonSchema = {
