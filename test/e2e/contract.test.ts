@@ -11,6 +11,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIG_KEYS } from '../../src/domain/config.js';
+import { buildOpenApi } from '../../src/http/openapi.js';
+import { OPERATIONS } from '../../src/operations/table.js';
+import { SERVICE_VERSION } from '../../src/service.js';
 import { ERAS, type ListedTool } from '../support/mcp-clients.js';
 import { call, type RunningService, startService } from '../support/service.js';
 
@@ -72,6 +75,10 @@ describe('the OpenAPI document', () => {
     expect(report.problems.map((p: Json) => `${p.ruleId}: ${p.message} at ${p.location?.[0]?.pointer}`)).toEqual([]);
     expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
   }, 60_000);
+
+  it('is the document the e2e response checks use (test/support/openapi-responses.ts)', () => {
+    expect(doc).toEqual(JSON.parse(JSON.stringify(buildOpenApi(OPERATIONS, svc.base, SERVICE_VERSION))));
+  });
 
   it('states license and version from package.json', async () => {
     const pkg = (await import('../../package.json', { with: { type: 'json' } })).default;
