@@ -7,6 +7,7 @@ import { authorityConfigSchema, roomConfigSchema } from '../domain/config.js';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { errorCodes, errorEnvelopeSchema } from '../operations/error-codes.js';
 import { jsonSchemaOf } from '../operations/json-schema.js';
+import { openEventStream } from '../operations/open-event-stream.js';
 import type { AnyOperation } from '../operations/types.js';
 import { packageInfo } from '../package-info.js';
 import { OAUTH_OPENAPI_PATHS, OAUTH_OPENAPI_SCHEMAS } from './oauth-openapi.js';
@@ -218,18 +219,8 @@ function eventStreamPath(): Json {
   };
 }
 
-/** What a read of a room can answer besides success. */
-const READ_ERRORS: readonly ErrorCode[] = [
-  'input.invalid',
-  'auth.invalid_token',
-  'participant.token_superseded',
-  'auth.invalid_password',
-  'room.not_found',
-  'room.join_required',
-  'rate_limit.exceeded',
-  'internal.error',
-  'vendor:conclave:unavailable',
-];
+/** The stream's checks are an operation outside the table (operations/open-event-stream.ts): its codes. */
+const READ_ERRORS: readonly ErrorCode[] = errorCodes(openEventStream);
 
 const META_ERRORS: readonly ErrorCode[] = ['rate_limit.exceeded', 'internal.error'];
 
