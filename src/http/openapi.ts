@@ -269,15 +269,100 @@ function metaSchemas(components: Json): void {
       },
     },
   };
+  const str = (description: string) => ({ type: 'string', description });
+  const strings = (description: string) => ({ type: 'array', description, items: { type: 'string' } });
   components.DiscoveryDocument = {
     type: 'object',
     description: 'What this service offers: transports, mechanisms, auth modes, config defaults, keys.',
-    additionalProperties: true,
+    required: ['protocol_version', 'issuer_id', 'transports', 'auth', 'mechanisms_supported', 'keys', 'jwks_url'],
+    additionalProperties: false,
     properties: {
       protocol_version: { const: '0.1', description: 'The protocol version served.' },
+      protocol_label: str('The protocol label (svc/0.1).'),
+      issuer_id: str('This service: the issuer of its receipts.'),
+      name: str('The service name.'),
+      purpose: str('What the service is for, in a sentence.'),
+      operator: {
+        type: 'object',
+        description: 'Who runs this service.',
+        properties: {
+          name: { type: ['string', 'null'], description: 'The operator name; null if unset.' },
+          contact: { type: ['string', 'null'], description: 'How to reach the operator; null if unset.' },
+        },
+      },
+      transports: {
+        type: 'object',
+        description: 'Where to talk to the service.',
+        properties: {
+          rest: str('The REST base of rooms.'),
+          mcp: str('The participant MCP endpoint.'),
+          mcp_host: str('The host MCP endpoint.'),
+          mcp_protocol_versions: strings('The MCP protocol versions served.'),
+        },
+      },
+      auth: {
+        type: 'object',
+        description: 'How callers authenticate.',
+        properties: {
+          auth_modes: strings('token and, when enabled, mandate.'),
+          mandate_required: { type: 'boolean', description: 'Whether every call needs a mandate (never, here).' },
+          mandate_alg: strings('Accepted mandate signature algorithms.'),
+          oauth_resource_metadata: str('Where the OAuth protected-resource metadata is.'),
+        },
+      },
+      mechanisms_supported: strings('The voting mechanisms rooms may use.'),
+      mandate_actions: strings('The actions a mandate may grant.'),
+      room_kind: str('The default room type.'),
+      visibility: strings('The room visibilities offered.'),
+      deliberation_modes_supported: strings('The deliberation modes offered.'),
+      long_running_pattern: {
+        enum: ['webhook', 'poll'],
+        description: 'How to follow a room without holding a request.',
+      },
+      supports_long_poll: { type: 'boolean', description: 'Whether GET next-action waits.' },
+      long_poll_max_wait_seconds: { type: 'integer', description: 'The longest wait a long-poll holds, in seconds.' },
+      supports_sse_upgrade: { type: 'boolean', description: 'Whether the event stream is served.' },
+      default_voting_window_seconds: { type: 'integer', description: 'The default voting window, in seconds.' },
       room_config_defaults: { $ref: '#/components/schemas/RoomConfig', description: 'The RoomConfig defaults.' },
-      openapi_url: { type: 'string', description: 'Where this document is.' },
-      jwks_url: { type: 'string', description: 'Where the receipt signing keys are.' },
+      room_retention: {
+        type: 'object',
+        description: 'How long rooms are kept.',
+        properties: { policy: str('keep_everything: rooms are kept until deleted.') },
+      },
+      membership_rule: {
+        type: 'object',
+        description: 'Who may join rooms.',
+        properties: { kind: str('open: anyone with the slug, subject to each room.') },
+      },
+      keys: {
+        type: 'array',
+        description: 'The receipt signing keys.',
+        items: { $ref: '#/components/schemas/JwksKey' },
+      },
+      jwks_url: str('Where the receipt signing keys are.'),
+      revocations: {
+        type: 'array',
+        description: 'Revoked mandates (hosted keys).',
+        items: {
+          type: 'object',
+          properties: {
+            jti: str('The revoked mandate id.'),
+            revoked_at: str('When (RFC 3339, UTC).'),
+            reason: str('Why, if recorded.'),
+          },
+        },
+      },
+      openapi_url: str('Where this document is.'),
+      conformance: {
+        type: 'object',
+        description: 'Whether conformance was validated.',
+        properties: {
+          self_attested: { type: 'boolean', description: 'The operator attests conformance.' },
+          validated: { type: 'boolean', description: 'Whether an outside validation was run.' },
+          validated_at: { type: ['string', 'null'], description: 'When; null if never.' },
+          validated_against: { type: ['string', 'null'], description: 'Against what; null if never.' },
+        },
+      },
     },
   };
   components.HealthResponse = {
