@@ -6,13 +6,13 @@ import type { RoomStore } from '../store/port.js';
 export const sinceSeqSchema = z
   .union([z.number().int().min(0), z.string().regex(/^[0-9]{1,15}$/, 'must be a non-negative integer event seq')])
   .transform(Number)
-  .describe('Event seq cursor: only events with a greater seq are returned');
+  .describe('Start after this event seq: only events with a greater seq are returned.');
 
 export const sinceEventIdSchema = z
   .string()
   .min(1)
   .max(100)
-  .describe('Event id cursor; takes precedence over since_seq');
+  .describe('Start after the event with this id; takes precedence over since_seq.');
 
 /** The seq after which to serve: the event named by id, else `sinceSeq`, else `fallback`. */
 export async function cursorSeq(

@@ -101,6 +101,8 @@ async function handle(services: Services, operation: AnyOperation, request: Fast
       ? query
       : {};
 
+  refuseContradictedPath(fields, params, operation);
+
   const idempotencyKey = header(request, 'idempotency-key');
   if (operation.mutating && idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
     throw invalidInput('Idempotency-Key', 'Idempotency-Key must be 1..255 visible ASCII characters.', 'invalid_value');
@@ -114,6 +116,26 @@ async function handle(services: Services, operation: AnyOperation, request: Fast
   for (const [name, value] of Object.entries(ctx.responseHeaders)) reply.header(name, value);
   if (operation.noStore) reply.header('cache-control', 'no-store');
   return reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(result));
+}
+
+/**
+ * Path parameters live only in the path (the OpenAPI document says so). A body or query field of the
+ * same name is redundant when it agrees, and refused when it names something else: the path would
+ * otherwise silently win over what the caller meant.
+ */
+function refuseContradictedPath(
+  fields: Record<string, unknown>,
+  params: Record<string, string>,
+  operation: AnyOperation,
+): void {
+  for (const [name, value] of Object.entries(params)) {
+    if (!(name in fields) || fields[name] === value) continue;
+    throw invalidInput(
+      name,
+      `The field "${name}" contradicts the path, which names ${JSON.stringify(value)}: ${name} belongs in the path only; drop it from the ${operation.inputSource === 'query' ? 'query string' : 'body'} (${operation.method} ${operation.path}).`,
+      'invalid_value',
+    );
+  }
 }
 
 /** Aborts when the client closes the connection before its response is complete. */

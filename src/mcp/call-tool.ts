@@ -14,6 +14,7 @@ import type { Services } from '../operations/services.js';
 import type { RequestContext } from '../operations/types.js';
 import { roomNotFound } from '../runtime/registry.js';
 import type { ToolSpec } from './catalog.js';
+import { forMcp } from './error-wording.js';
 import { runOperation } from '../operations/run.js';
 
 /** What the HTTP exchange carrying the call contributes. */
@@ -144,6 +145,6 @@ export async function callTool(
     if (protocol.status >= 500)
       origin.log.error({ err: error, tool: tool.name, error_code: protocol.code }, 'tool call failed');
     else logRefusal(origin.log, protocol, { tool: tool.name });
-    return jsonResult({ error: envelope(protocol.toSpec(), origin.requestId).error }, true);
+    return jsonResult({ error: envelope(forMcp(protocol.toSpec()), origin.requestId).error }, true);
   }
 }

@@ -5,17 +5,28 @@
  */
 import type { AnyOperation, Catalog } from '../operations/types.js';
 import { TOOL_GUIDES } from './descriptions.js';
-import { toolInputSchema } from './input-schema.js';
+import { ERROR_ENVELOPE_SCHEMA } from './error-wording.js';
+import { toolInputSchema, toolOutputSchema } from './input-schema.js';
 import { DERIVED_TOOLS, TOOL_ARGUMENTS, type ToolArgumentMap } from './tool-arguments.js';
 
 export const CATALOG_PATHS: Readonly<Record<Catalog, string>> = { participant: '/mcp', host: '/mcp/host' };
+
+/** The MCP tool annotations, set from the operation: hints a client may use to ask before acting. */
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  /** Every tool acts on this service's rooms only; a webhook reaches out, but to a URL the caller names. */
+  openWorldHint: boolean;
+}
 
 export interface ToolSpec {
   name: string;
   title: string;
   description: string;
   inputSchema: Record<string, unknown>;
-  readOnly: boolean;
+  outputSchema: Record<string, unknown>;
+  annotations: ToolAnnotations;
   operation: AnyOperation;
   arguments: ToolArgumentMap;
 }
@@ -50,9 +61,21 @@ function toolSpec(
     title,
     description: describe(name, operation, map, derived),
     inputSchema: toolInputSchema(operation, map),
-    readOnly: operation.mcp?.readOnly === true,
+    outputSchema: toolOutputSchema(operation, ERROR_ENVELOPE_SCHEMA),
+    annotations: annotationsOf(operation),
     operation,
     arguments: map,
+  };
+}
+
+function annotationsOf(operation: AnyOperation): ToolAnnotations {
+  const readOnly = operation.mcp?.readOnly === true;
+  return {
+    readOnlyHint: readOnly,
+    destructiveHint: operation.mcp?.destructive === true,
+    // A read changes nothing, so repeating it changes nothing either.
+    idempotentHint: readOnly || operation.mcp?.idempotent === true,
+    openWorldHint: false,
   };
 }
 

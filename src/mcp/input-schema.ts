@@ -3,7 +3,7 @@
  * applied), plus the credential and idempotency arguments. Mandates never appear: they travel in
  * `_meta.mandate`.
  */
-import { z } from 'zod';
+import { inlined, jsonSchemaOf } from '../operations/json-schema.js';
 import type { AnyOperation } from '../operations/types.js';
 import type { ToolArgumentMap } from './tool-arguments.js';
 
@@ -12,12 +12,12 @@ type JsonSchema = Record<string, unknown>;
 const TOKEN_ARGUMENT: JsonSchema = {
   type: 'string',
   description:
-    'Your credential for this room: the participant_token from join_room, the creator_token from create_room, or an admin token (Authorization: Bearer on REST). Calls that need one fail with auth.required without it.',
+    'Your credential for this room: the participant_token from join_room, the creator_token from create_room, or an admin token. Calls that need one fail with auth.required without it.',
 };
 
 const PASSWORD_ARGUMENT: JsonSchema = {
   type: 'string',
-  description: 'The room password, for read-only access to a private room without a seat (X-Room-Password on REST).',
+  description: 'The room password, for read-only access to a private room without a seat.',
 };
 
 const IDEMPOTENCY_ARGUMENT: JsonSchema = {
@@ -25,22 +25,12 @@ const IDEMPOTENCY_ARGUMENT: JsonSchema = {
   minLength: 1,
   maxLength: 255,
   description:
-    'Optional key (1..255 visible ASCII characters) that makes a retry safe: the same key with the same arguments returns the first result without acting again (Idempotency-Key on REST).',
+    'Optional key (1..255 visible ASCII characters) that makes a retry safe: the same key with the same arguments returns the first result without acting again.',
 };
 
-/** zod emits a schema with a `meta({id})` as a root `$ref` into `$defs`; tool schemas need the object at the root. */
-function inlineRoot(json: JsonSchema): JsonSchema {
-  const { $schema: _dialect, $ref, $defs, ...rest } = json;
-  const prefix = '#/$defs/';
-  if (typeof $ref !== 'string' || !$ref.startsWith(prefix) || typeof $defs !== 'object' || $defs === null) {
-    return { ...rest, ...($defs !== undefined ? { $defs } : {}) };
-  }
-  const { [$ref.slice(prefix.length)]: root, ...others } = $defs as Record<string, JsonSchema>;
-  return { ...root, ...rest, ...(Object.keys(others).length > 0 ? { $defs: others } : {}) };
-}
-
 export function toolInputSchema(operation: AnyOperation, map: ToolArgumentMap): JsonSchema {
-  const json = inlineRoot(z.toJSONSchema(operation.input, { io: 'input', unrepresentable: 'any' }) as JsonSchema);
+  // Self-contained: every named schema (RoomConfig, …) inlined, so an agent reads one object.
+  const json = inlined(jsonSchemaOf(operation.input, 'input'));
   const fieldProperties = (json.properties ?? {}) as Record<string, JsonSchema>;
   const fieldRequired = (json.required ?? []) as string[];
   const argumentOf = Object.fromEntries(Object.entries(map.rename ?? {}).map(([arg, field]) => [field, arg]));
@@ -57,4 +47,28 @@ export function toolInputSchema(operation: AnyOperation, map: ToolArgumentMap): 
 
   const { additionalProperties: _closed, properties: _fields, required: _required, ...rest } = json;
   return { ...rest, type: 'object', properties, ...(required.length > 0 ? { required } : {}) };
+}
+
+/**
+ * What a call's structuredContent holds: the operation's REST response with `ok: true` added
+ * (07-mcp.md, Results and errors), or, when the result is an error, the error envelope.
+ */
+export function toolOutputSchema(operation: AnyOperation, envelope: JsonSchema): JsonSchema {
+  const result = withOk(inlined(jsonSchemaOf(operation.output, 'output')));
+  return {
+    type: 'object',
+    description: `On success: ${String(result.description ?? 'the result')} With isError: the error envelope.`,
+    anyOf: [result, envelope],
+  };
+}
+
+/** Every object branch of a result schema also carries `ok: true`. */
+function withOk(schema: JsonSchema): JsonSchema {
+  if (Array.isArray(schema.anyOf)) return { ...schema, anyOf: (schema.anyOf as JsonSchema[]).map(withOk) };
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  if ('ok' in properties) return schema;
+  return {
+    ...schema,
+    properties: { ok: { type: 'boolean', const: true, description: 'Always true on success.' }, ...properties },
+  };
 }

@@ -54,7 +54,8 @@ export function catalogServerFactory(spec: CatalogServerSpec): (origin: CallOrig
           title: tool.title,
           description: tool.description,
           inputSchema: schema,
-          ...(tool.readOnly ? { annotations: { readOnlyHint: true } } : {}),
+          outputSchema: passThroughSchema(tool.outputSchema),
+          annotations: tool.annotations,
         },
         (args, ctx) => callTool(tool, args, { meta: ctx.mcpReq._meta, signal: ctx.mcpReq.signal }, origin),
       );

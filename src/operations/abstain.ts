@@ -4,8 +4,12 @@ import { act, seqSelector, slugSchema } from './shared.js';
 import type { OperationDef } from './types.js';
 
 const abstainInput = z
-  .object({ slug: slugSchema, reason: z.string().min(1).max(500), decision: seqSelector.optional() })
-  .meta({ id: 'AbstainRequest' });
+  .object({
+    slug: slugSchema,
+    reason: z.string().min(1).max(500).describe('Why you abstain, shown to others (1 to 500 characters).'),
+    decision: seqSelector.optional(),
+  })
+  .meta({ id: 'AbstainRequest', description: 'An abstention; it replaces any earlier choice of yours.' });
 
 export const abstain = {
   name: 'abstain',
@@ -19,22 +23,29 @@ export const abstain = {
   input: abstainInput,
   output: z
     .object({
-      ok: z.literal(true),
-      slug: z.string(),
-      decision: z.number().int(),
-      abstained: z.literal(true),
-      reason: z.string(),
-      status: z.string(),
-      resolved_winner: z.string().nullable(),
-      resolved_outcome: z.string().nullable(),
+      ok: z.literal(true).describe('Always true on success.'),
+      slug: z.string().describe('The room slug.'),
+      decision: z.number().int().describe('The decision number.'),
+      abstained: z.literal(true).describe('Always true.'),
+      reason: z.string().describe('The reason recorded.'),
+      status: z.enum(['voting', 'resolved']).describe('resolved when the abstention sealed the decision.'),
+      resolved_winner: z
+        .string()
+        .nullable()
+        .describe('The winner, when the abstention sealed the decision; else null.'),
+      resolved_outcome: z
+        .enum(['pass', 'plurality_pass', 'no_pass', 'tied'])
+        .nullable()
+        .describe('How the count ended, when the abstention sealed the decision; else null.'),
     })
-    .meta({ id: 'AbstainResponse' }),
+    .meta({ id: 'AbstainResponse', description: 'The abstention as recorded.' }),
   requestSchemaName: 'AbstainRequest',
   responseSchemaName: 'AbstainResponse',
   mutating: true,
   shownText: { reason: 'paragraphs' },
   mandateAction: 'choose',
   deferValidation: true,
+  example: { input: { slug: 'k7mq2xw9pa', reason: 'I have a conflict of interest.' } },
   mcp: { tool: 'abstain', catalogs: ['participant'] },
   async handle(ctx, input, invalid) {
     return act(ctx, input.slug, {

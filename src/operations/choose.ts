@@ -2,40 +2,65 @@
 import { z } from 'zod';
 import { isSingleChoice } from '../domain/ballots.js';
 import { invalidInput } from '../errors.js';
+import { checkedLater } from './json-schema.js';
 import { act, seqSelector, slugSchema } from './shared.js';
 import type { OperationDef, RequestContext } from './types.js';
 
-const choiceSchema = z.unknown().meta({
-  description:
-    'Single-choice: an option number ("5", "#5", 5) or exact text. Approval/ranked: an array of references. Score/quadratic: an object mapping references to numbers.',
-});
+const CHOICE_RULE =
+  'Your ballot; its shape follows the room mechanism. simple_majority, supermajority, plurality (and agreement decisions): one option, as its number (5, "5" or "#5") or its exact text. approval: an array of the options you approve. ranked_choice, ranked_pairwise: an array of options, most preferred first. score_vote: an object mapping options to scores. quadratic_vote: an object mapping options to credits. Options are referenced by number or exact text.';
+
+/** Parsed loosely: the mechanism decides the shape, and the ballot check words the refusal (reason ballot_shape). */
+const choiceSchema = checkedLater(
+  z.unknown().describe(CHOICE_RULE),
+  z.union([
+    z.string().describe('One option: its number ("5", "#5") or exact text.'),
+    z.number().int().describe('One option, by number.'),
+    z.array(z.string()).describe('Several options (approval), or all in preference order (ranked).'),
+    z.record(z.string(), z.number()).describe('Options mapped to scores (score_vote) or credits (quadratic_vote).'),
+  ]),
+);
+
+const castChoice = z
+  .union([z.string(), z.array(z.string()), z.record(z.string(), z.number())])
+  .describe('The ballot as recorded: option texts in canonical form.');
 
 const chooseInput = z
   .object({
     slug: slugSchema,
     choice: choiceSchema,
-    reason: z.string().max(2000).optional(),
-    rationale: z.string().max(2000).optional(),
+    reason: z.string().max(2000).optional().describe('Why you chose this, shown to others (at most 2000 characters).'),
+    rationale: z.string().max(2000).optional().describe('Another name for reason; send one of the two.'),
     decision: seqSelector.optional(),
   })
-  .meta({ id: 'ChooseRequest' });
+  .meta({ id: 'ChooseRequest', description: 'A ballot, or a revision of yours.' });
 
 type ChooseInput = z.infer<typeof chooseInput>;
 
 const chooseOutput = z
   .object({
-    ok: z.literal(true),
-    slug: z.string(),
-    decision: z.number().int(),
-    cast_choice: z.unknown(),
-    revised: z.boolean(),
-    status: z.string(),
-    resolved_winner: z.string().nullable(),
-    resolved_outcome: z.string().nullable(),
-    agreement: z.literal(true).optional(),
-    settling: z.object({ seals_in_seconds: z.number(), presumptive: z.string().nullable() }).optional(),
+    ok: z.literal(true).describe('Always true on success.'),
+    slug: z.string().describe('The room slug.'),
+    decision: z.number().int().describe('The decision number the ballot was cast on.'),
+    cast_choice: castChoice,
+    revised: z.boolean().describe('True when this replaced an earlier ballot of yours.'),
+    status: z.enum(['voting', 'resolved']).describe('resolved when this ballot sealed the decision.'),
+    resolved_winner: z.string().nullable().describe('The winner, when this ballot sealed the decision; else null.'),
+    resolved_outcome: z
+      .enum(['pass', 'plurality_pass', 'no_pass', 'tied'])
+      .nullable()
+      .describe('How the count ended, when this ballot sealed the decision; else null.'),
+    agreement: z.literal(true).optional().describe('Present on agreement decisions.'),
+    settling: z
+      .object({
+        seals_in_seconds: z
+          .number()
+          .describe('Seconds until the decision seals unless a later act changes the winner.'),
+        presumptive: z.string().nullable().describe('The winner if nothing changes; null if none.'),
+      })
+      .optional()
+      .describe('Present when the decision is determined and settling before it seals.'),
   })
-  .meta({ id: 'ChooseResponse' });
+  .meta({ id: 'ChooseResponse', description: 'Your ballot as recorded and where the decision stands.' });
 
 async function runChoose(ctx: RequestContext, input: ChooseInput, invalid: Error | undefined, viaGet: boolean) {
   const route = `${viaGet ? 'GET' : 'POST'} /api/rooms/${input.slug}/choose`;
@@ -135,15 +160,19 @@ export const choose = {
   mandateAction: 'choose',
   mandateWeight: ballotWeight,
   deferValidation: true,
+  example: { input: { slug: 'k7mq2xw9pa', choice: 2, reason: 'Cheapest option that meets the deadline.' } },
   mcp: { tool: 'choose', catalogs: ['participant'] },
   handle: (ctx, input, invalid) => runChoose(ctx, input, invalid, false),
 } satisfies OperationDef<ChooseInput>;
 
 const chooseQuery = z.object({
   slug: slugSchema,
-  choice: z.string().max(500_000),
-  reason: z.string().max(2000).optional(),
-  rationale: z.string().max(2000).optional(),
+  choice: z
+    .string()
+    .max(500_000)
+    .describe('One option, by number ("5", "#5") or exact text. Single-choice mechanisms only.'),
+  reason: z.string().max(2000).optional().describe('Why you chose this, shown to others (at most 2000 characters).'),
+  rationale: z.string().max(2000).optional().describe('Another name for reason; send one of the two.'),
   decision: seqSelector.optional(),
 });
 
@@ -163,5 +192,6 @@ export const chooseByGet = {
   mandateAction: 'choose',
   mandateWeight: ballotWeight,
   deferValidation: true,
+  example: { input: { slug: 'k7mq2xw9pa', choice: '2' } },
   handle: (ctx, input, invalid) => runChoose(ctx, input, invalid, true),
 } satisfies OperationDef<z.infer<typeof chooseQuery>>;

@@ -5,8 +5,15 @@ import { act, slugSchema } from './shared.js';
 import type { OperationDef } from './types.js';
 
 const closeInput = z
-  .object({ slug: slugSchema, statement: z.string().max(10_000).optional() })
-  .meta({ id: 'CloseRequest' });
+  .object({
+    slug: slugSchema,
+    statement: z
+      .string()
+      .max(10_000)
+      .optional()
+      .describe('A closing statement, signed into the conclusion receipt (at most 10 000 characters).'),
+  })
+  .meta({ id: 'CloseRequest', description: 'Conclude the room.' });
 
 export const closeRoom = {
   name: 'closeRoom',
@@ -20,22 +27,26 @@ export const closeRoom = {
   input: closeInput,
   output: z
     .object({
-      ok: z.literal(true),
-      slug: z.string(),
-      status: z.literal('concluded'),
-      concluded_at: z.string(),
-      closing_statement: z.string().nullable(),
-      receipt_hash: z.string(),
-      prev_hash: z.string().nullable(),
+      ok: z.literal(true).describe('Always true on success.'),
+      slug: z.string().describe('The room slug.'),
+      status: z.literal('concluded').describe('The room is closed and read-only.'),
+      concluded_at: z.string().describe('When the room was closed (RFC 3339, UTC).'),
+      closing_statement: z.string().nullable().describe('The closing statement; null if none.'),
+      receipt_hash: z.string().describe('The conclusion receipt hash ("sha256:…").'),
+      prev_hash: z
+        .string()
+        .nullable()
+        .describe('The receipt hash the conclusion chains to; null if no decision sealed.'),
     })
-    .meta({ id: 'CloseResponse' }),
+    .meta({ id: 'CloseResponse', description: 'The conclusion and its receipt.' }),
   requestSchemaName: 'CloseRequest',
   responseSchemaName: 'CloseResponse',
   mutating: true,
   shownText: { statement: 'paragraphs' },
   mandateAction: 'close',
   deferValidation: true,
-  mcp: { tool: 'close_room', catalogs: ['participant', 'host'] },
+  example: { input: { slug: 'k7mq2xw9pa', statement: 'We deploy to eu-west first.' } },
+  mcp: { tool: 'close_room', catalogs: ['participant', 'host'], destructive: true, idempotent: true },
   async handle(ctx, input, invalid) {
     return act(ctx, input.slug, {
       action: 'close_room',

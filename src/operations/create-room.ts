@@ -10,9 +10,11 @@ import { duplicateOptions } from '../domain/shown-text.js';
 import type { Actor } from '../domain/types.js';
 import { iso } from '../domain/format.js';
 import { decisionSummary } from '../domain/views/decision-summary.js';
+import { decisionSummarySchema } from '../domain/views/schemas.js';
 import { invalidInput } from '../errors.js';
 import { roomUrl } from '../runtime/sealing.js';
 import { linkSeat } from './list-rooms.js';
+import { checkedLater } from './json-schema.js';
 import { idempotencyFor } from './shared.js';
 import type { OperationDef } from './types.js';
 
@@ -20,31 +22,81 @@ const SLUG_ALPHABET = 'abcdefghjkmnpqrstvwxyz23456789';
 
 export const createRoomInput = z
   .object({
-    question: z.string().min(3).max(TEXT_LIMITS.question).optional(),
-    about: z.string().max(TEXT_LIMITS.about).nullable().optional(),
-    context: z.string().max(TEXT_LIMITS.context).nullable().optional(),
-    options: z.array(z.string().min(1).max(TEXT_LIMITS.option)).max(500).optional(),
-    config: z.unknown().optional().meta({ description: 'RoomConfig (partial); unknown keys are rejected' }),
-    password: z.string().min(12).max(1024).optional(),
-    defer_first_decision: z.boolean().optional(),
-    display_name: z.string().min(1).max(100).optional(),
+    question: z
+      .string()
+      .min(3)
+      .max(TEXT_LIMITS.question)
+      .optional()
+      .describe('The question of the first decision (3 to 500 characters). Send a question, an about text, or both.'),
+    about: z
+      .string()
+      .max(TEXT_LIMITS.about)
+      .nullable()
+      .optional()
+      .describe(
+        "The room's standing description (at most 100 000 characters); a room without a question starts from it.",
+      ),
+    context: z
+      .string()
+      .max(TEXT_LIMITS.context)
+      .nullable()
+      .optional()
+      .describe('Background for the first question (needs question; at most 100 000 characters).'),
+    options: z
+      .array(z.string().min(1).max(TEXT_LIMITS.option))
+      .max(500)
+      .optional()
+      .describe(
+        "The first decision's options (at most config.max_options, distinct, non-empty; 500 000 characters together). Omit to collect them by proposals.",
+      ),
+    config: checkedLater(
+      z.unknown().describe('Room settings; omitted keys take their defaults, unknown keys are refused.'),
+      roomConfigSchema,
+    ).optional(),
+    password: z
+      .string()
+      .min(12)
+      .max(1024)
+      .optional()
+      .describe(
+        'A room password (12 to 1024 characters): makes the room private unless config.visibility says otherwise, and lets holders read it or join.',
+      ),
+    defer_first_decision: z
+      .boolean()
+      .optional()
+      .describe(
+        'true creates the room without opening the question as a decision yet (the question becomes the about text).',
+      ),
+    display_name: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('The creator seat\'s display name (1 to 100 characters); default "creator".'),
   })
-  .meta({ id: 'CreateRoomRequest' });
+  .meta({ id: 'CreateRoomRequest', description: 'A new room, around a question or an about text.' });
 
 export const createRoomOutput = z
   .object({
-    slug: z.string(),
-    url: z.string(),
-    creator_token: z.string(),
-    participant_id: z.string(),
-    about: z.string().nullable(),
-    voting_ends_at: z.string().nullable(),
-    expires_at: z.null(),
-    owner_principal_id: z.string().nullable(),
-    config: roomConfigSchema,
-    decision: z.record(z.string(), z.unknown()).nullable(),
+    slug: z.string().describe('The room slug: share it with those who should join.'),
+    url: z.string().describe('The room URL.'),
+    creator_token: z
+      .string()
+      .describe(
+        "Shown only now: the creator seat's participant token and the room's operator credential. Send it as the token argument (MCP) or Authorization: Bearer (REST).",
+      ),
+    participant_id: z.string().describe("The creator seat's participant id."),
+    about: z.string().nullable().describe("The room's standing description; null if none."),
+    voting_ends_at: z
+      .string()
+      .nullable()
+      .describe("When the first decision's window closes (RFC 3339, UTC); null without a first decision."),
+    expires_at: z.null().describe('Always null: rooms do not expire.'),
+    owner_principal_id: z.string().nullable().describe('The agent DID of a mandate creator; null for token creators.'),
+    config: roomConfigSchema.describe('The resolved room config: every key present.'),
+    decision: decisionSummarySchema.nullable().describe('The first decision; null when none was opened.'),
   })
-  .meta({ id: 'CreateRoomResponse' });
+  .meta({ id: 'CreateRoomResponse', description: 'The new room and its one-time creator token.' });
 
 export function newSlug(): string {
   let slug = '';
@@ -122,6 +174,14 @@ export const createRoom = {
   input: createRoomInput,
   output: createRoomOutput,
   requestSchemaName: 'CreateRoomRequest',
+  example: {
+    input: {
+      question: 'Which region do we deploy to first?',
+      options: ['eu-west', 'us-east'],
+      config: { mechanism: 'simple_majority', voting_window: 3600 },
+      display_name: 'release-host',
+    },
+  },
   responseSchemaName: 'CreateRoomResponse',
   mutating: true,
   shownText: {

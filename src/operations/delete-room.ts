@@ -16,8 +16,14 @@ export const deleteRoom = {
   path: '/api/rooms/{slug}',
   inputSource: 'none',
   input: slugInput,
-  output: z.object({ ok: z.literal(true), deleted_room_slug: z.string() }),
+  output: z
+    .object({
+      ok: z.literal(true).describe('Always true on success.'),
+      deleted_room_slug: z.string().describe('The slug of the deleted room.'),
+    })
+    .meta({ id: 'DeleteRoomResponse', description: 'The room is gone.' }),
   mutating: true,
+  example: { input: { slug: 'k7mq2xw9pa' } },
   async handle(ctx, input) {
     const { services } = ctx;
     const route = `DELETE /api/rooms/${input.slug}`;

@@ -7,11 +7,14 @@ import type { OperationDef } from './types.js';
 const discussInput = z
   .object({
     slug: slugSchema,
-    body: z.string().min(1).max(100_000),
-    stance: z.enum(['agree', 'disagree', 'clarify', 'extend']).optional(),
+    body: z.string().min(1).max(100_000).describe('The message (1 to 100 000 characters).'),
+    stance: z
+      .enum(['agree', 'disagree', 'clarify', 'extend'])
+      .optional()
+      .describe('How the message relates to the discussion, shown with it.'),
     decision: seqSelector.optional(),
   })
-  .meta({ id: 'DiscussRequest' });
+  .meta({ id: 'DiscussRequest', description: 'A discussion message, room-scoped or about one decision.' });
 
 export const discuss = {
   name: 'discuss',
@@ -23,13 +26,23 @@ export const discuss = {
   path: '/api/rooms/{slug}/discuss',
   inputSource: 'body',
   input: discussInput,
-  output: z.object({ ok: z.literal(true), id: z.string() }).meta({ id: 'DiscussResponse' }),
+  output: z
+    .object({ ok: z.literal(true).describe('Always true on success.'), id: z.string().describe('The message id.') })
+    .meta({ id: 'DiscussResponse', description: 'The posted message.' }),
   requestSchemaName: 'DiscussRequest',
   responseSchemaName: 'DiscussResponse',
   mutating: true,
   shownText: { body: 'paragraphs' },
   mandateAction: 'discuss',
   deferValidation: true,
+  example: {
+    input: {
+      slug: 'k7mq2xw9pa',
+      body: 'eu-west keeps us inside the data residency rules.',
+      stance: 'extend',
+      decision: 1,
+    },
+  },
   mcp: { tool: 'discuss', catalogs: ['participant'] },
   async handle(ctx, input, invalid) {
     const messageId = randomUUID();

@@ -6,6 +6,7 @@ import { resolveCaller, requireActor } from '../auth/caller.js';
 import { hashSecret, randomToken } from '../auth/secrets.js';
 import { satisfiesAuthority } from '../domain/roster.js';
 import { inviteView } from '../domain/views/invites.js';
+import { roomInviteSchema } from '../domain/views/schemas.js';
 import { authorityDenied } from '../domain/roster.js';
 import { invalidInput } from '../errors.js';
 import { roomNotFound } from '../runtime/registry.js';
@@ -20,23 +21,50 @@ function inviteCode(): string {
   return code;
 }
 
-const inviteSchema = z.record(z.string(), z.unknown()).meta({ id: 'RoomInvite' });
+const inviteSchema = roomInviteSchema;
 
 const createInviteInput = z
   .object({
     slug: slugSchema,
-    label: z.string().min(1).max(100),
-    role: z.enum(['participant', 'observer']).optional(),
-    expected: z.boolean().optional(),
-    expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
+    label: z
+      .string()
+      .min(1)
+      .max(100)
+      .describe('Who the invite is for; it becomes their display name (1 to 100 characters).'),
+    role: z
+      .enum(['participant', 'observer'])
+      .optional()
+      .describe('The role the invite grants: participant (default; may act) or observer (reads only).'),
+    expected: z
+      .boolean()
+      .optional()
+      .describe(
+        'true makes the room wait for this invitee: early close holds while the invite is pending. Default false.',
+      ),
+    expires_at: z.iso
+      .datetime({ offset: true })
+      .nullable()
+      .optional()
+      .describe('When the invite stops working (RFC 3339); null or omitted: never.'),
     binding: z
       .object({
-        kind: z.enum(['token', 'principal', 'account', 'email', 'sso_subject']),
-        value: z.string().min(1).max(500).nullable().optional(),
+        kind: z
+          .enum(['token', 'principal', 'account', 'email', 'sso_subject'])
+          .describe(
+            'What redeems the invite: token (default: whoever holds the invite token), principal or account. email and sso_subject are refused.',
+          ),
+        value: z
+          .string()
+          .min(1)
+          .max(500)
+          .nullable()
+          .optional()
+          .describe('The principal or account the invite is bound to; not used for token.'),
       })
-      .optional(),
+      .optional()
+      .describe('Binds the invite to a principal or an account instead of its token.'),
   })
-  .meta({ id: 'CreateInviteRequest' });
+  .meta({ id: 'CreateInviteRequest', description: 'A named invite.' });
 
 export const createInvite = {
   name: 'createInvite',
@@ -50,20 +78,27 @@ export const createInvite = {
   input: createInviteInput,
   output: z
     .object({
-      slug: z.string(),
-      about: z.string().nullable(),
+      slug: z.string().describe('The room slug.'),
+      about: z.string().nullable().describe("The room's standing description; null if none."),
       invite: inviteSchema,
-      invite_token: z.string(),
-      join_url: z.string(),
-      join_command: z.string(),
-      paste_block: z.string(),
+      invite_token: z
+        .string()
+        .describe(
+          'Shown only now: the secret that redeems the invite (join with it as invite). Hand it to the invitee.',
+        ),
+      join_url: z.string().describe('The room URL to join at, without the credential.'),
+      join_command: z.string().describe('A ready conclave CLI command that joins with the invite.'),
+      paste_block: z
+        .string()
+        .describe('A text block to paste to the invited agent: the room, the invite and how to join.'),
     })
-    .meta({ id: 'CreateInviteResponse' }),
+    .meta({ id: 'CreateInviteResponse', description: 'The invite and its one-time token.' }),
   requestSchemaName: 'CreateInviteRequest',
   responseSchemaName: 'CreateInviteResponse',
   mutating: true,
   shownText: { label: 'seat_name' },
   deferValidation: true,
+  example: { input: { slug: 'k7mq2xw9pa', label: 'security-reviewer', role: 'participant', expected: true } },
   mcp: { tool: 'invite_to_room', catalogs: ['host'] },
   async handle(ctx, input, invalid) {
     const route = `POST /api/rooms/${input.slug}/invites`;
@@ -141,9 +176,15 @@ export const listInvites = {
   path: '/api/rooms/{slug}/invites',
   inputSource: 'query',
   input: slugInput,
-  output: z.object({ slug: z.string(), invites: z.array(inviteSchema) }),
+  output: z
+    .object({
+      slug: z.string().describe('The room slug.'),
+      invites: z.array(inviteSchema).describe('Every invite of the room, oldest first.'),
+    })
+    .meta({ id: 'ListInvitesResponse', description: "The room's invites." }),
   mutating: false,
   noStore: true,
+  example: { input: { slug: 'k7mq2xw9pa' } },
   mcp: { tool: 'list_invites', catalogs: ['host'], readOnly: true },
   async handle(ctx, input) {
     const route = `GET /api/rooms/${input.slug}/invites`;
@@ -159,7 +200,10 @@ export const listInvites = {
   },
 } satisfies OperationDef<z.infer<typeof slugInput>>;
 
-const revokeInput = z.object({ slug: slugSchema, code: z.string().min(1).max(64) });
+const revokeInput = z.object({
+  slug: slugSchema,
+  code: z.string().min(1).max(64).describe('The invite code (from invite_to_room or list_invites).'),
+});
 
 export const revokeInvite = {
   name: 'revokeInvite',
@@ -171,9 +215,12 @@ export const revokeInvite = {
   path: '/api/rooms/{slug}/invites/{code}',
   inputSource: 'none',
   input: revokeInput,
-  output: z.object({ slug: z.string(), invite: inviteSchema }),
+  output: z
+    .object({ slug: z.string().describe('The room slug.'), invite: inviteSchema })
+    .meta({ id: 'RevokeInviteResponse', description: 'The revoked invite.' }),
   mutating: true,
-  mcp: { tool: 'revoke_invite', catalogs: ['host'] },
+  example: { input: { slug: 'k7mq2xw9pa', code: 'a8f3k2' } },
+  mcp: { tool: 'revoke_invite', catalogs: ['host'], destructive: true, idempotent: true },
   async handle(ctx, input) {
     return act(ctx, input.slug, {
       action: 'revoke_invite',

@@ -5,6 +5,7 @@ import { mandateRequired, resolveCaller } from '../auth/caller.js';
 import type { RoomState } from '../domain/state.js';
 import { hashSecret, randomToken, verifyPassword } from '../auth/secrets.js';
 import { roomStatus } from '../domain/views/common.js';
+import { roomStatusSchema } from '../domain/views/schemas.js';
 import { roomNotFound } from '../runtime/registry.js';
 import { roomUrl } from '../runtime/sealing.js';
 import { linkSeat } from './list-rooms.js';
@@ -14,28 +15,42 @@ import type { OperationDef, RequestContext } from './types.js';
 const joinInput = z
   .object({
     slug: slugSchema,
-    display_name: z.string().min(1).max(100).optional(),
-    password: z.string().max(1024).optional(),
-    invite: z.string().max(200).optional(),
+    display_name: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('The name other members see (1 to 100 characters); default: a generated name.'),
+    password: z.string().max(1024).optional().describe('The room password, to join a private room without an invite.'),
+    invite: z
+      .string()
+      .max(200)
+      .optional()
+      .describe('The invite token you were given (inv_…), to join a private room; it grants the invite role.'),
   })
-  .meta({ id: 'JoinRoomRequest' });
+  .meta({ id: 'JoinRoomRequest', description: 'Take a seat in a room.' });
 
 const joinOutput = z
   .object({
-    ok: z.literal(true),
-    slug: z.string(),
-    url: z.string(),
-    participant_id: z.string(),
-    participant_token: z.string().nullable(),
-    display_name: z.string(),
-    role: z.enum(['participant', 'observer']),
-    agent_did: z.string().optional(),
-    recovered: z.literal(true).optional(),
-    about: z.string().nullable(),
-    status: z.string(),
-    current_through: z.number().int(),
+    ok: z.literal(true).describe('Always true on success.'),
+    slug: z.string().describe('The room slug.'),
+    url: z.string().describe('The room URL.'),
+    participant_id: z.string().describe('Your seat id.'),
+    participant_token: z
+      .string()
+      .nullable()
+      .describe(
+        'Your seat credential, shown only now: send it as the token argument (MCP) or Authorization: Bearer (REST). null for mandate seats, which present the mandate instead.',
+      ),
+    display_name: z.string().describe('Your display name in the room.'),
+    role: z.enum(['participant', 'observer']).describe('participant (may act) or observer (reads only).'),
+    agent_did: z.string().optional().describe('Mandate seats: the agent DID the seat belongs to.'),
+    recovered: z.literal(true).optional().describe('Present when an existing seat was recovered instead of a new one.'),
+    about: z.string().nullable().describe("The room's standing description; null if none."),
+    status: roomStatusSchema,
+    current_through: z.number().int().describe('The last event seq; read_room with since picks up from here.'),
   })
-  .meta({ id: 'JoinRoomResponse' });
+  .meta({ id: 'JoinRoomResponse', description: 'Your new seat.' });
 
 export const joinRoom = {
   name: 'joinRoom',
@@ -53,6 +68,7 @@ export const joinRoom = {
   mutating: true,
   shownText: { display_name: 'seat_name' },
   mandateAction: 'member_join_request',
+  example: { input: { slug: 'k7mq2xw9pa', display_name: 'planner-agent' } },
   mcp: { tool: 'join_room', catalogs: ['participant'] },
   async handle(ctx, input) {
     const { services } = ctx;

@@ -1,10 +1,9 @@
 /** GET /api/rooms/{slug}/decisions — the decision list with chain links (docs/receipts.md). */
 import { z } from 'zod';
 import { decisionSummary } from '../domain/views/decision-summary.js';
+import { decisionSummarySchema } from '../domain/views/schemas.js';
 import { readRoom, slugInput } from './shared.js';
 import type { OperationDef } from './types.js';
-
-export const decisionSummarySchema = z.record(z.string(), z.unknown()).meta({ id: 'DecisionSummary' });
 
 export const listDecisions = {
   name: 'listDecisions',
@@ -16,9 +15,15 @@ export const listDecisions = {
   path: '/api/rooms/{slug}/decisions',
   inputSource: 'query',
   input: slugInput,
-  output: z.object({ slug: z.string(), decisions: z.array(decisionSummarySchema) }),
+  output: z
+    .object({
+      slug: z.string().describe('The room slug.'),
+      decisions: z.array(decisionSummarySchema).describe('Every decision, in seq order.'),
+    })
+    .meta({ id: 'ListDecisionsResponse', description: 'The decisions of a room with their chain links.' }),
   mutating: false,
   noStore: true,
+  example: { input: { slug: 'k7mq2xw9pa' } },
   mcp: { tool: 'list_decisions', catalogs: ['host'], readOnly: true },
   async handle(ctx, input) {
     const { state } = await readRoom(ctx, input.slug);

@@ -21,14 +21,18 @@ const listEventsInput = z.object({
 
 export const roomEventSchema = z
   .object({
-    id: z.string(),
-    seq: z.number().int(),
-    event_type: z.string(),
-    occurred_at: z.string(),
-    decision_id: z.string().nullable(),
-    data: z.record(z.string(), z.unknown()),
+    id: z.string().describe('Event id (UUID); a cursor for since_event_id and Last-Event-ID.'),
+    seq: z.number().int().describe('Room-local event number, gap-free from 1; a cursor for since_seq.'),
+    event_type: z.string().describe('What happened, dotted: discussion.posted, vote.cast, decision.completed, …'),
+    occurred_at: z.string().describe('When it happened (RFC 3339, UTC).'),
+    decision_id: z.string().nullable().describe('The decision it concerns; null for room-level events.'),
+    data: z
+      .record(z.string(), z.unknown())
+      .describe(
+        'The event payload; its fields depend on event_type. Hidden choices are redacted (choice_redacted: true).',
+      ),
   })
-  .meta({ id: 'RoomEvent' });
+  .meta({ id: 'RoomEvent', description: 'One entry of the room event log.' });
 
 export const listEvents = {
   name: 'listEvents',
@@ -40,9 +44,16 @@ export const listEvents = {
   path: '/api/rooms/{slug}/events',
   inputSource: 'query',
   input: listEventsInput,
-  output: z.object({ slug: z.string(), events: z.array(roomEventSchema), has_more: z.boolean() }),
+  output: z
+    .object({
+      slug: z.string().describe('The room slug.'),
+      events: z.array(roomEventSchema).describe('The events after the cursor, oldest first.'),
+      has_more: z.boolean().describe('true when more events follow: page on with since_seq set to the last seq.'),
+    })
+    .meta({ id: 'ListEventsResponse', description: 'A page of room events.' }),
   mutating: false,
   noStore: true,
+  example: { input: { slug: 'k7mq2xw9pa', since_seq: 10, limit: 100 } },
   mcp: { tool: 'list_events', catalogs: ['host'], readOnly: true },
   async handle(ctx, input) {
     const { state } = await readRoom(ctx, input.slug, { seesRoom: false });

@@ -7,10 +7,13 @@ import { authRequired } from '../auth/caller.js';
 import { hashSecret } from '../auth/secrets.js';
 import { issuerOwnsSeat } from '../auth/seat-binding.js';
 import { iso, roomStatus } from '../domain/views/common.js';
+import { roomStatusSchema } from '../domain/views/schemas.js';
 import { roomUrl } from '../runtime/sealing.js';
 import type { OperationDef, RequestContext } from './types.js';
 
-const listRoomsInput = z.object({ limit: z.number().int().min(1).max(100).optional() });
+const listRoomsInput = z.object({
+  limit: z.number().int().min(1).max(100).optional().describe('Most rooms to return (1 to 100); default 50.'),
+});
 
 type Verified = NonNullable<RequestContext['credentials']['verified']>;
 
@@ -47,9 +50,26 @@ export const listRooms = {
   path: '/mcp/list_rooms',
   inputSource: 'query',
   input: listRoomsInput,
-  output: z.object({ rooms: z.array(z.record(z.string(), z.unknown())) }),
+  output: z
+    .object({
+      rooms: z
+        .array(
+          z.object({
+            slug: z.string().describe('The room slug.'),
+            url: z.string().describe('The room URL.'),
+            about: z.string().nullable().describe("The room's standing description; null if none."),
+            status: roomStatusSchema,
+            role: z.enum(['participant', 'observer']).describe('Your role in it.'),
+            created_at: z.string().describe('When the room was created (RFC 3339, UTC).'),
+            joined_at: z.string().describe('When you took your seat (RFC 3339, UTC).'),
+          }),
+        )
+        .describe('The rooms your credential holds a seat in, newest first.'),
+    })
+    .meta({ id: 'ListRoomsResponse', description: 'Your rooms.' }),
   mutating: false,
   mcpOnly: true,
+  example: { input: { limit: 20 } },
   mcp: { tool: 'list_rooms', catalogs: ['host'], readOnly: true },
   async handle(ctx, input) {
     const keys = seatLinkKeys(ctx.credentials);

@@ -4,8 +4,12 @@ import { act, slugSchema } from './shared.js';
 import type { OperationDef } from './types.js';
 
 const roleInput = z
-  .object({ slug: slugSchema, participant: z.string().min(1).max(200), role: z.enum(['participant', 'observer']) })
-  .meta({ id: 'UpdateMemberRoleRequest' });
+  .object({
+    slug: slugSchema,
+    participant: z.string().min(1).max(200).describe('The participant id of the seat to change.'),
+    role: z.enum(['participant', 'observer']).describe('The new role: participant (may act) or observer (reads only).'),
+  })
+  .meta({ id: 'UpdateMemberRoleRequest', description: "A seat's new role." });
 
 export const updateMemberRole = {
   name: 'updateMemberRole',
@@ -18,11 +22,21 @@ export const updateMemberRole = {
   inputSource: 'body',
   input: roleInput,
   output: z
-    .object({ slug: z.string(), participant: z.object({ id: z.string(), display_name: z.string(), role: z.string() }) })
-    .meta({ id: 'UpdateMemberRoleResponse' }),
+    .object({
+      slug: z.string().describe('The room slug.'),
+      participant: z
+        .object({
+          id: z.string().describe('Participant id.'),
+          display_name: z.string().describe('Display name.'),
+          role: z.enum(['participant', 'observer']).describe('The role now.'),
+        })
+        .describe('The seat after the change.'),
+    })
+    .meta({ id: 'UpdateMemberRoleResponse', description: 'The seat after the change.' }),
   requestSchemaName: 'UpdateMemberRoleRequest',
   responseSchemaName: 'UpdateMemberRoleResponse',
   mutating: true,
+  example: { input: { slug: 'k7mq2xw9pa', participant: '5f0c8a9e-3b1d-4c51-9d7a-2e6f4b8c1a07', role: 'observer' } },
   deferValidation: true,
   async handle(ctx, input, invalid) {
     return act(ctx, input.slug, {

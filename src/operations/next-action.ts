@@ -7,6 +7,7 @@ import { watchCredential } from '../engagement/credential-watch.js';
 import { sinceSeqSchema } from '../engagement/cursor.js';
 import { parkingClaim } from '../engagement/capacity.js';
 import { MAX_WAIT_SECONDS } from '../engagement/long-poll.js';
+import { awaitNextActionSchema } from '../domain/views/schemas.js';
 import { roomNotFound } from '../runtime/registry.js';
 import { readerOf, slugSchema } from './shared.js';
 import type { OperationDef } from './types.js';
@@ -20,14 +21,20 @@ const nextActionInput = z.object({
     .transform(Number)
     .pipe(z.number().min(0))
     .optional()
-    .describe(`Seconds to wait, default ${DEFAULT_WAIT_SECONDS}, clamped to ${MAX_WAIT_SECONDS}`),
+    .describe(
+      `Seconds to wait before answering with a timeout (default ${DEFAULT_WAIT_SECONDS}; larger values are clamped to ${MAX_WAIT_SECONDS}).`,
+    ),
   for: z
     .enum(['my_choice', 'my_vote', 'completion', 'activity'])
     .optional()
-    .describe('What to wait for (default my_choice; my_vote is an alias)'),
+    .describe(
+      'What to wait for: my_choice (default; my_vote is an alias) a decision that needs your choice; activity also the first act by someone else after since_seq; completion a decision above since_seq sealing.',
+    ),
   since_seq: sinceSeqSchema
     .optional()
-    .describe('completion: decision-seq watermark (default 0); activity: event-seq cursor (default: the head)'),
+    .describe(
+      'for=completion: the decision number already seen (default 0); for=activity: the event seq already seen (default: the latest).',
+    ),
 });
 
 export const nextAction = {
@@ -40,10 +47,11 @@ export const nextAction = {
   path: '/api/rooms/{slug}/next-action',
   inputSource: 'query',
   input: nextActionInput,
-  output: z.record(z.string(), z.unknown()).meta({ id: 'AwaitNextActionResponse' }),
+  output: awaitNextActionSchema,
   responseSchemaName: 'AwaitNextActionResponse',
   mutating: false,
   noStore: true,
+  example: { input: { slug: 'k7mq2xw9pa', wait: 25 } },
   mcp: { tool: 'wait', catalogs: ['participant'], readOnly: true },
   async handle(ctx, input) {
     const { services } = ctx;

@@ -13,8 +13,12 @@ const streamInput = z.object({
   slug: slugSchema,
   since_seq: sinceSeqSchema.optional(),
   since_event_id: sinceEventIdSchema.optional(),
-  /** The Last-Event-ID header, which takes precedence over both query cursors. */
-  last_event_id: z.string().min(1).max(100).optional(),
+  last_event_id: z
+    .string()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe('The Last-Event-ID header, which takes precedence over both query cursors.'),
 });
 
 export const openEventStream = {
@@ -27,8 +31,9 @@ export const openEventStream = {
   path: '/api/rooms/{slug}/events/stream',
   inputSource: 'query',
   input: streamInput,
-  output: z.object({ after_seq: z.number().int() }),
+  output: z.object({ after_seq: z.number().int().describe('The stream starts after this event seq.') }),
   mutating: false,
+  example: { input: { slug: 'k7mq2xw9pa', since_seq: 10 } },
   async handle(ctx, input) {
     const { state } = await readRoom(ctx, input.slug, { seesRoom: false });
     const cursor =

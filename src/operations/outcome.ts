@@ -1,6 +1,7 @@
 /** GET /api/rooms/{slug}/outcome — decisions in seal order with their signed receipts (docs/receipts.md). */
-import { z } from 'zod';
+import type { z } from 'zod';
 import { outcomeView } from '../domain/views/outcome.js';
+import { outcomeResponseSchema } from '../domain/views/schemas.js';
 import { withLogInclusion } from '../tlog/outcome-proofs.js';
 import { readRoom, slugInput } from './shared.js';
 import type { OperationDef } from './types.js';
@@ -15,10 +16,11 @@ export const outcome = {
   path: '/api/rooms/{slug}/outcome',
   inputSource: 'query',
   input: slugInput,
-  output: z.record(z.string(), z.unknown()).meta({ id: 'OutcomeResponse' }),
+  output: outcomeResponseSchema,
   responseSchemaName: 'OutcomeResponse',
   mutating: false,
   noStore: true,
+  example: { input: { slug: 'k7mq2xw9pa' } },
   mcp: { tool: 'outcome', catalogs: ['participant'], readOnly: true },
   async handle(ctx, input) {
     const { state } = await readRoom(ctx, input.slug);

@@ -10,10 +10,11 @@ const proposeInput = z
       .string()
       .min(1)
       .max(500_000)
-      .refine((o) => o.trim().length > 0, 'must not be whitespace-only'),
+      .refine((o) => o.trim().length > 0, 'must not be whitespace-only')
+      .describe('The option text (not whitespace-only, not a duplicate of an existing option).'),
     decision: seqSelector.optional(),
   })
-  .meta({ id: 'ProposeRequest' });
+  .meta({ id: 'ProposeRequest', description: 'A new option for a decision that accepts proposals.' });
 
 export const propose = {
   name: 'propose',
@@ -27,20 +28,21 @@ export const propose = {
   input: proposeInput,
   output: z
     .object({
-      slug: z.string(),
-      decision: z.number().int(),
-      accepted: z.boolean(),
-      options: z.array(z.string()),
-      choosing_open: z.boolean(),
-      reason: z.string().optional(),
+      slug: z.string().describe('The room slug.'),
+      decision: z.number().int().describe('The decision number.'),
+      accepted: z.boolean().describe('Whether the option was added (false: it was already on the slate).'),
+      options: z.array(z.string()).describe('The slate after the proposal.'),
+      choosing_open: z.boolean().describe('Whether choices are accepted now.'),
+      reason: z.string().optional().describe('Why the option was not added, when it was not.'),
     })
-    .meta({ id: 'ProposeResponse' }),
+    .meta({ id: 'ProposeResponse', description: 'The slate after the proposal.' }),
   requestSchemaName: 'ProposeRequest',
   responseSchemaName: 'ProposeResponse',
   mutating: true,
   shownText: { option: 'line' },
   mandateAction: 'propose',
   deferValidation: true,
+  example: { input: { slug: 'k7mq2xw9pa', option: 'ap-south', decision: 1 } },
   mcp: { tool: 'propose', catalogs: ['participant'] },
   async handle(ctx, input, invalid) {
     return act(ctx, input.slug, {

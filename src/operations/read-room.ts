@@ -3,23 +3,24 @@ import { z } from 'zod';
 import { agentView } from '../domain/views/agent-view.js';
 import { delta } from '../domain/views/delta.js';
 import { fullState } from '../domain/views/full-state.js';
+import { agentRoomViewSchema, roomDeltaSchema, roomStateSchema } from '../domain/views/schemas.js';
 import { discussionOf } from '../runtime/history.js';
 import { readRoom, slugSchema } from './shared.js';
 import type { OperationDef } from './types.js';
 
 const readInput = z.object({
   slug: slugSchema,
-  include: z.enum(['full']).optional().describe('"full" returns the complete RoomState'),
+  include: z.enum(['full']).optional().describe('"full" returns the complete room state instead of the agent view.'),
   since: z
     .union([z.number().int().min(0), z.string().regex(/^[0-9]{1,15}$/, 'must be a non-negative integer event seq')])
     .transform(Number)
     .optional()
-    .describe('Event seq: returns a delta of what happened after it'),
+    .describe('An event seq (current_through of your last read): returns only what happened after it.'),
 });
 
-const anyView = z.record(z.string(), z.unknown()).meta({
-  id: 'AgentRoomView',
-  description: 'Agent view (default), RoomState (include=full) or RoomDelta (since=N)',
+const anyView = z.union([agentRoomViewSchema, roomStateSchema, roomDeltaSchema]).meta({
+  id: 'ReadRoomResponse',
+  description: 'The agent view (default), the full room state (include=full) or a delta (since=N).',
 });
 
 export const readRoomOperation = {
@@ -33,9 +34,10 @@ export const readRoomOperation = {
   inputSource: 'query',
   input: readInput,
   output: anyView,
-  responseSchemaName: 'AgentRoomView',
+  responseSchemaName: 'ReadRoomResponse',
   mutating: false,
   noStore: true,
+  example: { input: { slug: 'k7mq2xw9pa', since: 42 } },
   mcp: { tool: 'read_room', catalogs: ['participant'], readOnly: true },
   async handle(ctx, input) {
     const { state, reader } = await readRoom(ctx, input.slug);

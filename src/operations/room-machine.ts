@@ -24,53 +24,67 @@ const actorState = z.object({
 
 const chartSchema = z
   .object({
-    id: z.string(),
-    initial: z.string(),
-    states: z.array(
-      z.object({
-        id: z.string(),
-        name: z.string(),
-        parent: z.string().nullable(),
-        compound: z.boolean(),
-        initial: z.string().nullable(),
-        transient: z.boolean(),
-      }),
-    ),
-    transitions: z.array(
-      z.object({
-        id: z.string(),
-        source: z.string(),
-        target: z.string(),
-        event: z.string(),
-        guard: z.string().nullable(),
-      }),
-    ),
+    id: z.string().describe('The machine id.'),
+    initial: z.string().describe('The initial state node id.'),
+    states: z
+      .array(
+        z.object({
+          id: z.string().describe('State node id (dotted path).'),
+          name: z.string().describe('The last segment of the id.'),
+          parent: z.string().nullable().describe('The parent node id; null for the root.'),
+          compound: z.boolean().describe('Whether the node has child states.'),
+          initial: z.string().nullable().describe("A compound node's initial child id; else null."),
+          transient: z.boolean().describe('Whether the node is left at once (always transitions).'),
+        }),
+      )
+      .describe('Every state node.'),
+    transitions: z
+      .array(
+        z.object({
+          id: z.string().describe('Transition id.'),
+          source: z.string().describe('Source state node id.'),
+          target: z.string().describe('Target state node id.'),
+          event: z.string().describe('The machine event that takes it.'),
+          guard: z.string().nullable().describe('The guard that must hold; null if none.'),
+        }),
+      )
+      .describe('Every transition.'),
   })
-  .meta({ id: 'StateChart' });
+  .meta({ id: 'StateChart', description: 'A statechart: its nodes and transitions.' });
 
 const machineOutput = z
   .object({
-    slug: z.string(),
+    slug: z.string().describe('The room slug.'),
     current_through: z.number().int().describe('The last event seq the view reflects'),
-    charts: z.object({ room: chartSchema, decision: chartSchema }),
-    room: actorState,
-    decisions: z.array(actorState.extend({ decision_id: z.string(), seq: z.number().int(), question: z.string() })),
-    timeline: z.array(
-      z.object({
-        seq: z.number().int(),
-        event_id: z.string(),
-        event_type: z.string(),
-        occurred_at: z.string(),
-        decision_id: z.string().nullable(),
-        chart: z.enum(['room', 'decision']),
-        from: z.string().nullable(),
-        to: z.string(),
-        cause: z.string().describe('The machine event and guard that took the step'),
-      }),
-    ),
+    charts: z.object({ room: chartSchema, decision: chartSchema }).describe('The room and decision statecharts.'),
+    room: actorState.describe('Where the room machine rests.'),
+    decisions: z
+      .array(
+        actorState.extend({
+          decision_id: z.string().describe('Decision id.'),
+          seq: z.number().int().describe('Decision number.'),
+          question: z.string().describe('The question.'),
+        }),
+      )
+      .describe('Where each decision machine rests.'),
+    timeline: z
+      .array(
+        z.object({
+          seq: z.number().int().describe('Event seq.'),
+          event_id: z.string().describe('Event id.'),
+          event_type: z.string().describe('Event type.'),
+          occurred_at: z.string().describe('When (RFC 3339, UTC).'),
+          decision_id: z.string().nullable().describe('The decision; null for room steps.'),
+          chart: z.enum(['room', 'decision']).describe('Which chart stepped.'),
+          from: z.string().nullable().describe('The state left; null for the first step.'),
+          to: z.string().describe('The state entered.'),
+          cause: z.string().describe('The machine event and guard that took the step'),
+        }),
+      )
+      .describe('The steps each event caused, oldest first.'),
     timeline_truncated: z.boolean().describe('True when the room has more events than the timeline was rebuilt from'),
   })
-  .meta({ id: 'RoomMachine' });
+  .meta({ id: 'RoomMachine', description: 'The room and its decisions as statecharts, and how they got there.' });
 
 export const getRoomMachine = {
   name: 'getRoomMachine',
@@ -85,6 +99,7 @@ export const getRoomMachine = {
   output: machineOutput,
   responseSchemaName: 'RoomMachine',
   mutating: false,
+  example: { input: { slug: 'k7mq2xw9pa' } },
   noStore: true,
   async handle(ctx, input) {
     const { state } = await readRoom(ctx, input.slug, { seesRoom: false });

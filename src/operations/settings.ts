@@ -2,12 +2,21 @@
 import { z } from 'zod';
 import { roomConfigSchema } from '../domain/config.js';
 import { invalidInput } from '../errors.js';
+import { checkedLater } from './json-schema.js';
 import { act, slugSchema } from './shared.js';
 import type { OperationDef } from './types.js';
 
 const settingsInput = z
-  .object({ slug: slugSchema, settings: z.record(z.string(), z.unknown()) })
-  .meta({ id: 'UpdateRoomSettingsRequest' });
+  .object({
+    slug: slugSchema,
+    settings: checkedLater(
+      z
+        .record(z.string(), z.unknown())
+        .describe('The RoomConfig keys to change (not type, visibility or mechanism); the others keep their values.'),
+      roomConfigSchema,
+    ),
+  })
+  .meta({ id: 'UpdateRoomSettingsRequest', description: 'Changes to the mutable room settings.' });
 
 export const updateRoomSettings = {
   name: 'updateRoomSettings',
@@ -20,13 +29,18 @@ export const updateRoomSettings = {
   inputSource: 'body',
   input: settingsInput,
   output: z
-    .object({ slug: z.string(), config: roomConfigSchema, changed: z.array(z.string()) })
-    .meta({ id: 'UpdateRoomSettingsResponse' }),
+    .object({
+      slug: z.string().describe('The room slug.'),
+      config: roomConfigSchema.describe('The resolved config after the change: every key present.'),
+      changed: z.array(z.string()).describe('The keys whose values changed.'),
+    })
+    .meta({ id: 'UpdateRoomSettingsResponse', description: 'The config after the change.' }),
   requestSchemaName: 'UpdateRoomSettingsRequest',
   responseSchemaName: 'UpdateRoomSettingsResponse',
   mutating: true,
   deferValidation: true,
-  mcp: { tool: 'update_room_settings', catalogs: ['host'] },
+  example: { input: { slug: 'k7mq2xw9pa', settings: { voting_window: 7200, early_close: true } } },
+  mcp: { tool: 'update_room_settings', catalogs: ['host'], idempotent: true },
   async handle(ctx, input, invalid) {
     const route = `PATCH /api/rooms/${input.slug}/settings`;
     const problem =

@@ -12,13 +12,19 @@ import { ResponseSeal } from '../runtime/idempotency-seal.js';
 import { type IdempotencySpec, roomNotFound } from '../runtime/registry.js';
 import type { RequestContext } from './types.js';
 
-export const slugSchema = z.string().min(1).max(64).describe('Room slug');
+export const slugSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .describe('The room slug: the short id in the room URL, returned by create_room and given in invites.');
 
 /** A decision selector: the decision's seq as a JSON integer, or a string of decimal digits (docs/concepts.md, Decisions and slates). */
 export const seqSelector = z
   .union([z.number().int().min(1), z.string().regex(/^[1-9][0-9]{0,8}$/, 'must be a decision number')])
   .transform((v) => Number(v))
-  .describe('Decision seq (room-local number); omit to target the oldest open decision');
+  .describe(
+    'The decision number (its room-local seq, as a JSON integer or a string of digits); omit to target the oldest open decision.',
+  );
 
 export const slugInput = z.object({ slug: slugSchema });
 

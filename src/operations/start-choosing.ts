@@ -1,12 +1,17 @@
 /** POST /api/rooms/{slug}/start-choosing — freeze a slate and open choices now (docs/concepts.md, Decisions and slates). */
 import { z } from 'zod';
 import { iso } from '../domain/views/common.js';
+import { startedDecisionSchema } from '../domain/views/schemas.js';
 import { act, seqSelector, slugSchema } from './shared.js';
 import type { OperationDef } from './types.js';
 
 const startInput = z
-  .object({ slug: slugSchema, decision_id: z.string().min(1).max(100).optional(), decision: seqSelector.optional() })
-  .meta({ id: 'StartChoosingRequest' });
+  .object({
+    slug: slugSchema,
+    decision_id: z.string().min(1).max(100).optional().describe('The decision id (UUID); or name it by decision.'),
+    decision: seqSelector.optional(),
+  })
+  .meta({ id: 'StartChoosingRequest', description: 'Which collecting decision to open for choices.' });
 
 export const startChoosing = {
   name: 'startChoosing',
@@ -18,13 +23,21 @@ export const startChoosing = {
   path: '/api/rooms/{slug}/start-choosing',
   inputSource: 'body',
   input: startInput,
-  output: z.record(z.string(), z.unknown()).meta({ id: 'StartChoosingResponse' }),
+  output: z
+    .object({
+      ok: z.literal(true).describe('Always true on success.'),
+      slug: z.string().describe('The room slug.'),
+      decision: startedDecisionSchema,
+      already_open: z.literal(true).optional().describe('Present when choosing was already open.'),
+    })
+    .meta({ id: 'StartChoosingResponse', description: 'The decision now open for choices.' }),
   requestSchemaName: 'StartChoosingRequest',
   responseSchemaName: 'StartChoosingResponse',
   mutating: true,
   mandateAction: 'start_choosing',
   deferValidation: true,
-  mcp: { tool: 'start_choosing', catalogs: ['participant', 'host'] },
+  example: { input: { slug: 'k7mq2xw9pa', decision: 1 } },
+  mcp: { tool: 'start_choosing', catalogs: ['participant', 'host'], idempotent: true },
   async handle(ctx, input, invalid) {
     return act(ctx, input.slug, {
       action: 'start_choosing',

@@ -64,7 +64,20 @@ export interface OperationDef<I = unknown> {
    * string, or an array of strings checked one by one.
    */
   shownText?: Readonly<Record<string, ShownTextKind>>;
-  mcp?: { tool: string; catalogs: Catalog[]; readOnly?: boolean };
+  /**
+   * A worked example, shown in the OpenAPI document: the input fields (path parameters included,
+   * as on the MCP tool) and, where it helps, the response.
+   */
+  example: { input: Record<string, unknown>; output?: Record<string, unknown> };
+  mcp?: {
+    tool: string;
+    catalogs: Catalog[];
+    readOnly?: boolean;
+    /** The tool can destroy or end something (a room, an invite, a webhook): clients should confirm. */
+    destructive?: boolean;
+    /** Repeating the call with the same arguments has no further effect. */
+    idempotent?: boolean;
+  };
   /** Served over MCP only (`list_rooms`): no REST route, not in the OpenAPI document. */
   mcpOnly?: true;
   /** The mandate action this operation needs (docs/concepts.md, Mandates); absent = none (reads, waits, webhooks). */

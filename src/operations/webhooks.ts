@@ -28,34 +28,42 @@ const registrations = new Mailbox();
 const registerInput = z
   .object({
     slug: slugSchema,
-    url: z.string().min(1).describe('Absolute http(s) URL, at most 2048 characters, no userinfo'),
+    url: z
+      .string()
+      .min(1)
+      .describe('Where to POST events: an absolute http(s) URL of at most 2048 characters, without user:password.'),
     event_types: z
       .array(z.enum(EVENT_TYPES))
       .max(EVENT_TYPES.length * 2)
       .optional()
-      .describe('Stored event types to deliver; omitted or empty = all'),
+      .describe('The event types to deliver; omitted or empty: all.'),
   })
-  .meta({ id: 'RegisterWebhookRequest' });
+  .meta({ id: 'RegisterWebhookRequest', description: 'A webhook subscription.' });
 
 const registerOutput = z
   .object({
-    ok: z.literal(true),
-    webhook_id: z.string(),
-    signing_secret: z.string(),
-    url: z.string(),
-    event_types: z.array(z.string()),
+    ok: z.literal(true).describe('Always true on success.'),
+    webhook_id: z.string().describe('The subscription id, to unregister it.'),
+    signing_secret: z
+      .string()
+      .describe('Shown only now: the Standard Webhooks secret (whsec_…) that verifies deliveries.'),
+    url: z.string().describe('Where events are POSTed.'),
+    event_types: z.array(z.string()).describe('The event types delivered; empty: all.'),
   })
-  .meta({ id: 'RegisterWebhookResponse' });
+  .meta({ id: 'RegisterWebhookResponse', description: 'The subscription and its one-time signing secret.' });
 
 const webhookView = z
   .object({
-    id: z.string(),
-    url: z.string(),
-    event_types: z.array(z.string()),
-    created_at: z.string(),
-    disabled_at: z.string().nullable(),
+    id: z.string().describe('The subscription id.'),
+    url: z.string().describe('Where events are POSTed.'),
+    event_types: z.array(z.string()).describe('The event types delivered; empty: all.'),
+    created_at: z.string().describe('When it was registered (RFC 3339, UTC).'),
+    disabled_at: z
+      .string()
+      .nullable()
+      .describe('When deliveries were stopped after repeated failures (RFC 3339, UTC); null while active.'),
   })
-  .meta({ id: 'Webhook' });
+  .meta({ id: 'Webhook', description: 'A webhook subscription (without its secret).' });
 
 /** Who is asking: the owner key a subscription records, and whether the caller is an operator. */
 async function webhookCaller(
@@ -137,6 +145,9 @@ export const registerWebhook = {
   requestSchemaName: 'RegisterWebhookRequest',
   responseSchemaName: 'RegisterWebhookResponse',
   mutating: true,
+  example: {
+    input: { slug: 'k7mq2xw9pa', url: 'https://agent.example.com/hooks/conclave', event_types: ['decision.completed'] },
+  },
   mcp: { tool: 'register_webhook', catalogs: ['host'] },
   async handle(ctx, input) {
     const { services } = ctx;
@@ -200,9 +211,15 @@ export const listWebhooks = {
   path: '/api/rooms/{slug}/webhooks',
   inputSource: 'query',
   input: listInput,
-  output: z.object({ slug: z.string(), webhooks: z.array(webhookView) }),
+  output: z
+    .object({
+      slug: z.string().describe('The room slug.'),
+      webhooks: z.array(webhookView).describe('Your subscriptions in the room.'),
+    })
+    .meta({ id: 'ListWebhooksResponse', description: 'Your webhooks in the room.' }),
   mutating: false,
   noStore: true,
+  example: { input: { slug: 'k7mq2xw9pa' } },
   mcp: { tool: 'list_webhooks', catalogs: ['host'], readOnly: true },
   async handle(ctx, input) {
     const route = `GET /api/rooms/${input.slug}/webhooks`;
@@ -235,9 +252,12 @@ export const unregisterWebhook = {
   path: '/api/rooms/{slug}/webhooks/{id}',
   inputSource: 'none',
   input: unregisterInput,
-  output: z.object({ ok: z.literal(true) }),
+  output: z
+    .object({ ok: z.literal(true).describe('Always true: the subscription is gone (or never existed).') })
+    .meta({ id: 'UnregisterWebhookResponse', description: 'The subscription is gone.' }),
   mutating: true,
-  mcp: { tool: 'unregister_webhook', catalogs: ['host'] },
+  example: { input: { slug: 'k7mq2xw9pa', id: 'wh_3k9d2m' } },
+  mcp: { tool: 'unregister_webhook', catalogs: ['host'], destructive: true, idempotent: true },
   async handle(ctx, input) {
     const { services } = ctx;
     const route = `DELETE /api/rooms/${input.slug}/webhooks/${input.id}`;

@@ -191,9 +191,11 @@ describe('error envelope and hostile input', () => {
         '/api/rooms/{slug}/webhooks',
       ]),
     );
-    expect(
-      res.body.paths['/api/rooms/{slug}/choose'].post.responses['400'].content['application/json'].schema.$ref,
-    ).toBe('#/components/schemas/ErrorEnvelope');
+    const refused = res.body.paths['/api/rooms/{slug}/choose'].post.responses['400'].content['application/json'].schema;
+    expect(refused.allOf[0].$ref).toBe('#/components/schemas/ErrorEnvelope');
+    expect(refused.allOf[1].properties.error.properties.code.enum).toEqual(
+      expect.arrayContaining(['input.invalid', 'decision.not_open', 'choice.invalid_option']),
+    );
   });
 
   it('serves honest discovery and JWKS documents', async () => {

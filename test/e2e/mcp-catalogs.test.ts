@@ -127,7 +127,9 @@ describe.each(ERAS)('MCP catalogs ($era)', ({ connect }) => {
       expect(properties.token, tool.name).toMatchObject({ type: 'string' });
       expect(tool.inputSchema.required ?? [], tool.name).not.toContain('token');
       expect('idempotency_key' in properties, tool.name).toBe(operation.mutating);
-      expect(JSON.stringify(tool.inputSchema), tool.name).not.toMatch(/mandate|\$ref/);
+      // A mandate travels in _meta.mandate, never as an argument; schemas are self-contained.
+      expect(Object.keys(properties), tool.name).not.toContain('mandate');
+      expect(JSON.stringify(tool.inputSchema), tool.name).not.toMatch(/\$ref/);
       if (operation.path.includes('{slug}')) expect(tool.inputSchema.required, tool.name).toContain('slug');
       else expect(properties.slug, tool.name).toBeUndefined();
       expect(tool.annotations?.readOnlyHint === true, tool.name).toBe(READ_ONLY.has(tool.name));

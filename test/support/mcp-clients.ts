@@ -20,7 +20,15 @@ export interface ListedTool {
   title?: string | undefined;
   description?: string | undefined;
   inputSchema: { type: string; properties?: Record<string, any>; required?: string[] };
-  annotations?: { readOnlyHint?: boolean | undefined } | undefined;
+  outputSchema?: Record<string, any> | undefined;
+  annotations?:
+    | {
+        readOnlyHint?: boolean | undefined;
+        destructiveHint?: boolean | undefined;
+        idempotentHint?: boolean | undefined;
+        openWorldHint?: boolean | undefined;
+      }
+    | undefined;
 }
 
 export interface McpSession {

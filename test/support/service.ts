@@ -5,6 +5,7 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import type { Clock } from '../../src/runtime/clock.js';
 import { createService, type Service } from '../../src/service.js';
+import { checkResponse } from './openapi-responses.js';
 
 /** Suites send many requests from 127.0.0.1; the rate-limit suites turn the limiters back on. */
 export const NO_RATE_LIMITS = {
@@ -52,7 +53,10 @@ export async function startService(
   };
 }
 
-/** A small JSON client: returns status, headers and the parsed body; never throws on HTTP errors. */
+/**
+ * A small JSON client: returns status, headers and the parsed body; never throws on HTTP errors, but
+ * throws when the body does not match the OpenAPI document (test/support/openapi-responses.ts).
+ */
 export async function call(
   base: string,
   method: string,
@@ -75,5 +79,6 @@ export async function call(
   } catch {
     parsed = text;
   }
+  await checkResponse(base, method, url, response.status, response.headers.get('content-type'), parsed);
   return { status: response.status, body: parsed, headers: response.headers, text };
 }

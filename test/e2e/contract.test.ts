@@ -1,0 +1,253 @@
+/**
+ * The typed contract as a client sees it: the live OpenAPI document lints clean under redocly's
+ * recommended rules, describes every property and parameter, keeps path parameters out of bodies,
+ * types every response; the REST routes refuse a body that contradicts the path; and tools/list of
+ * both MCP catalogs, in both eras, gives every argument a type and a description.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONFIG_KEYS } from '../../src/domain/config.js';
+import { buildOpenApi } from '../../src/http/openapi.js';
+import { OPERATIONS } from '../../src/operations/table.js';
+import { SERVICE_VERSION } from '../../src/service.js';
+import { ERAS, type ListedTool } from '../support/mcp-clients.js';
+import { call, type RunningService, startService } from '../support/service.js';
+
+const run = promisify(execFile);
+type Json = Record<string, any>;
+
+let svc: RunningService;
+let doc: Json;
+let scratch: string;
+
+beforeAll(async () => {
+  svc = await startService();
+  doc = (await call(svc.base, 'GET', '/v1/openapi.json')).body;
+  scratch = await mkdtemp(path.join(tmpdir(), 'conclave-contract-'));
+});
+afterAll(async () => {
+  await svc?.stop();
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+/** Every `properties` entry in a JSON value, with where it sits. */
+function propertiesIn(node: unknown, where: string, out: [string, Json][] = []): [string, Json][] {
+  if (Array.isArray(node)) {
+    for (const [i, item] of node.entries()) propertiesIn(item, `${where}[${i}]`, out);
+  } else if (typeof node === 'object' && node !== null) {
+    const properties = (node as Json).properties;
+    if (typeof properties === 'object' && properties !== null) {
+      for (const [name, schema] of Object.entries(properties)) out.push([`${where}.${name}`, schema as Json]);
+    }
+    for (const [key, value] of Object.entries(node)) propertiesIn(value, `${where}/${key}`, out);
+  }
+  return out;
+}
+
+/** A JSON type is stated: `type`, a constant, an enum, a $ref, or branches that each state one. */
+function typed(schema: Json): boolean {
+  if (schema.type !== undefined || schema.$ref !== undefined || 'const' in schema || Array.isArray(schema.enum)) {
+    return true;
+  }
+  const branches = schema.anyOf ?? schema.oneOf;
+  return Array.isArray(branches) && branches.length > 0 && branches.every((b: Json) => typed(b));
+}
+
+const operations = () =>
+  Object.entries(doc.paths as Json).flatMap(([route, item]) =>
+    Object.entries(item as Json).map(([method, op]) => ({ route, method, op: op as Json })),
+  );
+
+describe('the OpenAPI document', () => {
+  it('passes redocly lint with the recommended rules: no error, no warning', async () => {
+    const file = path.join(scratch, 'openapi.json');
+    await writeFile(file, JSON.stringify(doc));
+    const cli = path.resolve('node_modules/.bin/redocly');
+    const { stdout } = await run(cli, ['lint', '--extends', 'recommended', '--format', 'json', file], {
+      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+      maxBuffer: 16 * 1024 * 1024,
+    }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
+    const report = JSON.parse(stdout.slice(stdout.indexOf('{')));
+    expect(report.problems.map((p: Json) => `${p.ruleId}: ${p.message} at ${p.location?.[0]?.pointer}`)).toEqual([]);
+    expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
+  }, 60_000);
+
+  it('is the document the e2e response checks use (test/support/openapi-responses.ts)', () => {
+    expect(doc).toEqual(JSON.parse(JSON.stringify(buildOpenApi(OPERATIONS, svc.base, SERVICE_VERSION))));
+  });
+
+  it('states license and version from package.json', async () => {
+    const pkg = (await import('../../package.json', { with: { type: 'json' } })).default;
+    expect(doc.info.version).toBe(pkg.version);
+    expect(doc.info.license.identifier).toBe(pkg.license);
+  });
+
+  it('describes and types every property of every schema, and describes every parameter', () => {
+    const properties = propertiesIn(doc, '#');
+    expect(properties.length).toBeGreaterThan(300);
+    const undescribed = properties.filter(([, s]) => s.description === undefined && s.$ref === undefined);
+    expect(undescribed.map(([where]) => where)).toEqual([]);
+    const untyped = properties.filter(([, s]) => !typed(s) && Object.keys(s).some((k) => k !== 'description'));
+    expect(untyped.map(([where]) => where)).toEqual([]);
+    for (const { route, method, op } of operations()) {
+      for (const p of op.parameters ?? []) expect(p.description, `${method} ${route} ${p.name}`).toBeTruthy();
+    }
+  });
+
+  it('gives every room operation an example', () => {
+    for (const { route, method, op } of operations()) {
+      if (!route.startsWith('/api/rooms') || route.endsWith('/stream')) continue;
+      const examples = [
+        op.requestBody?.content?.['application/json']?.example,
+        ...(op.parameters ?? []).map((p: Json) => p.example),
+      ].filter((e) => e !== undefined);
+      expect(examples.length, `${method} ${route}`).toBeGreaterThan(0);
+    }
+  });
+
+  it('keeps path parameters out of request bodies', () => {
+    const schemas = doc.components.schemas as Json;
+    for (const { route, method, op } of operations()) {
+      const body = op.requestBody?.content?.['application/json']?.schema;
+      if (!body) continue;
+      const resolved = body.$ref ? schemas[body.$ref.split('/').pop()] : body;
+      for (const [, param] of route.matchAll(/\{(\w+)\}/g)) {
+        expect(Object.keys(resolved.properties ?? {}), `${method} ${route}`).not.toContain(param);
+      }
+    }
+  });
+
+  it('types every JSON response: named components, no open objects', () => {
+    const schemas = doc.components.schemas as Json;
+    for (const { route, method, op } of operations()) {
+      if (!route.startsWith('/api/rooms')) continue;
+      const schema = op.responses['200']?.content?.['application/json']?.schema;
+      if (!schema) continue;
+      expect(schema.$ref, `${method} ${route}`).toMatch(/^#\/components\/schemas\//);
+    }
+    for (const name of [
+      'AgentRoomView',
+      'OutcomeResponse',
+      'AwaitNextActionResponse',
+      'DecisionSummary',
+      'StartChoosingResponse',
+      'RoomInvite',
+      'CreateRoomResponse',
+    ]) {
+      const schema = schemas[name];
+      expect(schema?.type, name).toBe('object');
+      expect(Object.keys(schema.properties ?? {}).length, name).toBeGreaterThan(2);
+      expect(schema.additionalProperties, name).toBe(false);
+    }
+    const create = schemas.CreateRoomRequest.properties.config;
+    expect(create.$ref).toBe('#/components/schemas/RoomConfig');
+    expect(schemas.UpdateRoomSettingsRequest.properties.settings.$ref).toBe('#/components/schemas/RoomConfig');
+    expect(Object.keys(schemas.RoomConfig.properties).sort()).toEqual([...CONFIG_KEYS].sort());
+  });
+
+  it('lists per operation the error codes each status can carry', () => {
+    const choose = doc.paths['/api/rooms/{slug}/choose'].post.responses;
+    const codesOf = (status: string) =>
+      choose[status].content['application/json'].schema.allOf[1].properties.error.properties.code.enum;
+    expect(codesOf('400')).toEqual(
+      expect.arrayContaining(['input.invalid', 'decision.not_open', 'choice.invalid_option']),
+    );
+    expect(codesOf('404')).toEqual(expect.arrayContaining(['room.not_found', 'decision.not_found']));
+    expect(codesOf('401')).toContain('auth.required');
+    expect(doc.paths['/api/rooms'].post.responses['404']).toBeUndefined();
+  });
+});
+
+describe('path parameters on REST', () => {
+  it('refuses a body field that contradicts the path with input.invalid, and accepts one that agrees', async () => {
+    const created = await call(svc.base, 'POST', '/api/rooms', {
+      body: { question: 'Which way?', options: ['a', 'b'] },
+    });
+    const slug = created.body.slug as string;
+    const other = await call(svc.base, 'POST', '/api/rooms', { body: { about: 'Another room' } });
+    const contradicted = await call(svc.base, 'POST', `/api/rooms/${slug}/join`, {
+      body: { slug: other.body.slug, display_name: 'mallory' },
+    });
+    expect(contradicted.status).toBe(400);
+    expect(contradicted.body.error.code).toBe('input.invalid');
+    expect(contradicted.body.error.details).toMatchObject({ field: 'slug' });
+    expect(contradicted.body.error.message).toContain('path');
+    // Nothing was joined anywhere.
+    const full = await call(svc.base, 'GET', `/api/rooms/${other.body.slug}?include=full`, {
+      token: other.body.creator_token,
+    });
+    expect(full.body.participants).toHaveLength(1);
+
+    const agreeing = await call(svc.base, 'POST', `/api/rooms/${slug}/join`, { body: { slug, display_name: 'ann' } });
+    expect(agreeing.status).toBe(200);
+    const viaQuery = await call(svc.base, 'GET', `/api/rooms/${slug}/outcome?slug=${other.body.slug}`);
+    expect(viaQuery.status).toBe(400);
+    expect(viaQuery.body.error.code).toBe('input.invalid');
+  });
+});
+
+describe.each(ERAS)('MCP tools/list ($era)', ({ connect }) => {
+  const listed: Record<string, ListedTool[]> = {};
+  beforeAll(async () => {
+    for (const path of ['/mcp', '/mcp/host']) {
+      const session = await connect(`${svc.base}${path}`);
+      listed[path] = await session.tools();
+      await session.close();
+    }
+  });
+
+  it('gives every argument of every tool a type and a description', () => {
+    for (const [endpoint, tools] of Object.entries(listed)) {
+      expect(tools.length, endpoint).toBeGreaterThan(5);
+      for (const tool of tools) {
+        const properties = propertiesIn(tool.inputSchema, tool.name);
+        expect(properties.length, tool.name).toBeGreaterThan(0);
+        for (const [where, schema] of properties) {
+          expect(typed(schema), `${endpoint} ${where} has no type`).toBe(true);
+          expect(schema.description, `${endpoint} ${where} has no description`).toBeTruthy();
+        }
+      }
+    }
+  });
+
+  it('lists every RoomConfig key, described, in create_room.config', () => {
+    const create = listed['/mcp/host']!.find((t) => t.name === 'create_room')!;
+    const config = create.inputSchema.properties!.config;
+    expect(config.type).toBe('object');
+    expect(Object.keys(config.properties).sort()).toEqual([...CONFIG_KEYS].sort());
+    expect(config.properties.voting_window.description).toMatch(/seconds/i);
+  });
+
+  it('types choose.choice as string | integer | string[] | object and says which mechanism takes which', () => {
+    const choose = listed['/mcp']!.find((t) => t.name === 'choose')!;
+    const choice = choose.inputSchema.properties!.choice;
+    const types = (choice.anyOf as Json[]).map((b) => (b.type === 'array' ? `${b.items.type}[]` : b.type));
+    expect(types.sort()).toEqual(['integer', 'object', 'string', 'string[]']);
+    expect(choice.description).toMatch(/approval.*array.*score_vote.*object/s);
+  });
+
+  it('annotates every tool truthfully and gives each an output schema', () => {
+    const all = [...listed['/mcp']!, ...listed['/mcp/host']!];
+    const byName = new Map(all.map((tool) => [tool.name, tool]));
+    for (const tool of all) {
+      expect(tool.annotations, tool.name).toMatchObject({
+        readOnlyHint: expect.any(Boolean),
+        destructiveHint: expect.any(Boolean),
+        idempotentHint: expect.any(Boolean),
+        openWorldHint: false,
+      });
+      expect(tool.outputSchema?.type, tool.name).toBe('object');
+    }
+    for (const name of ['close_room', 'revoke_invite', 'unregister_webhook']) {
+      expect(byName.get(name)?.annotations?.destructiveHint, name).toBe(true);
+    }
+    for (const name of ['read_room', 'outcome', 'wait', 'list_events']) {
+      expect(byName.get(name)?.annotations, name).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+    }
+    expect(byName.get('discuss')?.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false });
+  });
+});
