@@ -51,7 +51,7 @@ export function toolInputSchema(operation: AnyOperation, map: ToolArgumentMap): 
 
 /**
  * What a call's structuredContent holds: the operation's REST response with `ok: true` added
- * (07-mcp.md, Results and errors), or, when the result is an error, the error envelope.
+ * (docs/agents.md, MCP), or, when the result is an error, the error envelope.
  */
 export function toolOutputSchema(operation: AnyOperation, envelope: JsonSchema): JsonSchema {
   const result = withOk(inlined(jsonSchemaOf(operation.output, 'output')));
