@@ -324,6 +324,19 @@ function metaSchemas(components: Json): void {
       supports_sse_upgrade: { type: 'boolean', description: 'Whether the event stream is served.' },
       default_voting_window_seconds: { type: 'integer', description: 'The default voting window, in seconds.' },
       room_config_defaults: { $ref: '#/components/schemas/RoomConfig', description: 'The RoomConfig defaults.' },
+      audit_log: {
+        type: 'object',
+        description: 'The transparency log of every receipt (docs/transparency-log.md).',
+        properties: {
+          kind: { const: 'c2sp-tlog-tiles', description: 'The read API: C2SP tlog-tiles.' },
+          log_url: str('The base of the tiles, checkpoints and proofs.'),
+          checkpoint_url: str('The latest signed checkpoint.'),
+          origin: str("The checkpoint origin line (the note key's name)."),
+          verifier_key: str('The note verifier key: <name>+<hex key id>+<base64(0x01 ‖ Ed25519 key)>.'),
+          leaf: str('What a leaf is: the exact compact JWS bytes of each receipt.'),
+          witnesses: strings('Verifier keys of the witnesses that cosign checkpoints.'),
+        },
+      },
       room_retention: {
         type: 'object',
         description: 'How long rooms are kept.',

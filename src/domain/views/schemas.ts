@@ -405,6 +405,22 @@ export const roomDeltaSchema = z
   })
   .meta({ id: 'RoomDelta', description: 'What changed in a room after event seq since.' });
 
+/**
+ * Where a receipt is in the service's transparency log (docs/transparency-log.md): present once the
+ * receipt is sequenced and covered by a published checkpoint.
+ */
+const logInclusionSchema = z
+  .object({
+    index: count('The receipt\'s leaf index in the log (0-based).'),
+    tree_size: count('The size of the checkpoint the proof is against.'),
+    checkpoint: text('That checkpoint: a C2SP signed note (origin, size, base64 root hash, signatures).'),
+    inclusion_proof: z
+      .array(z.string())
+      .describe('The RFC 6962 inclusion proof of the leaf against that checkpoint: base64 SHA-256 hashes, leaf side first.'),
+  })
+  .optional()
+  .describe('Where this receipt is in the transparency log, with its inclusion proof; absent until it is logged.');
+
 const outcomeRowSchema = z.object({
   id: text('Decision id.'),
   seq: count('Decision number.'),
@@ -425,6 +441,7 @@ const outcomeRowSchema = z.object({
     .string()
     .nullable()
     .describe('The signed receipt, a compact JWS (EdDSA, typ svc-receipt+jwt); null while open.'),
+  transparency_log: logInclusionSchema,
 });
 
 /** OutcomeResponse (GET /api/rooms/{slug}/outcome). */
@@ -449,6 +466,7 @@ export const outcomeResponseSchema = z
         prev_hash: hash('The receipt hash the conclusion chains to'),
         receipt_hash: hash("The conclusion receipt's hash"),
         receipt_jws: z.string().nullable().describe('The conclusion receipt (compact JWS).'),
+        transparency_log: logInclusionSchema,
       })
       .nullable()
       .describe('The conclusion receipt once the room is closed; else null.'),
