@@ -186,6 +186,8 @@ export class RedisStore implements RoomStore {
   readonly tlog: RedisLogStore;
   private readonly key: ReturnType<typeof keysOf>;
   private readonly wakes = new LockWakes();
+  /** Deadline index updates a commit did not wait for (afterCommit). */
+  private readonly unawaited = new Set<Promise<void>>();
 
   /** Use openRedisStore(), which defines the scripts and connects first. */
   constructor(
@@ -573,6 +575,7 @@ export class RedisStore implements RoomStore {
   }
 
   async close(): Promise<void> {
+    await Promise.all([...this.unawaited]);
     await Promise.all(
       [this.redis, this.wakeListener].map(async (client) => {
         if (!client) return;
@@ -597,11 +600,14 @@ export class RedisStore implements RoomStore {
    */
   private async afterCommit(batch: CommitBatch, version: number, separateRecords: IdempotencyRecord[]): Promise<void> {
     const { slug } = batch;
-    void this.bestEffort(() =>
+    const indexed = this.bestEffort(() =>
       batch.next_deadline === null
         ? this.redis.zrem(this.key.deadlines(slug), slug)
         : this.redis.zadd(this.key.deadlines(slug), batch.next_deadline, slug),
     );
+    // Not awaited here, but close() lets it land (a clean shutdown keeps the index whole).
+    this.unawaited.add(indexed);
+    void indexed.finally(() => this.unawaited.delete(indexed));
     await Promise.all([
       // The log's queue (redis-tlog.ts): a receipt lost here is found by the integrator's sweep.
       batch.receipts.length > 0
