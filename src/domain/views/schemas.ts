@@ -411,12 +411,14 @@ export const roomDeltaSchema = z
  */
 const logInclusionSchema = z
   .object({
-    index: count('The receipt\'s leaf index in the log (0-based).'),
+    index: count("The receipt's leaf index in the log (0-based)."),
     tree_size: count('The size of the checkpoint the proof is against.'),
     checkpoint: text('That checkpoint: a C2SP signed note (origin, size, base64 root hash, signatures).'),
     inclusion_proof: z
       .array(z.string())
-      .describe('The RFC 6962 inclusion proof of the leaf against that checkpoint: base64 SHA-256 hashes, leaf side first.'),
+      .describe(
+        'The RFC 6962 inclusion proof of the leaf against that checkpoint: base64 SHA-256 hashes, leaf side first.',
+      ),
   })
   .optional()
   .describe('Where this receipt is in the transparency log, with its inclusion proof; absent until it is logged.');
