@@ -35,7 +35,7 @@ describe('command-line traps', () => {
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'conclave-cli-traps-'));
     // The fixture's data directory, so that the tokens of its old-format credentials file are live.
-    await cp(path.join(FIXTURE, 'data'), path.join(dir, 'data'), { recursive: true });
+    await cp(path.join(FIXTURE, 'store'), path.join(dir, 'data'), { recursive: true });
     svc = await startService({ clock, dataDir: path.join(dir, 'data') });
     env = {
       ...process.env,

@@ -26,7 +26,7 @@ describe.skipIf(cluster === null)('conclave migrate into a Redis Cluster', () =>
   it('copies every room once, and the service on the Cluster verifies every chain', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'conclave-migrate-cluster-'));
     const dataDir = path.join(dir, 'data');
-    await cp(path.join(FIXTURE, 'data'), dataDir, { recursive: true });
+    await cp(path.join(FIXTURE, 'store'), dataDir, { recursive: true });
     const fixture = JSON.parse(await readFile(path.join(FIXTURE, 'tokens.json'), 'utf8')) as {
       now: number;
       rooms: { slug: string; token: string; deleted: boolean }[];

@@ -85,7 +85,7 @@ describe.skipIf(redis === null)('conclave migrate --to redis', () => {
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'conclave-migrate-'));
     dataDir = path.join(dir, 'data');
-    await cp(path.join(FIXTURE, 'data'), dataDir, { recursive: true });
+    await cp(path.join(FIXTURE, 'store'), dataDir, { recursive: true });
     fixture = JSON.parse(await readFile(path.join(FIXTURE, 'tokens.json'), 'utf8'));
     env = { ...process.env, LOG_LEVEL: 'silent', CONCLAVE_CONFIG: path.join(dir, 'cli.json') };
   });
@@ -184,7 +184,7 @@ describe.skipIf(redis === null)('conclave migrate --to redis: interrupted and re
   it('finishes what an interrupted run left, copying nothing twice', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'conclave-migrate-resume-'));
     try {
-      await cp(path.join(FIXTURE, 'data'), dir, { recursive: true });
+      await cp(path.join(FIXTURE, 'store'), dir, { recursive: true });
       const redisOptions = { url: redis!.url, keyPrefix: 'resume:' };
       let seen = 0;
       const interrupted = migrateToRedis({
