@@ -6,7 +6,7 @@
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { ConclaveNetworkError } from './errors.js';
 import { type CallOptions, credentialHeaders, errorFrom, pause, type TransportOptions } from './transport.js';
-import type { RoomEvent } from './types/views.js';
+import type { RoomEvent } from './types/generated.js';
 
 /** One Server-Sent Event of a room's stream. */
 export interface StreamedEvent {

@@ -16,6 +16,18 @@ const OAUTH_ERROR: Json = {
   properties: {
     error: {
       type: 'string',
+      enum: [
+        'invalid_request',
+        'invalid_grant',
+        'invalid_scope',
+        'invalid_target',
+        'unsupported_grant_type',
+        'authorization_pending',
+        'slow_down',
+        'expired_token',
+        'access_denied',
+        'server_error',
+      ],
       description:
         'The OAuth error code (invalid_request, authorization_pending, slow_down, expired_token, access_denied, …).',
     },
@@ -127,6 +139,14 @@ export const OAUTH_OPENAPI_PATHS: Json = {
           content: json({
             type: 'object',
             description: 'The codes of a device grant.',
+            required: [
+              'device_code',
+              'user_code',
+              'verification_uri',
+              'verification_uri_complete',
+              'expires_in',
+              'interval',
+            ],
             properties: {
               device_code: { type: 'string', description: 'The secret to poll /oauth/token with.' },
               user_code: { type: 'string', description: 'The code the operator approves.' },
@@ -166,6 +186,7 @@ export const OAUTH_OPENAPI_PATHS: Json = {
           content: json({
             type: 'object',
             description: 'A hosted key and its mandate.',
+            required: ['access_token', 'token_type', 'expires_in', 'scope', 'resource', 'mandate', 'public_id'],
             properties: {
               access_token: { type: 'string', description: 'The hosted key (rk_…): send it as Authorization: Bearer.' },
               token_type: { const: 'Bearer', description: 'Always Bearer.' },

@@ -1,8 +1,10 @@
 /**
- * The client's wire types are written by hand for its users (src/client/types), so nothing of the
- * server reaches the published declarations. These type assertions tie them to the server's own
- * operation schemas: a field renamed, added or made required on one side fails `npm run typecheck`
- * (which compiles this file). The runtime part only keeps vitest from reporting an empty file.
+ * The client's wire types are generated from the operation schemas (scripts/client-types.ts writes
+ * src/client/types/generated.ts), so nothing of the server reaches the published declarations. These
+ * type assertions tie them, and the few the client writes itself (receipt payloads, client-side
+ * error codes), to the server's own types: a field renamed, added or made required on one side
+ * fails `npm run typecheck` (which compiles this file). The runtime part only keeps vitest from
+ * reporting an empty file.
  */
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { z } from 'zod';
@@ -11,7 +13,8 @@ import type { ConclaveClient } from '../../src/client/index.js';
 import { DEFAULT_ROOM_CONFIG, type roomConfigSchema } from '../../src/domain/config.js';
 import type { EventType as ServerEventType } from '../../src/engagement/event-types.js';
 import type { ErrorCode as ServerErrorCode } from '../../src/errors.js';
-import type { MechanismName } from '../../src/mechanisms/types.js';
+import type { AuthorityConfig, RoomConfig as ServerRoomConfig, Role, Stance } from '../../src/domain/types.js';
+import type { CanonicalBallot, MechanismName, Outcome as EngineOutcome } from '../../src/mechanisms/types.js';
 import type { abstain } from '../../src/operations/abstain.js';
 import type { ask } from '../../src/operations/ask.js';
 import type { choose } from '../../src/operations/choose.js';
@@ -29,6 +32,13 @@ import type { getRoomMachine } from '../../src/operations/room-machine.js';
 import type { updateRoomSettings } from '../../src/operations/settings.js';
 import type { startChoosing } from '../../src/operations/start-choosing.js';
 import type { listWebhooks, registerWebhook } from '../../src/operations/webhooks.js';
+import type {
+  ConclusionReceiptPayload,
+  DecisionReceiptPayload,
+  ReceiptAbstention,
+  ReceiptOutcome,
+  ReceiptVote,
+} from '../../src/receipts/payload.js';
 
 /** Every key of every member of a union. */
 type Keys<T> = T extends unknown ? keyof T : never;
@@ -95,6 +105,24 @@ describe('client wire types', () => {
     expectTypeOf<ServerErrorCode>().toExtend<W.ErrorCode>();
     expectTypeOf<W.ConclaveError['code']>().toEqualTypeOf<W.ErrorCode>();
     expectTypeOf(DEFAULT_ROOM_CONFIG).toExtend<W.RoomConfig>();
+  });
+
+  it('agree with the server’s domain types where both name the same thing', () => {
+    expectTypeOf<W.RoomConfig>().toEqualTypeOf<ServerRoomConfig>();
+    expectTypeOf<W.AuthorityConfig>().toEqualTypeOf<AuthorityConfig>();
+    expectTypeOf<W.Role>().toEqualTypeOf<Role>();
+    expectTypeOf<W.Stance>().toEqualTypeOf<Stance>();
+    expectTypeOf<NonNullable<W.DecisionSummary['resolved_outcome']>>().toEqualTypeOf<EngineOutcome>();
+    expectTypeOf<W.ChooseResponse['cast_choice']>().toEqualTypeOf<CanonicalBallot>();
+  });
+
+  it('write the receipt payloads as the server signs them', () => {
+    expectTypeOf<W.DecisionReceipt>().toEqualTypeOf<DecisionReceiptPayload>();
+    expectTypeOf<ConclusionReceiptPayload>().toExtend<W.ConclusionReceipt>();
+    expectTypeOf<keyof W.ConclusionReceipt['svc']>().toEqualTypeOf<keyof ConclusionReceiptPayload['svc']>();
+    expectTypeOf<W.ReceiptVote>().toEqualTypeOf<ReceiptVote>();
+    expectTypeOf<W.ReceiptAbstention>().toEqualTypeOf<ReceiptAbstention>();
+    expectTypeOf<W.ReceiptOutcome>().toEqualTypeOf<ReceiptOutcome>();
   });
 
   it('type the client’s answers', () => {

@@ -179,6 +179,7 @@ const OUTCOME_DECISION = spec<W.OutcomeDecision>({
   prev_hash: 'required',
   receipt_hash: 'required',
   receipt_jws: 'required',
+  transparency_log: 'optional',
 });
 const CONCLUSION = spec<NonNullable<W.Outcome['conclusion']>>({
   concluded_at: 'required',
@@ -187,6 +188,7 @@ const CONCLUSION = spec<NonNullable<W.Outcome['conclusion']>>({
   prev_hash: 'required',
   receipt_hash: 'required',
   receipt_jws: 'required',
+  transparency_log: 'optional',
 });
 const WAIT_DECISION = spec<W.WaitDecision>({
   id: 'required',

@@ -1,7 +1,8 @@
-/** The wire types of every request and response, written for the client's users. */
-export type * from './config.js';
+/**
+ * The wire types of every request and response. generated.ts is written by scripts/client-types.ts
+ * from the operation schemas (the OpenAPI document's components); errors.ts adds the codes only the
+ * client produces, receipts.ts the signed receipt payloads, which no REST schema describes.
+ */
 export type * from './errors.js';
+export type * from './generated.js';
 export type * from './receipts.js';
-export type * from './requests.js';
-export type * from './responses.js';
-export type * from './views.js';

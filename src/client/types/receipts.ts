@@ -1,8 +1,10 @@
 /**
- * Receipts on the wire (docs/receipts.md): the signed payloads of decision and conclusion receipts,
- * and the outcome body that carries them in chain order.
+ * The signed payloads of decision and conclusion receipts (docs/receipts.md). Written here, not
+ * generated: a receipt travels as a compact JWS string (`receipt_jws`), so no REST schema describes
+ * its payload. The server builds the same claims in src/receipts/payload.ts; test/client/types.test.ts
+ * checks the two agree.
  */
-import type { DecisionOpening, DecisionStatus, OutcomeStatus, RoomStatus, SealFields } from './views.js';
+import type { OutcomeStatus } from './generated.js';
 
 export interface ReceiptVote {
   /** A mandate's `sub`, or `participant:<id>`. */
@@ -86,41 +88,3 @@ export interface ConclusionReceipt extends ReceiptClaims {
 }
 
 export type ReceiptPayload = DecisionReceipt | ConclusionReceipt;
-
-/** A decision in the outcome body: sealed rows in seal order, open rows last. */
-export interface OutcomeDecision extends Omit<DecisionOpening, 'context' | 'eligible_participant_ids'>, SealFields {
-  status: DecisionStatus;
-  agreement?: true;
-  opened_at: string | null;
-  voting_opens_at: string | null;
-  voting_ends_at: string | null;
-  /** The compact JWS whose payload is a DecisionReceipt; null until sealed. */
-  receipt_jws: string | null;
-}
-
-/** GET /api/rooms/{slug}/outcome (docs/receipts.md, Where receipts are). */
-export interface Outcome {
-  slug: string;
-  status: RoomStatus;
-  about: string | null;
-  /** The last sealed decision's question, outcome and receipt. */
-  question: string | null;
-  resolved_outcome: string | null;
-  resolved_winner: string | null;
-  resolved_at: string | null;
-  receipt_hash: string | null;
-  prev_hash: string | null;
-  receipt_jws: string | null;
-  decisions: OutcomeDecision[];
-  /** The conclusion receipt, once the room is closed. */
-  conclusion: {
-    concluded_at: string | null;
-    closing_statement: string | null;
-    concluded_by: string;
-    prev_hash: string | null;
-    receipt_hash: string;
-    receipt_jws: string | null;
-  } | null;
-  /** How to check the receipts. */
-  verification: { jwks_url: string; alg: 'EdDSA'; typ: 'svc-receipt+jwt'; hash: string };
-}

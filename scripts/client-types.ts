@@ -1,0 +1,331 @@
+/**
+ * Writes src/client/types/generated.ts, the client package's wire types, from the one source the
+ * OpenAPI document and the MCP tool schemas also come from: the operation table's zod schemas
+ * (docs/architecture.md, The client package). It builds the live OpenAPI document in-process
+ * (src/http/openapi.ts), gives a component name to what the document only describes inline (query
+ * parameters, the OAuth bodies, the MCP-only operations' answers), and hands the components to
+ * openapi-typescript, which writes one named type per schema with the descriptions as JSDoc.
+ *
+ * `npm run client-types` regenerates the file; test/client/generated-types.test.ts fails when the
+ * committed file is stale. The output depends only on the schemas: no base URL, version or date.
+ */
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import openapiTS, { astToString } from 'openapi-typescript';
+import type ts from 'typescript';
+import { IMMUTABLE_KEYS } from '../src/domain/config.js';
+import { buildOpenApi } from '../src/http/openapi.js';
+import { jsonSchemaOf } from '../src/operations/json-schema.js';
+import { OPERATIONS } from '../src/operations/table.js';
+
+type Json = Record<string, unknown>;
+
+const repoRoot = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const CLIENT_TYPES_PATH = path.join(repoRoot, 'src', 'client', 'types', 'generated.ts');
+export const CLIENT_TYPES_COMMAND = 'npm run client-types';
+
+const REF = '#/components/schemas/';
+const ref = (name: string) => ({ $ref: `${REF}${name}` });
+const pascal = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
+const isJson = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Every component name `node` refers to, transitively through `schemas`. */
+function reachable(node: unknown, schemas: Json, seen = new Set<string>()): Set<string> {
+  if (Array.isArray(node)) for (const item of node) reachable(item, schemas, seen);
+  else if (isJson(node)) {
+    const target = typeof node.$ref === 'string' && node.$ref.startsWith(REF) ? node.$ref.slice(REF.length) : null;
+    if (target && !seen.has(target)) {
+      seen.add(target);
+      reachable(schemas[target], schemas, seen);
+    }
+    for (const [key, value] of Object.entries(node)) if (key !== '$ref') reachable(value, schemas, seen);
+  }
+  return seen;
+}
+
+/** Replaces every reference to component `from` inside `node` by one to `to`. */
+function retarget(node: unknown, from: string, to: string): void {
+  if (Array.isArray(node)) for (const item of node) retarget(item, from, to);
+  else if (isJson(node)) {
+    if (node.$ref === `${REF}${from}`) node.$ref = `${REF}${to}`;
+    for (const value of Object.values(node)) retarget(value, from, to);
+  }
+}
+
+/** A zod schema's JSON Schema as a component, its named sub-schemas as components beside it. */
+function addZodComponent(schemas: Json, name: string, schema: Parameters<typeof jsonSchemaOf>[0]): void {
+  const json = JSON.parse(
+    JSON.stringify(jsonSchemaOf(schema, 'output')).replaceAll('#/$defs/', REF),
+  ) as Json & { $defs?: Json };
+  const { $defs = {}, ...root } = json;
+  for (const [id, def] of Object.entries($defs)) schemas[id] ??= def;
+  if (root.$ref !== `${REF}${name}`) schemas[name] ??= root;
+}
+
+/** The JSON answer or body schema of an operation object, if it has one. */
+function jsonContent(holder: unknown): Json | undefined {
+  const content = isJson(holder) && isJson(holder.content) ? holder.content['application/json'] : undefined;
+  return isJson(content) && isJson(content.schema) ? content.schema : undefined;
+}
+
+/**
+ * The components the client names: the document's own, plus a name for each inline request body,
+ * query, and JSON answer (`<OperationId>Request`, `<OperationId>Response`), and the answers of the
+ * operations only MCP serves.
+ */
+function clientComponents(): Json {
+  const doc = buildOpenApi(OPERATIONS, 'https://conclave.invalid', 'client-types') as {
+    paths: Record<string, Record<string, Json>>;
+    components: { schemas: Json };
+  };
+  const schemas = structuredClone(doc.components.schemas);
+  const requestRoots = new Set<string>();
+
+  for (const item of Object.values(doc.paths)) {
+    for (const operation of Object.values(item)) {
+      const id = pascal(String(operation.operationId));
+      const body = jsonContent(operation.requestBody);
+      if (body && typeof body.$ref !== 'string') schemas[`${id}Request`] ??= structuredClone(body);
+      if (body) requestRoots.add(typeof body.$ref === 'string' ? body.$ref.slice(REF.length) : `${id}Request`);
+      const query = ((operation.parameters ?? []) as Json[]).filter((p) => p.in === 'query');
+      if (!body && query.length > 0 && !(`${id}Request` in schemas)) {
+        schemas[`${id}Request`] = {
+          type: 'object',
+          description: `The query of ${String(operation.operationId)}: ${String(operation.summary ?? '')}.`,
+          properties: Object.fromEntries(
+            query.map((p) => [p.name, { ...(p.schema as Json), description: p.description }]),
+          ),
+          required: query.filter((p) => p.required === true).map((p) => p.name),
+          additionalProperties: false,
+        };
+        requestRoots.add(`${id}Request`);
+      }
+      const answer = jsonContent((operation.responses as Json | undefined)?.['200']);
+      if (answer && typeof answer.$ref !== 'string') schemas[`${id}Response`] ??= structuredClone(answer);
+    }
+  }
+  for (const op of OPERATIONS) {
+    if (op.mcpOnly) addZodComponent(schemas, op.responseSchemaName ?? `${pascal(op.name)}Response`, op.output);
+  }
+  splitRoomConfig(schemas, requestRoots);
+  for (const [name, refine] of Object.entries(REFINEMENTS)) {
+    if (isJson(schemas[name])) refine(schemas[name] as Json, schemas);
+  }
+  return schemas;
+}
+
+/**
+ * What the service guarantees but a schema does not state yet (a zod refinement or a flat object
+ * standing for a union), told to the type system. Each applies only while its schema still lacks
+ * it, so it becomes a no-op once the schema says it.
+ */
+const REFINEMENTS: Record<string, (schema: Json, schemas: Json) => void> = {
+  /** A room needs a question or an about text (refused with input.invalid otherwise). */
+  CreateRoomRequest(schema) {
+    const properties = schema.properties as Record<string, Json> | undefined;
+    if (!properties?.question || !properties.about || schema.anyOf || schema.oneOf || schema.allOf) return;
+    if ((schema.required as string[] | undefined)?.length) return;
+    const base = { ...schema };
+    for (const key of Object.keys(schema)) delete schema[key];
+    Object.assign(schema, {
+      description: base.description,
+      allOf: [
+        base,
+        {
+          anyOf: [
+            { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] },
+            { type: 'object', properties: { about: { type: 'string' } }, required: ['about'] },
+          ],
+        },
+      ],
+    });
+  },
+  /** The fields of a wait's answer depend on its status (the descriptions say which). */
+  AwaitNextActionResponse(schema) {
+    discriminate(schema, 'status', {
+      actionable: ['decision', 'also_actionable?'],
+      activity: ['event'],
+      timeout: ['next_poll_at', 'hint'],
+    });
+  },
+  /** An event's type is one of the event types webhooks subscribe to. */
+  RoomEvent(schema, schemas) {
+    const type = isJson(schema.properties) ? (schema.properties.event_type as Json | undefined) : undefined;
+    const webhook = schemas.RegisterWebhookRequest as { properties?: { event_types?: { items?: Json } } };
+    const known = webhook.properties?.event_types?.items?.enum;
+    if (type && !type.enum && !('const' in type) && Array.isArray(known)) type.enum = known;
+  },
+};
+
+/**
+ * Turns a flat object whose `by` property is an enum into one variant per value: `by` a constant,
+ * the listed properties (required unless marked `?`) beside the ones no variant lists.
+ */
+function discriminate(schema: Json, by: string, variants: Record<string, string[]>): void {
+  const properties = schema.properties as Record<string, Json> | undefined;
+  const tag = properties?.[by];
+  if (!properties || !tag || !Array.isArray(tag.enum) || schema.oneOf || schema.anyOf) return;
+  const listed = new Set(Object.values(variants).flatMap((names) => names.map((n) => n.replace(/\?$/, ''))));
+  const shared = Object.keys(properties).filter((key) => key !== by && !listed.has(key));
+  const required = ((schema.required ?? []) as string[]).filter((key) => shared.includes(key));
+  const { properties: _p, required: _r, additionalProperties: _a, type: _t, ...rest } = schema;
+  const oneOf = (tag.enum as string[]).map((value) => {
+    const own = (variants[value] ?? []).map((n) => ({ name: n.replace(/\?$/, ''), optional: n.endsWith('?') }));
+    return {
+      type: 'object',
+      properties: {
+        [by]: { const: value, description: tag.description },
+        ...Object.fromEntries(shared.map((key) => [key, properties[key]])),
+        ...Object.fromEntries(own.map(({ name }) => [name, properties[name]])),
+      },
+      required: [by, ...required, ...own.filter((p) => !p.optional).map((p) => p.name)],
+      additionalProperties: false,
+    };
+  });
+  for (const key of Object.keys(schema)) delete schema[key];
+  Object.assign(schema, rest, { oneOf });
+}
+
+/**
+ * RoomConfig is one schema in the document, every key optional: what a request sends. Reads return
+ * every key resolved (the schema's description says so), so the client's `RoomConfig` requires
+ * every key and answers refer to it; requests refer to `RoomConfigInput`, and a settings patch to
+ * `RoomSettingsPatch`, which leaves out the keys fixed at creation (IMMUTABLE_KEYS, src/domain/config.ts).
+ */
+function splitRoomConfig(schemas: Json, requestRoots: Set<string>): void {
+  const config = schemas.RoomConfig;
+  if (!isJson(config) || !isJson(config.properties)) return;
+  const { required: _required, ...input } = structuredClone(config);
+  schemas.RoomConfigInput = input;
+  schemas.RoomConfig = { ...structuredClone(config), required: Object.keys(config.properties) };
+  const immutable = new Set<string>(IMMUTABLE_KEYS);
+  const patch = structuredClone(input) as Json & { properties: Json };
+  patch.properties = Object.fromEntries(Object.entries(patch.properties).filter(([key]) => !immutable.has(key)));
+  patch.description = `The mutable RoomConfig keys (${IMMUTABLE_KEYS.join(', ')} are fixed at creation), each optional.`;
+  schemas.RoomSettingsPatch = patch;
+  const requests = new Set<string>();
+  for (const root of requestRoots) {
+    requests.add(root);
+    for (const name of reachable(schemas[root], schemas)) requests.add(name);
+  }
+  requests.delete('RoomConfig');
+  requests.delete('RoomConfigInput');
+  requests.delete('RoomSettingsPatch');
+  for (const name of requests) {
+    const schema = schemas[name];
+    if (isJson(schema) && isJson(schema.properties) && isJson(schema.properties.settings)) {
+      retarget(schema.properties.settings, 'RoomConfig', 'RoomSettingsPatch');
+    }
+    retarget(schema, 'RoomConfig', 'RoomConfigInput');
+  }
+}
+
+/**
+ * Names the client has always exported for parts of the generated types: a renamed component, an
+ * element of an array, a non-null member, an enum. Each is emitted only while no component has the
+ * name, so a schema that later names the part itself (zod `meta({ id })`) takes over.
+ */
+const ALIASES: [name: string, type: string, doc: string][] = [
+  ['Outcome', 'OutcomeResponse', 'GET /api/rooms/{slug}/outcome: the decisions in seal order with their receipts.'],
+  ['AskedDecision', 'AskDecision', 'A just-opened decision.'],
+  ['CloseRoomRequest', 'CloseRequest', 'POST /api/rooms/{slug}/close.'],
+  ['CloseRoomResponse', 'CloseResponse', 'The closed room and its conclusion receipt.'],
+  ['Health', 'HealthResponse', 'GET /healthz.'],
+  ['ServiceDocument', 'DiscoveryDocument', 'GET /.well-known/svc.json.'],
+  ['JsonWebKeySet', 'Jwks', 'GET /.well-known/jwks.json: every key that ever signed a receipt.'],
+  ['DeviceAuthorization', 'DeviceAuthorizationResponse', 'POST /oauth/device_authorization.'],
+  ['DeviceToken', 'DeviceTokenResponse', 'POST /oauth/token once approved: a hosted key and its mandate.'],
+  ['AgentDecision', "NonNullable<AgentRoomView['decision']>", 'The oldest open decision, as the agent view shows it.'],
+  ['OpenDecisionRow', "NonNullable<AgentRoomView['decisions_open']>[number]", 'Another open decision.'],
+  [
+    'DecisionOpening',
+    "Pick<DecisionSummary, 'id' | 'seq' | 'question' | 'context' | 'options' | 'eligible_participant_ids'>",
+    'The fields that name a decision and its slate.',
+  ],
+  [
+    'SealFields',
+    "Pick<DecisionSummary, 'resolved_at' | 'resolved_outcome' | 'resolved_winner' | 'outcome_status' | 'prev_hash' | 'receipt_hash'>",
+    'How a decision sealed and where it sits in the receipt chain: all null before it seals.',
+  ],
+  ['OutcomeDecision', "OutcomeResponse['decisions'][number]", 'A decision in the outcome body.'],
+  [
+    'WaitDecision',
+    "Extract<AwaitNextActionResponse, { status: 'actionable' }>['decision']",
+    'A decision as a wait reports it.',
+  ],
+  ['DeltaEntry', "RoomDelta['new'][number]", 'One line of a delta.'],
+  ['SeatedRoom', "ListRoomsResponse['rooms'][number]", 'A room the caller holds a seat in (MCP list_rooms).'],
+  ['RoomStatus', "AgentRoomView['status']", "A room's phase."],
+  ['DecisionStatus', "DecisionSummary['status']", "A decision's phase."],
+  ['OutcomeStatus', "NonNullable<DecisionSummary['outcome_status']>", 'How a sealed decision came out.'],
+  ['Role', "AgentRoomView['role']", 'A seat that chooses, or one that only reads.'],
+  ['Stance', "NonNullable<DiscussRequest['stance']>", "A discussion message's stance."],
+  ['InviteStatus', "RoomInvite['status']", "An invite's state."],
+  ['Mechanism', "RoomConfig['mechanism']", 'The voting mechanisms the service runs.'],
+  ['EventType', "RoomEvent['event_type']", 'The types of room events.'],
+  ['Choice', "ChooseRequest['choice']", 'A ballot; its shape depends on the mechanism.'],
+  ['DecisionSelector', "NonNullable<DiscussRequest['decision']>", "A decision's number in its room."],
+  ['OAuthErrorCode', "OAuthError['error']", 'The flat OAuth errors of the device-authorization endpoints (RFC 6749, RFC 8628).'],
+  [
+    'ProtocolErrorCode',
+    "Exclude<ErrorEnvelope['error']['code'], `vendor:${string}`>",
+    "The protocol's error codes.",
+  ],
+];
+
+/** Type aliases: node names openapi-typescript emits that are not the client's (its `paths`, `operations`, …). */
+const DROPPED = new Set(['paths', 'webhooks', 'operations', '$defs']);
+
+function nameOf(node: ts.Node): string | undefined {
+  const name = (node as { name?: { text?: string } }).name;
+  return name?.text;
+}
+
+export async function renderClientTypes(): Promise<string> {
+  const schemas = clientComponents();
+  const nodes = await openapiTS(
+    { openapi: '3.1.0', info: { title: 'Conclave client types', version: '0' }, paths: {}, components: { schemas } } as Parameters<typeof openapiTS>[0],
+    {
+      rootTypes: true,
+      rootTypesNoSchemaPrefix: true,
+      additionalProperties: false,
+      defaultNonNullable: false,
+      exportType: false,
+    },
+  );
+  const kept = nodes.filter((node) => !DROPPED.has(nameOf(node) ?? ''));
+  const body = astToString(kept).replace(/^export interface components /m, 'interface components ');
+  const aliases = ALIASES.filter(([name]) => !(name in schemas)).map(
+    ([name, type, doc]) => `/** ${doc} */\nexport type ${name} = ${type};`,
+  );
+  const text = [
+    '/**',
+    ' * GENERATED by scripts/client-types.ts from the operation schemas (the OpenAPI document’s components);',
+    ` * do not edit by hand: change the schemas, then run \`${CLIENT_TYPES_COMMAND}\`.`,
+    ' */',
+    '',
+    body,
+    '// Names for parts of the types above.',
+    ...aliases,
+    '',
+  ].join('\n');
+  return format(text);
+}
+
+/** The repository's formatter, so the committed file passes `npm run lint` as generated. */
+function format(text: string): string {
+  const biome = path.join(repoRoot, 'node_modules', '@biomejs', 'biome', 'bin', 'biome');
+  return execFileSync(process.execPath, [biome, 'format', `--stdin-file-path=${CLIENT_TYPES_PATH}`], {
+    cwd: repoRoot,
+    input: text,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  writeFileSync(CLIENT_TYPES_PATH, await renderClientTypes());
+  console.log(`wrote ${path.relative(repoRoot, CLIENT_TYPES_PATH)}`);
+}
