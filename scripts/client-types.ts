@@ -1,7 +1,7 @@
 /**
  * Writes src/client/types/generated.ts, the client package's wire types, from the one source the
  * OpenAPI document and the MCP tool schemas also come from: the operation table's zod schemas
- * (docs/architecture.md, The client package). It builds the live OpenAPI document in-process
+ * (docs/architecture.md, Client library and command line). It builds the live OpenAPI document in-process
  * (src/http/openapi.ts), gives a component name to what the document only describes inline (query
  * parameters, the OAuth bodies, the MCP-only operations' answers), and hands the components to
  * openapi-typescript, which writes one named type per schema with the descriptions as JSDoc.
@@ -21,13 +21,17 @@ import { jsonSchemaOf } from '../src/operations/json-schema.js';
 import { OPERATIONS } from '../src/operations/table.js';
 
 type Json = Record<string, unknown>;
+type OpenApiDocument = { paths: Record<string, Record<string, Json>>; components: { schemas: Json } };
+
+/** The live document, as the service serves it; its base URL and version do not reach the types. */
+export const liveOpenApi = (): OpenApiDocument =>
+  buildOpenApi(OPERATIONS, 'https://conclave.invalid', 'client-types') as OpenApiDocument;
 
 const repoRoot = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const CLIENT_TYPES_PATH = path.join(repoRoot, 'src', 'client', 'types', 'generated.ts');
 export const CLIENT_TYPES_COMMAND = 'npm run client-types';
 
 const REF = '#/components/schemas/';
-const ref = (name: string) => ({ $ref: `${REF}${name}` });
 const pascal = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
 const isJson = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -56,9 +60,9 @@ function retarget(node: unknown, from: string, to: string): void {
 
 /** A zod schema's JSON Schema as a component, its named sub-schemas as components beside it. */
 function addZodComponent(schemas: Json, name: string, schema: Parameters<typeof jsonSchemaOf>[0]): void {
-  const json = JSON.parse(
-    JSON.stringify(jsonSchemaOf(schema, 'output')).replaceAll('#/$defs/', REF),
-  ) as Json & { $defs?: Json };
+  const json = JSON.parse(JSON.stringify(jsonSchemaOf(schema, 'output')).replaceAll('#/$defs/', REF)) as Json & {
+    $defs?: Json;
+  };
   const { $defs = {}, ...root } = json;
   for (const [id, def] of Object.entries($defs)) schemas[id] ??= def;
   if (root.$ref !== `${REF}${name}`) schemas[name] ??= root;
@@ -75,11 +79,7 @@ function jsonContent(holder: unknown): Json | undefined {
  * query, and JSON answer (`<OperationId>Request`, `<OperationId>Response`), and the answers of the
  * operations only MCP serves.
  */
-function clientComponents(): Json {
-  const doc = buildOpenApi(OPERATIONS, 'https://conclave.invalid', 'client-types') as {
-    paths: Record<string, Record<string, Json>>;
-    components: { schemas: Json };
-  };
+function clientComponents(doc: OpenApiDocument): Json {
   const schemas = structuredClone(doc.components.schemas);
   const requestRoots = new Set<string>();
 
@@ -198,13 +198,15 @@ function splitRoomConfig(schemas: Json, requestRoots: Set<string>): void {
   const config = schemas.RoomConfig;
   if (!isJson(config) || !isJson(config.properties)) return;
   const { required: _required, ...input } = structuredClone(config);
-  schemas.RoomConfigInput = input;
+  schemas.RoomConfigInput ??= input;
   schemas.RoomConfig = { ...structuredClone(config), required: Object.keys(config.properties) };
-  const immutable = new Set<string>(IMMUTABLE_KEYS);
-  const patch = structuredClone(input) as Json & { properties: Json };
-  patch.properties = Object.fromEntries(Object.entries(patch.properties).filter(([key]) => !immutable.has(key)));
-  patch.description = `The mutable RoomConfig keys (${IMMUTABLE_KEYS.join(', ')} are fixed at creation), each optional.`;
-  schemas.RoomSettingsPatch = patch;
+  if (!schemas.RoomSettingsPatch) {
+    const immutable = new Set<string>(IMMUTABLE_KEYS);
+    const patch = structuredClone(input) as Json & { properties: Json };
+    patch.properties = Object.fromEntries(Object.entries(patch.properties).filter(([key]) => !immutable.has(key)));
+    patch.description = `The mutable RoomConfig keys (${IMMUTABLE_KEYS.join(', ')} are fixed at creation), each optional.`;
+    schemas.RoomSettingsPatch = patch;
+  }
   const requests = new Set<string>();
   for (const root of requestRoots) {
     requests.add(root);
@@ -267,12 +269,13 @@ const ALIASES: [name: string, type: string, doc: string][] = [
   ['EventType', "RoomEvent['event_type']", 'The types of room events.'],
   ['Choice', "ChooseRequest['choice']", 'A ballot; its shape depends on the mechanism.'],
   ['DecisionSelector', "NonNullable<DiscussRequest['decision']>", "A decision's number in its room."],
-  ['OAuthErrorCode', "OAuthError['error']", 'The flat OAuth errors of the device-authorization endpoints (RFC 6749, RFC 8628).'],
   [
-    'ProtocolErrorCode',
-    "Exclude<ErrorEnvelope['error']['code'], `vendor:${string}`>",
-    "The protocol's error codes.",
+    'OAuthErrorCode',
+    "OAuthError['error']",
+    'The flat OAuth errors of the device-authorization endpoints (RFC 6749, RFC 8628).',
   ],
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: TypeScript source text, a template literal type
+  ['ProtocolErrorCode', "Exclude<ErrorEnvelope['error']['code'], `vendor:${string}`>", "The protocol's error codes."],
 ];
 
 /** Type aliases: node names openapi-typescript emits that are not the client's (its `paths`, `operations`, …). */
@@ -283,10 +286,16 @@ function nameOf(node: ts.Node): string | undefined {
   return name?.text;
 }
 
-export async function renderClientTypes(): Promise<string> {
-  const schemas = clientComponents();
+/** The text of src/client/types/generated.ts for `doc` (by default, the live document). */
+export async function renderClientTypes(doc: OpenApiDocument = liveOpenApi()): Promise<string> {
+  const schemas = clientComponents(doc);
   const nodes = await openapiTS(
-    { openapi: '3.1.0', info: { title: 'Conclave client types', version: '0' }, paths: {}, components: { schemas } } as Parameters<typeof openapiTS>[0],
+    {
+      openapi: '3.1.0',
+      info: { title: 'Conclave client types', version: '0' },
+      paths: {},
+      components: { schemas },
+    } as Parameters<typeof openapiTS>[0],
     {
       rootTypes: true,
       rootTypesNoSchemaPrefix: true,
@@ -296,9 +305,14 @@ export async function renderClientTypes(): Promise<string> {
     },
   );
   const kept = nodes.filter((node) => !DROPPED.has(nameOf(node) ?? ''));
-  const body = astToString(kept).replace(/^export interface components /m, 'interface components ');
+  const body = astToString(kept)
+    .replace(/^export interface components /m, 'interface components ')
+    .replace(/^export type (\w+) = components\['schemas'\]\['\w+'\];$/gm, (line, name: string) => {
+      const description = (schemas[name] as Json | undefined)?.description;
+      return typeof description === 'string' ? `${jsDoc(description)}\n${line}` : line;
+    });
   const aliases = ALIASES.filter(([name]) => !(name in schemas)).map(
-    ([name, type, doc]) => `/** ${doc} */\nexport type ${name} = ${type};`,
+    ([name, type, doc]) => `${jsDoc(doc)}\nexport type ${name} = ${type};`,
   );
   const text = [
     '/**',
@@ -312,6 +326,11 @@ export async function renderClientTypes(): Promise<string> {
     '',
   ].join('\n');
   return format(text);
+}
+
+/** A one-line JSDoc comment of `text`. */
+function jsDoc(text: string): string {
+  return `/** ${text.replaceAll('*/', '*\\/').replace(/\s+/g, ' ').trim()} */`;
 }
 
 /** The repository's formatter, so the committed file passes `npm run lint` as generated. */

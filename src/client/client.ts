@@ -4,9 +4,9 @@
  * `timeoutMs` — and resolves to the response body. `client.choose({ slug, choice })`. The positional
  * form (`client.choose(slug, { choice })`) is accepted too.
  *
- * Requests and responses are the wire types of `./types/` (checked against the server's operation
- * schemas by test/client/types.test.ts): required fields are required, RoomConfig keys are closed,
- * and nothing of the server reaches the published declarations.
+ * Requests and responses are the wire types of `./types/`, generated from the server's operation
+ * schemas (scripts/client-types.ts): required fields are required, RoomConfig keys are closed, and
+ * nothing of the server reaches the published declarations.
  */
 import { ConclaveError, ConclaveNetworkError } from './errors.js';
 import { ROUTES, type RouteSpec } from './routes.js';

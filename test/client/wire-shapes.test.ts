@@ -1,9 +1,9 @@
 /**
- * The views the server builds as open records (agent view, full state, delta, outcome, waits) have no
- * output schema to check the client's types against at compile time, so this checks them at run
- * time: each key spec below must list exactly the keys of its client type, marked required or
- * optional as the type marks them (tsc enforces that), and every answer a real room gives must have
- * every required key and no key the type does not name.
+ * The client's view types (agent view, full state, delta, outcome, waits) are generated from the
+ * views' output schemas (scripts/client-types.ts); this checks them against what a real room answers:
+ * each key spec below must list exactly the keys of its client type, marked required or optional as
+ * the type marks them (tsc enforces that), and every answer a real room gives must have every
+ * required key and no key the type does not name.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type * as W from '../../src/client/index.js';

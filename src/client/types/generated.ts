@@ -2097,80 +2097,152 @@ interface components {
   headers: never;
   pathItems: never;
 }
+/** Every REST error, and every failed MCP tool call, is this envelope. */
 export type ErrorEnvelope = components['schemas']['ErrorEnvelope'];
+/** Room settings. Every key is optional when creating (the rest take the defaults) and when changing settings (type, visibility and mechanism cannot change); reads return every key resolved. Unknown keys are refused with input.invalid. */
 export type RoomConfig = components['schemas']['RoomConfig'];
+/** Who may perform one class of room act. */
 export type AuthorityConfig = components['schemas']['AuthorityConfig'];
+/** One Ed25519 public key that signs receipts. */
 export type JwksKey = components['schemas']['JwksKey'];
+/** The receipt signing keys. */
 export type Jwks = components['schemas']['Jwks'];
+/** What this service offers: transports, mechanisms, auth modes, config defaults, keys. */
 export type DiscoveryDocument = components['schemas']['DiscoveryDocument'];
+/** Liveness. */
 export type HealthResponse = components['schemas']['HealthResponse'];
+/** Readiness: 200 ready, 503 not_ready. */
 export type ReadyResponse = components['schemas']['ReadyResponse'];
+/** An OpenAPI 3.1 document (this one). */
 export type OpenApiDocument = components['schemas']['OpenApiDocument'];
+/** A new room, around a question or an about text. */
 export type CreateRoomRequest = components['schemas']['CreateRoomRequest'];
+/** The new room and its one-time creator token. */
 export type CreateRoomResponse = components['schemas']['CreateRoomResponse'];
+/** One decision with its slate, status, outcome and chain links. */
 export type DecisionSummary = components['schemas']['DecisionSummary'];
+/** The agent view (default), the full room state (include=full) or a delta (since=N). */
 export type ReadRoomResponse = components['schemas']['ReadRoomResponse'];
+/** The agent view: a constant-size catch-up keyed by display names, written to be read by an agent. */
 export type AgentRoomView = components['schemas']['AgentRoomView'];
+/** The complete state of a room (include=full). */
 export type RoomState = components['schemas']['RoomState'];
+/** An invite to a room (its secret token is shown only once, at creation). */
 export type RoomInvite = components['schemas']['RoomInvite'];
+/** What changed in a room after event seq since. */
 export type RoomDelta = components['schemas']['RoomDelta'];
+/** The room and its decisions as statecharts, and how they got there. */
 export type RoomMachine = components['schemas']['RoomMachine'];
+/** A statechart: its nodes and transitions. */
 export type StateChart = components['schemas']['StateChart'];
+/** The room is gone. */
 export type DeleteRoomResponse = components['schemas']['DeleteRoomResponse'];
+/** Take a seat in a room. */
 export type JoinRoomRequest = components['schemas']['JoinRoomRequest'];
+/** Your new seat. */
 export type JoinRoomResponse = components['schemas']['JoinRoomResponse'];
+/** A new decision. */
 export type AskRequest = components['schemas']['AskRequest'];
+/** The decision just opened. */
 export type AskResponse = components['schemas']['AskResponse'];
+/** A decision just opened. */
 export type AskDecision = components['schemas']['AskDecision'];
+/** Which collecting decision to open for choices. */
 export type StartChoosingRequest = components['schemas']['StartChoosingRequest'];
+/** The decision now open for choices. */
 export type StartChoosingResponse = components['schemas']['StartChoosingResponse'];
+/** A discussion message, room-scoped or about one decision. */
 export type DiscussRequest = components['schemas']['DiscussRequest'];
+/** The posted message. */
 export type DiscussResponse = components['schemas']['DiscussResponse'];
+/** A new option for a decision that accepts proposals. */
 export type ProposeRequest = components['schemas']['ProposeRequest'];
+/** The slate after the proposal. */
 export type ProposeResponse = components['schemas']['ProposeResponse'];
+/** A ballot, or a revision of yours. */
 export type ChooseRequest = components['schemas']['ChooseRequest'];
+/** Your ballot as recorded and where the decision stands. */
 export type ChooseResponse = components['schemas']['ChooseResponse'];
+/** An abstention; it replaces any earlier choice of yours. */
 export type AbstainRequest = components['schemas']['AbstainRequest'];
+/** The abstention as recorded. */
 export type AbstainResponse = components['schemas']['AbstainResponse'];
+/** The decisions of a room with their chain links. */
 export type ListDecisionsResponse = components['schemas']['ListDecisionsResponse'];
+/** Every decision with its outcome and signed receipt, chained by hash, and how to verify them. */
 export type OutcomeResponse = components['schemas']['OutcomeResponse'];
+/** Conclude the room. */
 export type CloseRequest = components['schemas']['CloseRequest'];
+/** The conclusion and its receipt. */
 export type CloseResponse = components['schemas']['CloseResponse'];
+/** A named invite. */
 export type CreateInviteRequest = components['schemas']['CreateInviteRequest'];
+/** The invite and its one-time token. */
 export type CreateInviteResponse = components['schemas']['CreateInviteResponse'];
+/** The room's invites. */
 export type ListInvitesResponse = components['schemas']['ListInvitesResponse'];
+/** The revoked invite. */
 export type RevokeInviteResponse = components['schemas']['RevokeInviteResponse'];
+/** A seat's new role. */
 export type UpdateMemberRoleRequest = components['schemas']['UpdateMemberRoleRequest'];
+/** The seat after the change. */
 export type UpdateMemberRoleResponse = components['schemas']['UpdateMemberRoleResponse'];
+/** Changes to the mutable room settings. */
 export type UpdateRoomSettingsRequest = components['schemas']['UpdateRoomSettingsRequest'];
+/** The config after the change. */
 export type UpdateRoomSettingsResponse = components['schemas']['UpdateRoomSettingsResponse'];
+/** The answer to a wait: something to act on, activity, or a timeout (a normal answer: call again). */
 export type AwaitNextActionResponse = components['schemas']['AwaitNextActionResponse'];
+/** A page of room events. */
 export type ListEventsResponse = components['schemas']['ListEventsResponse'];
+/** One entry of the room event log. */
 export type RoomEvent = components['schemas']['RoomEvent'];
+/** A webhook subscription. */
 export type RegisterWebhookRequest = components['schemas']['RegisterWebhookRequest'];
+/** The subscription and its one-time signing secret. */
 export type RegisterWebhookResponse = components['schemas']['RegisterWebhookResponse'];
+/** Your webhooks in the room. */
 export type ListWebhooksResponse = components['schemas']['ListWebhooksResponse'];
+/** A webhook subscription (without its secret). */
 export type Webhook = components['schemas']['Webhook'];
+/** The subscription is gone. */
 export type UnregisterWebhookResponse = components['schemas']['UnregisterWebhookResponse'];
+/** An OAuth error (RFC 6749): flat, not the REST envelope. */
 export type OAuthError = components['schemas']['OAuthError'];
+/** Protected-resource metadata (RFC 9728). */
 export type OAuthProtectedResource = components['schemas']['OAuthProtectedResource'];
+/** Authorization-server metadata (RFC 8414). */
 export type OAuthAuthorizationServer = components['schemas']['OAuthAuthorizationServer'];
+/** The query of getRoom: Read a room. */
 export type GetRoomRequest = components['schemas']['GetRoomRequest'];
+/** The query of chooseByGet: Submit a single-choice ballot by query string. */
 export type ChooseByGetRequest = components['schemas']['ChooseByGetRequest'];
+/** The query of awaitNextAction: Wait until the room needs you. */
 export type AwaitNextActionRequest = components['schemas']['AwaitNextActionRequest'];
+/** The query of listEvents: Replay stored events. */
 export type ListEventsRequest = components['schemas']['ListEventsRequest'];
 export type DeviceAuthorizationRequest = components['schemas']['DeviceAuthorizationRequest'];
+/** The codes of a device grant. */
 export type DeviceAuthorizationResponse = components['schemas']['DeviceAuthorizationResponse'];
 export type DeviceTokenRequest = components['schemas']['DeviceTokenRequest'];
+/** A hosted key and its mandate. */
 export type DeviceTokenResponse = components['schemas']['DeviceTokenResponse'];
 export type RevokeHostedKeyRequest = components['schemas']['RevokeHostedKeyRequest'];
+/** Empty: the key no longer works. */
 export type RevokeHostedKeyResponse = components['schemas']['RevokeHostedKeyResponse'];
+/** The query of deviceApprovalPage: Operator approval page. */
 export type DeviceApprovalPageRequest = components['schemas']['DeviceApprovalPageRequest'];
+/** The operator decision. */
 export type ApproveDeviceRequest = components['schemas']['ApproveDeviceRequest'];
+/** The recorded decision. */
 export type ApproveDeviceResponse = components['schemas']['ApproveDeviceResponse'];
+/** The query of streamEvents: Server-sent event stream. */
 export type StreamEventsRequest = components['schemas']['StreamEventsRequest'];
+/** Your rooms. */
 export type ListRoomsResponse = components['schemas']['ListRoomsResponse'];
+/** Room settings. Every key is optional when creating (the rest take the defaults) and when changing settings (type, visibility and mechanism cannot change); reads return every key resolved. Unknown keys are refused with input.invalid. */
 export type RoomConfigInput = components['schemas']['RoomConfigInput'];
+/** The mutable RoomConfig keys (type, visibility, mechanism are fixed at creation), each optional. */
 export type RoomSettingsPatch = components['schemas']['RoomSettingsPatch'];
 
 // Names for parts of the types above.
