@@ -18,6 +18,7 @@ const OAUTH_ERROR: Json = {
       type: 'string',
       enum: [
         'invalid_request',
+        'invalid_client',
         'invalid_grant',
         'invalid_scope',
         'invalid_target',

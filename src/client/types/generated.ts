@@ -1773,6 +1773,7 @@ interface components {
        */
       error:
         | 'invalid_request'
+        | 'invalid_client'
         | 'invalid_grant'
         | 'invalid_scope'
         | 'invalid_target'
