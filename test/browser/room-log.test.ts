@@ -4,11 +4,15 @@
  * of tree size M", verified in the browser (the checkpoint's note signature against discovery's
  * `audit_log.verifier_key`, then the inclusion proof); a receipt the integrator has not sequenced
  * yet says so, and the page shows its inclusion once it is (proving the new checkpoint consistent
- * with the one it verified before); a tampered proof or checkpoint is marked ✗ with its reason.
+ * with the one it verified before); a tampered proof or checkpoint is marked ✗ with its reason, and
+ * so is a fork: another tree of the same size, validly signed, shown to a page already open.
  */
 import type { Browser, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/runtime/clock.js';
+import { leafHash } from '../../src/tlog/merkle.js';
+import { toBase64 } from '../../src/tlog/note.js';
+import { MerkleTree } from '../../src/tlog/tree.js';
 import { hasChromium, screenshot, serviceAndBrowser, watchPage } from '../support/browser.js';
 import { type SeatedRoom, seatedRoom } from '../support/engagement.js';
 import { call, type RunningService } from '../support/service.js';
@@ -159,6 +163,52 @@ describe.skipIf(!hasChromium)("the room page's transparency-log check in a brows
     await screenshot(page, 'room-page-log-tampered');
     expect(watch.problems).toEqual([]);
     expect(watch.foreign).toEqual([]);
+    await page.close();
+  });
+
+  it('catches a fork: a validly signed checkpoint that does not extend the one it verified before', async () => {
+    const page = await browser.newPage();
+    const watch = watchPage(page, svc.base);
+    await page.goto(`${svc.base}/r/${room.slug}`);
+    const genuine = await logVerdicts(page);
+    expect(genuine.every(([verified]) => verified === 'true')).toBe(true);
+    const size = Number(/tree size (\d+)/.exec(genuine[0]![1]!)![1]);
+
+    // The operator (holding the key) now shows this reader another tree of the same size, in which
+    // each receipt is genuinely included: signature and inclusion verify, only history differs.
+    const signer = svc.service.services.tlog!.noteSigner();
+    await page.route(`**/api/rooms/${room.slug}/outcome`, async (route) => {
+      const response = await route.fetch();
+      const outcome = await response.json();
+      const leaves = Array.from({ length: size }, (_, i) => leafHash(new TextEncoder().encode(`forged ${i}`)));
+      for (const row of outcome.decisions)
+        leaves[row.transparency_log.index] = leafHash(new TextEncoder().encode(row.receipt_jws));
+      const forged = new MerkleTree();
+      forged.append(leaves);
+      const checkpoint = signer.signCheckpoint(size, forged.root());
+      for (const row of outcome.decisions) {
+        row.transparency_log = {
+          index: row.transparency_log.index,
+          tree_size: size,
+          checkpoint,
+          inclusion_proof: forged.inclusion(row.transparency_log.index, size).map(toBase64),
+        };
+      }
+      await route.fulfill({ response, json: outcome });
+    });
+    // A room event makes the page read the outcome again.
+    await call(svc.base, 'POST', `/api/rooms/${room.slug}/discuss`, { token: room.tokens[1], body: { body: 'hello' } });
+    await page.waitForFunction(
+      () => (globalThis as any).document.querySelectorAll('[data-log-verified="false"]').length === 3,
+    );
+    const verdicts = await logVerdicts(page);
+    for (const [, text] of verdicts) {
+      expect(text).toBe(
+        `✗ transparency log: consistency: the checkpoint of tree size ${size} and the one of size ${size} this page verified before are not one history`,
+      );
+    }
+    await screenshot(page, 'room-page-log-fork');
+    expect(watch.problems).toEqual([]);
     await page.close();
   });
 });

@@ -13,7 +13,7 @@ import {
   verifyConsistency,
   verifyReceiptInLog,
 } from '../../client/tlog.js';
-import { api, type Json } from './api.js';
+import { ApiError, api, type Json } from './api.js';
 
 export interface LogWatch {
   /** Discovery's `audit_log.verifier_key`; null when the service publishes no log. */
@@ -63,8 +63,9 @@ function show(slot: HTMLElement, verified: 'true' | 'false' | 'unsequenced' | 'n
 }
 
 /**
- * Fills every receipt's log slot from an outcome body. Answers how many receipts the log has not
- * sequenced yet, so the page can read the outcome again shortly.
+ * Fills every receipt's log slot from an outcome body. Answers how many receipts are still to be
+ * checked (not sequenced yet, or the service was unreachable), so the page reads the outcome again
+ * shortly.
  */
 export async function showLogInclusion(outcome: Json, watch: LogWatch): Promise<{ unsequenced: number }> {
   const rows: Json[] = [
@@ -96,6 +97,12 @@ export async function showLogInclusion(outcome: Json, watch: LogWatch): Promise<
       await extendsNewest(watch, checkpoint);
       show(slot, 'true', `✓ included in the log at index ${inclusion.index} of tree size ${checkpoint.size}`);
     } catch (error) {
+      if (!(error instanceof LogVerificationError) && !(error instanceof ApiError && error.status < 500)) {
+        // The service could not be reached or was busy: nothing was shown false, so look again.
+        unsequenced++;
+        show(slot, 'unsequenced', 'transparency log: could not be checked just now (checking again shortly)');
+        continue;
+      }
       const reason =
         error instanceof LogVerificationError ? `${error.failure}: ${error.message}` : (error as Error).message;
       show(slot, 'false', `✗ transparency log: ${reason}`);
