@@ -100,7 +100,7 @@ async function checkAgainstRemembered(base: string, latest: VerifiedCheckpoint, 
   if (before) {
     if (latest.size < before.size) {
       throw new LogCheckFailed(
-        `rollback: the log now shows ${latest.size} leaves, but checkpoint ${before.size} was seen on ${before.seen_at}`,
+        `rollback: the log now shows ${latest.size} leaves, but checkpoint ${before.size} was seen on ${before.seen_at}: leaf ${latest.size} onward is gone`,
       );
     }
     if (latest.size > before.size) {
@@ -240,8 +240,8 @@ export async function mirrorLog(
 ): Promise<{ dir: string; latest: VerifiedCheckpoint }> {
   const key = await logKey(base);
   if (!key) throw new LogCheckFailed('the service publishes no transparency log (no audit_log in discovery)');
-  const latest = await latestCheckpoint(base, key);
-  const root = dir ?? mirrorDir(configFile, latest.origin);
+  // The note key's name is the log's origin.
+  const root = dir ?? mirrorDir(configFile, key.slice(0, key.indexOf('+')));
   await save(path.join(root, 'verifier-key'), `${key}\n`);
   let after = -1;
   for (;;) {
@@ -253,6 +253,9 @@ export async function mirrorLog(
     if (page.next_after === null || page.next_after === undefined) break;
     after = page.next_after as number;
   }
+  // Read after the listing: the log only grows, so every checkpoint mirrored so far is at most this
+  // size unless the log was truncated (which the audit reports).
+  const latest = await latestCheckpoint(base, key);
   await save(path.join(root, 'checkpoint', String(latest.size)), latest.note);
   for (let level = 0; latest.size >= TILE_WIDTH ** level || level === 0; level++) {
     const hashCount = Math.floor(latest.size / TILE_WIDTH ** level);
@@ -334,7 +337,11 @@ export async function auditMirror(dir: string, latest: VerifiedCheckpoint): Prom
     } catch (error) {
       throw new LogCheckFailed(`checkpoint ${name}: ${(error as LogVerificationError).message}`);
     }
-    if (checkpoint.size > latest.size) continue;
+    if (checkpoint.size > latest.size) {
+      throw new LogCheckFailed(
+        `leaf ${latest.size}: the log was truncated: it now shows ${latest.size} leaves, but its signed checkpoint ${checkpoint.size} (in the mirror) covers leaves up to ${checkpoint.size - 1}`,
+      );
+    }
     if (!hashesEqual(tree.root(checkpoint.size), fromBase64(checkpoint.root))) {
       throw new LogCheckFailed(
         `checkpoint ${checkpoint.size}: its root is not the tree of the log's first ${checkpoint.size} entries (leaf ${checkpoint.size - 1} or earlier differs)`,

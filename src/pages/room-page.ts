@@ -4,11 +4,13 @@
  * this browser for this room only (browser/seat-store.ts) with a visible "leave this device", renders
  * the room with the same functions the server used for the first paint, offers the actions the seat
  * may take (browser/room-act.ts), verifies every receipt in the reader's own browser — signature
- * against the service's JWKS, hash, link to the receipt before, replay — and follows the room live
+ * against the service's JWKS, hash, link to the receipt before, replay, and its inclusion in the
+ * transparency log (browser/log-inclusion.ts) — and follows the room live
  * over the event stream. The token is sent only in an Authorization header.
  */
 import { ConclaveClient, type Jwks, verifyRoomReceiptChain } from '../client/index.js';
 import { api, ApiError, type Json } from './browser/api.js';
+import { type LogWatch, logWatch, showLogInclusion } from './browser/log-inclusion.js';
 import { actKey, type RoomContext, renderAct, renderHost, renderSay } from './browser/room-act.js';
 import { forgetSeat, loadSeat, type Seat, saveSeat } from './browser/seat-store.js';
 import { coalesce } from './coalesce.js';
@@ -49,6 +51,28 @@ async function verifyReceipts(outcome: unknown, jwks: Jwks): Promise<void> {
   }
 }
 
+/**
+ * A receipt the log has not sequenced yet (it normally is within a second of sealing) is looked for
+ * again: the page re-reads the room a little later, backing off, until every receipt is in the log.
+ */
+let logRetry: ReturnType<typeof setTimeout> | undefined;
+let logRetries = 0;
+function retryUnsequenced(unsequenced: number, refresh: () => void): void {
+  if (unsequenced === 0) {
+    logRetries = 0;
+    return;
+  }
+  if (logRetry !== undefined || logRetries >= 30) return;
+  logRetry = setTimeout(
+    () => {
+      logRetry = undefined;
+      logRetries++;
+      refresh();
+    },
+    Math.min(5000, 500 * 2 ** Math.min(logRetries, 4)),
+  );
+}
+
 /** The settling countdown ticks down between reads. */
 let countdown: ReturnType<typeof setInterval> | undefined;
 function startCountdown(): void {
@@ -67,7 +91,13 @@ let lastActKey = '';
 let lastFull: Json | null = null;
 
 /** Re-renders every section from a fresh read; answers the event seq it reflects. */
-async function update(slug: string, jwks: Jwks, seat: Seat | null, refresh: () => void): Promise<number> {
+async function update(
+  slug: string,
+  jwks: Jwks,
+  log: LogWatch,
+  seat: Seat | null,
+  refresh: () => void,
+): Promise<number> {
   const token = seat?.token;
   const [view, outcome] = await Promise.all([
     api('GET', `/api/rooms/${slug}`, undefined, token),
@@ -98,6 +128,7 @@ async function update(slug: string, jwks: Jwks, seat: Seat | null, refresh: () =
     if (host) renderHost(host, ctx);
   }
   await verifyReceipts(outcome, jwks);
+  retryUnsequenced((await showLogInclusion(outcome, log)).unsequenced, refresh);
   return Number(view.current_through ?? 0);
 }
 
@@ -183,12 +214,13 @@ function waitForJoin(slug: string, invite: string | null): Promise<Seat> {
 }
 
 async function follow(slug: string, seat: Seat | null): Promise<void> {
-  const jwks = (await client.jwks()) as Jwks;
+  const [jwks, discovery] = await Promise.all([client.jwks() as Promise<Jwks>, api('GET', '/.well-known/svc.json')]);
+  const log = logWatch(typeof discovery.audit_log?.verifier_key === 'string' ? discovery.audit_log.verifier_key : null);
   let refresh: () => void = () => undefined;
   refresh = coalesce(async () => {
-    await update(slug, jwks, seat, refresh);
+    await update(slug, jwks, log, seat, refresh);
   });
-  const through = await update(slug, jwks, seat, refresh);
+  const through = await update(slug, jwks, log, seat, refresh);
   liveStatus('Live: this page follows the room.');
   const auth = seat ? { token: seat.token } : undefined;
   for await (const _event of client.streamEvents({ slug, since_seq: through, ...(auth ? { auth } : {}) })) refresh();

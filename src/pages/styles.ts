@@ -23,6 +23,9 @@ table{border-collapse:collapse;margin:.5rem 0}
 th,td{border:1px solid var(--line);padding:.25rem .6rem;text-align:left}
 [data-receipt-verified="true"]{color:var(--ok);font-weight:600}
 [data-receipt-verified="false"]{color:var(--bad);font-weight:600}
+[data-log-verified="true"]{color:var(--ok)}
+[data-log-verified="false"]{color:var(--bad);font-weight:600}
+.log-inclusion{display:block}
 .controls{display:flex;flex-wrap:wrap;gap:.75rem;align-items:end}
 .controls label{display:flex;flex-direction:column;font-size:.9rem}
 input,button{font:inherit;padding:.35rem .6rem;border:1px solid var(--muted);border-radius:6px;background:#fff;color:var(--ink)}

@@ -40,8 +40,12 @@ export function checkpointOf(note: string): PublishedCheckpoint {
   return { note, size: body.size, root: body.root };
 }
 
+/** Published checkpoints kept in memory for proofs (oldest asked-for dropped first; ~300 bytes each). */
+const KEPT_CHECKPOINTS = 1024;
+
 export class TransparencyLog {
   private readonly tree = new MerkleTree();
+  private readonly published = new Map<number, PublishedCheckpoint>();
   private following: Promise<void> | null = null;
   private signer: NoteSigner | null = null;
 
@@ -72,10 +76,22 @@ export class TransparencyLog {
     return state.checkpoint ? checkpointOf(state.checkpoint) : null;
   }
 
+  /**
+   * The checkpoint published at `size`. A published note never changes (the store refuses a second,
+   * different note for a size), so the ones proofs were asked against are kept in memory: a proof
+   * then reads nothing from the store (docs/transparency-log.md, Costs).
+   */
   async checkpointAt(size: number): Promise<PublishedCheckpoint> {
+    const known = this.published.get(size);
+    if (known) return known;
     const note = await this.store.tlog.checkpointAt(size);
     if (!note) throw new LogRequestError('not_found', `no checkpoint of size ${size} was published`);
-    return checkpointOf(note);
+    const checkpoint = checkpointOf(note);
+    if (this.published.size >= KEPT_CHECKPOINTS) {
+      this.published.delete(this.published.keys().next().value as number);
+    }
+    this.published.set(size, checkpoint);
+    return checkpoint;
   }
 
   /** The note with every witness cosignature recorded for its size (what the checkpoint routes serve). */
@@ -111,10 +127,12 @@ export class TransparencyLog {
   /** Where a receipt is in the log, with its inclusion proof against the latest checkpoint; null before it is published. */
   async receiptProof(
     receiptHash: string,
+    /** The latest checkpoint when the caller already read it (one read for a whole outcome). */
+    latestKnown?: PublishedCheckpoint | null,
   ): Promise<{ index: number; checkpoint: PublishedCheckpoint; proof: Hash[] } | null> {
     const index = await this.store.tlog.indexOf(receiptHash);
     if (index === null) return null;
-    const latest = await this.latest();
+    const latest = latestKnown === undefined ? await this.latest() : latestKnown;
     if (!latest || index >= latest.size) return null;
     await this.follow(latest.size);
     return { index, checkpoint: latest, proof: this.tree.inclusion(index, latest.size) };

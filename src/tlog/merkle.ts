@@ -51,15 +51,27 @@ function isPowerOfTwo(n: number): boolean {
  * Where a proof builder reads complete subtrees: the hash of the subtree of 2^level leaves starting
  * at leaf index × 2^level (level 0: the leaf hashes).
  */
-export type NodeReader = (level: number, index: number) => Hash;
+export type NodeReader = ((level: number, index: number) => Hash) & {
+  /**
+   * Optional memo of ranges that are not one complete subtree (the right edge of a tree whose size
+   * is not a power of two), keyed `lo:hi`. Such a range's hash never changes once its leaves exist,
+   * so a reader serving many proofs for the same sizes computes each only once.
+   */
+  ranges?: Map<string, Hash>;
+};
 
 /** MTH over leaves [lo, hi), built from complete subtrees the reader holds. */
 export function rangeHash(node: NodeReader, lo: number, hi: number): Hash {
   const n = hi - lo;
   if (n <= 0) throw new Error('a Merkle range needs at least one leaf');
   if (isPowerOfTwo(n) && lo % n === 0) return node(Math.log2(n), lo / n);
+  const key = node.ranges ? `${lo}:${hi}` : '';
+  const known = node.ranges?.get(key);
+  if (known) return known;
   const k = splitPoint(n);
-  return nodeHash(rangeHash(node, lo, lo + k), rangeHash(node, lo + k, hi));
+  const hash = nodeHash(rangeHash(node, lo, lo + k), rangeHash(node, lo + k, hi));
+  node.ranges?.set(key, hash);
+  return hash;
 }
 
 /** The tree head over the first `size` leaves. */

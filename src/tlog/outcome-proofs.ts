@@ -4,7 +4,7 @@
  * included, so the whole check needs nothing else but the note verifier key). Absent until the
  * receipt is sequenced and published.
  */
-import type { TransparencyLog } from './log.js';
+import type { PublishedCheckpoint, TransparencyLog } from './log.js';
 import { toBase64 } from './note.js';
 
 export interface LogInclusion {
@@ -14,8 +14,12 @@ export interface LogInclusion {
   inclusion_proof: string[];
 }
 
-export async function logInclusion(log: TransparencyLog, receiptHash: string): Promise<LogInclusion | null> {
-  const found = await log.receiptProof(receiptHash);
+export async function logInclusion(
+  log: TransparencyLog,
+  receiptHash: string,
+  latest?: PublishedCheckpoint | null,
+): Promise<LogInclusion | null> {
+  const found = await log.receiptProof(receiptHash, latest);
   if (!found) return null;
   return {
     index: found.index,
@@ -31,10 +35,13 @@ type Row = Record<string, unknown>;
 export async function withLogInclusion(body: Row, log: TransparencyLog | undefined): Promise<Row> {
   if (!log) return body;
   const rows = [...((body.decisions as Row[] | undefined) ?? []), ...(body.conclusion ? [body.conclusion as Row] : [])];
+  if (!rows.some((row) => typeof row.receipt_hash === 'string')) return body;
+  // Every row is proved against the same checkpoint, read once.
+  const latest = await log.latest();
   await Promise.all(
     rows.map(async (row) => {
       if (typeof row.receipt_hash !== 'string') return;
-      const inclusion = await logInclusion(log, row.receipt_hash);
+      const inclusion = await logInclusion(log, row.receipt_hash, latest);
       if (inclusion) row.transparency_log = inclusion;
     }),
   );

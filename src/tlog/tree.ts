@@ -5,6 +5,9 @@
  */
 import { consistencyProof, type Hash, inclusionProof, type NodeReader, nodeHash, treeRoot } from './merkle.js';
 
+/** Memoised right-edge ranges kept at most (about 40 per tree size; 100 bytes each). */
+const MAX_MEMO_RANGES = 8192;
+
 export class MerkleTree {
   /** levels[k][i]: the hash of leaves [i·2^k, (i+1)·2^k). */
   private readonly levels: Hash[][] = [[]];
@@ -36,11 +39,16 @@ export class MerkleTree {
     return (this.levels[level] ?? []).length;
   }
 
-  readonly node: NodeReader = (level, index) => {
-    const hash = this.levels[level]?.[index];
-    if (!hash) throw new RangeError(`no complete subtree at level ${level}, index ${index}`);
-    return hash;
-  };
+  readonly node: NodeReader = Object.assign(
+    (level: number, index: number) => {
+      const hash = this.levels[level]?.[index];
+      if (!hash) throw new RangeError(`no complete subtree at level ${level}, index ${index}`);
+      return hash;
+    },
+    // Right-edge ranges of the sizes proofs were asked for: a proof against the latest checkpoint
+    // then hashes nothing (docs/transparency-log.md, Costs). Dropped whole when it grows past the bound.
+    { ranges: new Map<string, Hash>() },
+  );
 
   root(size = this.size): Hash {
     this.assertSize(size);
@@ -49,12 +57,19 @@ export class MerkleTree {
 
   inclusion(index: number, size: number): Hash[] {
     this.assertSize(size);
+    this.boundRanges();
     return inclusionProof(this.node, index, size);
   }
 
   consistency(first: number, second: number): Hash[] {
     this.assertSize(second);
+    this.boundRanges();
     return consistencyProof(this.node, first, second);
+  }
+
+  private boundRanges(): void {
+    const ranges = this.node.ranges as Map<string, Hash>;
+    if (ranges.size > MAX_MEMO_RANGES) ranges.clear();
   }
 
   private assertSize(size: number): void {

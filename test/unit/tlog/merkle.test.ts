@@ -16,6 +16,7 @@ import {
   verifyConsistency,
   verifyInclusion,
 } from '../../../src/tlog/merkle.js';
+import { MerkleTree } from '../../../src/tlog/tree.js';
 
 const LEAVES = ['', '00', '10', '2021', '3031', '40414243', '5051525354555657', '606162636465666768696a6b6c6d6e6f'].map(
   (hex) => Buffer.from(hex, 'hex'),
@@ -222,5 +223,26 @@ describe('property: every proof verifies, every one-bit change fails', () => {
         expect(verifyConsistency(first, size, bad, a, b)).toBe(false);
       }
     }
+  });
+});
+
+describe("the service's in-memory tree (right-edge ranges memoised)", () => {
+  it('answers the same roots and proofs as a plain reader at every size, while it grows', () => {
+    const leaves = Array.from({ length: 300 }, (_, i) => leafHash(Buffer.from(`grow ${i}`)));
+    const plain = readerOf(leaves);
+    const tree = new MerkleTree();
+    const random = prng(0x3e30);
+    for (let size = 1; size <= leaves.length; size += 1 + Math.floor(random() * 9)) {
+      tree.append(leaves.slice(tree.size, size));
+      // Proofs against every earlier size too: a memoised range must stay right as the tree grows.
+      for (const at of [size, Math.max(1, Math.floor(size / 2)), 1 + Math.floor(random() * size)]) {
+        expect(hex(tree.root(at))).toBe(hex(treeRoot(plain, at)));
+        const index = Math.floor(random() * at);
+        expect(tree.inclusion(index, at).map(hex)).toEqual(inclusionProof(plain, index, at).map(hex));
+        const first = Math.floor(random() * (at + 1));
+        expect(tree.consistency(first, at).map(hex)).toEqual(consistencyProof(plain, first, at).map(hex));
+      }
+    }
+    expect(tree.node.ranges?.size).toBeGreaterThan(0);
   });
 });

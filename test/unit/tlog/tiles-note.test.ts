@@ -1,8 +1,10 @@
 /** Tile paths, entry bundles, signed notes and checkpoints (C2SP tlog-tiles, signed-note, tlog-checkpoint). */
 import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { verifyCheckpoint } from '../../../src/client/tlog.js';
 import { signingKeyFromSeed } from '../../../src/receipts/keys.js';
+import { emptyRoot } from '../../../src/tlog/merkle.js';
 import { keyId, parseVerifierKey, toBase64 } from '../../../src/tlog/note.js';
 import { logOrigin, NoteSigner } from '../../../src/tlog/note-signer.js';
 import {
@@ -82,5 +84,18 @@ describe('signed checkpoints', () => {
   it('derive the origin from the base URL', () => {
     expect(logOrigin('https://conclave.example/')).toBe('conclave.example/log');
     expect(logOrigin('http://127.0.0.1:8080')).toBe('127.0.0.1:8080/log');
+  });
+});
+
+describe("the test instance's note key in docs/transparency-log.md", () => {
+  it('is what a service with seed 07…07 at http://127.0.0.1:3000 derives and signs with', async () => {
+    const docs = await readFile(new URL('../../../docs/transparency-log.md', import.meta.url), 'utf8');
+    const blocks = [...docs.matchAll(/```\n([\s\S]*?)```/g)].map((match) => match[1] as string);
+    const documentedKey = blocks.find((block) => block.startsWith('127.0.0.1:3000/log+'))?.trim();
+    const documentedNote = blocks.find((block) => block.startsWith('127.0.0.1:3000/log\n0\n'));
+    const signer = new NoteSigner(logOrigin('http://127.0.0.1:3000'), signingKeyFromSeed(new Uint8Array(32).fill(7)));
+    expect(signer.verifierKey).toBe(documentedKey);
+    expect(signer.signCheckpoint(0, emptyRoot())).toBe(documentedNote);
+    expect((await verifyCheckpoint(documentedNote ?? '', documentedKey ?? '')).size).toBe(0);
   });
 });
