@@ -4,7 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import { StoreConflictError, StoreUnavailableError } from './port.js';
-import type { EngagementRedis, RedisCalls } from './redis-engagement.js';
+import type { EngagementRedis, RedisCalls } from './redis-engagement-commands.js';
 import { FAIR_ACQUIRE_SCRIPT, FAIR_RELEASE_SCRIPT, LEAVE_LINE_SCRIPT } from './redis-room-lock.js';
 import {
   COMMIT_SCRIPT,

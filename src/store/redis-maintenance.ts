@@ -2,7 +2,7 @@
 import { SEALED_BODY_PREFIX } from './common.js';
 import type { IdempotencyRecord } from './port.js';
 import type { DeadlineCalls, ScriptedRedis } from './redis-calls.js';
-import { engagementKeys } from './redis-engagement.js';
+import { engagementKeys } from './redis-engagement-commands.js';
 import type { RedisKeys } from './redis-keys.js';
 
 export class RedisMaintenance {

@@ -26,7 +26,8 @@ import { DeadlineCalls, defineRoomCommands, type ScriptedRedis, toStoreError } f
 import { decodeArchived, recordOf } from './redis-codec.js';
 import { connectRedisClient, createRedisClient, type RedisClient } from './redis-connection.js';
 import { RedisDeadlineIndex } from './redis-deadline-index.js';
-import { defineEngagementCommands, engagementKeys, RedisEngagementStore } from './redis-engagement.js';
+import { RedisEngagementStore } from './redis-engagement.js';
+import { defineEngagementCommands, engagementKeys } from './redis-engagement-commands.js';
 import { keysOf, type RedisKeys } from './redis-keys.js';
 import { RedisLockTaker } from './redis-lock-taker.js';
 import { RedisMaintenance } from './redis-maintenance.js';
