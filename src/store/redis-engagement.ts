@@ -7,65 +7,15 @@
  * so a crash in between leaves an index entry that points at nothing (cleaned up when read), never a
  * delivery that no index can find.
  */
-import type { Redis } from 'ioredis';
 import type {
   DeliveryDraft,
   DeliveryOutcome,
   DeliveryRecord,
-  DeliveryStatus,
   EngagementStore,
   WebhookRecord,
 } from './engagement-port.js';
-import {
-  CLAIM_SCRIPT,
-  CREATE_WEBHOOK_SCRIPT,
-  DEFER_SCRIPT,
-  DISABLE_WEBHOOK_SCRIPT,
-  ENQUEUE_SCRIPT,
-  RESCORE_DUE_SCRIPT,
-  SETTLE_SCRIPT,
-} from './redis-engagement-scripts.js';
-
-type Arg = string | number;
-
-interface EngagementCommands {
-  conclaveCreateWebhook(...args: Arg[]): Promise<number>;
-  conclaveDisableWebhook(...args: Arg[]): Promise<number>;
-  conclaveEnqueue(...args: Arg[]): Promise<number>;
-  conclaveClaim(...args: Arg[]): Promise<number>;
-  conclaveDefer(...args: Arg[]): Promise<number>;
-  conclaveSettle(...args: Arg[]): Promise<number>;
-  conclaveRescoreDue(...args: Arg[]): Promise<number>;
-}
-
-export type EngagementRedis = Redis & EngagementCommands;
-
-export function defineEngagementCommands(redis: Redis): void {
-  redis.defineCommand('conclaveCreateWebhook', { numberOfKeys: 1, lua: CREATE_WEBHOOK_SCRIPT });
-  redis.defineCommand('conclaveDisableWebhook', { numberOfKeys: 1, lua: DISABLE_WEBHOOK_SCRIPT });
-  redis.defineCommand('conclaveEnqueue', { numberOfKeys: 2, lua: ENQUEUE_SCRIPT });
-  redis.defineCommand('conclaveClaim', { numberOfKeys: 1, lua: CLAIM_SCRIPT });
-  redis.defineCommand('conclaveDefer', { numberOfKeys: 1, lua: DEFER_SCRIPT });
-  redis.defineCommand('conclaveSettle', { numberOfKeys: 2, lua: SETTLE_SCRIPT });
-  redis.defineCommand('conclaveRescoreDue', { numberOfKeys: 1, lua: RESCORE_DUE_SCRIPT });
-}
-
-/** The wrappers of the owning store: error mapping, and writes whose loss is tolerated. */
-export interface RedisCalls {
-  call<T>(operation: () => Promise<T>): Promise<T>;
-  bestEffort(operation: () => Promise<unknown>): Promise<void>;
-}
-
-/** The engagement keys of a room (its room key plus a suffix), for deleteRoom. */
-export function engagementKeys(roomKey: string) {
-  return {
-    webhooks: `${roomKey}:webhooks`,
-    deliveries: `${roomKey}:deliveries`,
-    openerWakes: `${roomKey}:openerwakes`,
-  };
-}
-
-const WEBHOOK_FIELD = /^([^:]+)(?::(cursor|streak|disabled_at))?$/;
+import { type EngagementRedis, engagementKeys, type RedisCalls } from './redis-engagement-commands.js';
+import { dueMember, parseDelivery, parseWebhooks, sortedKeys, takeTurns } from './redis-engagement-codec.js';
 
 /**
  * An index entry whose delivery does not exist may belong to an enqueue still in flight (the index is
@@ -334,55 +284,4 @@ export class RedisEngagementStore implements EngagementStore {
   private keys(slug: string) {
     return engagementKeys(this.roomKey(slug));
   }
-}
-
-function sortedKeys(value: object): [string, unknown][] {
-  return Object.entries(value).sort(([a], [b]) => a.localeCompare(b));
-}
-
-/** Index entries reordered so the rooms take turns: each room's first, then each room's second, … */
-function takeTurns<T extends { slug: string }>(entries: T[]): T[] {
-  const turnOf = new Map<string, number>();
-  const numbered = entries.map((entry, index) => {
-    const turn = turnOf.get(entry.slug) ?? 0;
-    turnOf.set(entry.slug, turn + 1);
-    return { entry, turn, index };
-  });
-  return numbered.sort((a, b) => a.turn - b.turn || a.index - b.index).map((n) => n.entry);
-}
-
-function dueMember(slug: string, webhookId: string, eventId: string): string {
-  return `${slug}|${webhookId}|${eventId}`;
-}
-
-function parseDelivery(slug: string, webhookId: string, eventId: string, value: string): DeliveryRecord {
-  const [status, attempts, nextAt, seq] = value.split(' ');
-  return {
-    slug,
-    webhook_id: webhookId,
-    event_id: eventId,
-    seq: Number(seq),
-    status: status as DeliveryStatus,
-    attempts: Number(attempts),
-    next_attempt_at: nextAt === '-' || nextAt === undefined ? null : Number(nextAt),
-  };
-}
-
-function parseWebhooks(hash: Record<string, string>): WebhookRecord[] {
-  const byId = new Map<string, Partial<WebhookRecord>>();
-  for (const [field, value] of Object.entries(hash)) {
-    const match = WEBHOOK_FIELD.exec(field);
-    if (!match) continue;
-    const id = match[1]!;
-    const entry = byId.get(id) ?? {};
-    byId.set(id, entry);
-    if (match[2] === 'cursor') entry.cursor = Number(value);
-    else if (match[2] === 'streak') entry.failure_streak = Number(value);
-    else if (match[2] === 'disabled_at') entry.disabled_at = Number(value);
-    else Object.assign(entry, JSON.parse(value) as Partial<WebhookRecord>);
-  }
-  return [...byId.values()]
-    .filter((w): w is Partial<WebhookRecord> & { id: string } => typeof w.id === 'string')
-    .map((w) => ({ disabled_at: null, cursor: 0, failure_streak: 0, ...w }) as WebhookRecord)
-    .sort((a, b) => a.created_at - b.created_at || a.id.localeCompare(b.id));
 }

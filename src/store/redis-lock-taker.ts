@@ -1,0 +1,90 @@
+/**
+ * Taking a room's lock on Redis in its turn (redis-room-lock.ts; docs/architecture.md, "One room,
+ * many processes"): tried at once, then again on each wake or poll, until the wait runs out.
+ */
+import { newLockToken } from './common.js';
+import { type RoomLock, type RoomVersion, StoreUnavailableError } from './port.js';
+import type { DeadlineCalls, ScriptedRedis } from './redis-calls.js';
+import { recordOf } from './redis-codec.js';
+import type { RedisKeys } from './redis-keys.js';
+import { knownArgs, LockWakes, readAcquired, WAITER_LEASE_MS, WAITER_POLL_MS } from './redis-room-lock.js';
+
+export class RedisLockTaker {
+  private readonly wakes = new LockWakes();
+
+  constructor(
+    private readonly redis: ScriptedRedis,
+    private readonly key: RedisKeys,
+    private readonly calls: DeadlineCalls,
+  ) {}
+
+  /** A let-go lock's wake, heard on the store's subscribed connection. */
+  heard(slug: string): void {
+    this.wakes.heard(slug);
+  }
+
+  /**
+   * Takes the room's lock in its turn (redis-room-lock.ts): tried at once, then again on each wake
+   * or every WAITER_POLL_MS, until `waitMs` has passed; a waiter that gives up leaves the line.
+   */
+  async lock(slug: string, ttlMs: number, waitMs: number, known?: RoomVersion | null): Promise<RoomLock> {
+    const token = newLockToken();
+    const keys = [this.key.lock(slug), this.key.room(slug), this.key.lockQueue(slug), this.key.lockLeases(slug)];
+    const [knownVersion, knownRevision] = knownArgs(known);
+    const giveUpAt = Date.now() + waitMs;
+    let taken: ReturnType<typeof readAcquired> = null;
+    for (;;) {
+      const wake = this.wakes.arm(slug);
+      try {
+        const reply = await this.calls.call(() =>
+          this.redis.conclaveAcquireLock(...keys, token, ttlMs, WAITER_LEASE_MS, knownVersion, knownRevision),
+        );
+        taken = readAcquired(slug, reply, recordOf);
+        if (taken) break;
+      } catch (error) {
+        wake.disarm();
+        await this.leaveLine(slug, token);
+        throw error;
+      }
+      const remaining = giveUpAt - Date.now();
+      if (remaining <= 0) {
+        wake.disarm();
+        await this.leaveLine(slug, token);
+        throw new StoreUnavailableError(`room ${slug} is locked; gave up after ${waitMs} ms`);
+      }
+      await wake.sleep(Math.min(remaining, WAITER_POLL_MS));
+    }
+    const key = this.key.lock(slug);
+    return {
+      slug,
+      token,
+      found: taken.found,
+      ...(taken.loaded !== undefined ? { loaded: taken.loaded } : {}),
+      renew: async () => {
+        try {
+          return (await this.redis.conclaveRenewLock(key, token, ttlMs)) === 1;
+        } catch {
+          return false;
+        }
+      },
+      release: () =>
+        this.calls.bestEffort(() =>
+          this.redis.conclaveReleaseLock(key, this.key.lockQueue(slug), token, this.key.lockWakes, slug),
+        ),
+    };
+  }
+
+  /** A waiter that gives up leaves the room's line at once rather than when its lease lapses. */
+  private leaveLine(slug: string, token: string): Promise<void> {
+    return this.calls.bestEffort(() =>
+      this.redis.conclaveLeaveLine(
+        this.key.lock(slug),
+        this.key.lockQueue(slug),
+        this.key.lockLeases(slug),
+        token,
+        this.key.lockWakes,
+        slug,
+      ),
+    );
+  }
+}

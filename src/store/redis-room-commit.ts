@@ -1,0 +1,139 @@
+/**
+ * A room commit on Redis (docs/architecture.md, Storage): one script over the room's hash slot that
+ * checks the version, revision, fence and continuity and writes everything (with WAIT when replicas
+ * are required), then the single-key follow-ups outside the slot.
+ */
+import { randomUUID } from 'node:crypto';
+import { assertBatchShape, IDEMPOTENCY_TTL_MS, slugOfScope } from './common.js';
+import { type CommitBatch, type IdempotencyRecord, type RoomRecord, StoreUnavailableError } from './port.js';
+import type { Arg, DeadlineCalls, ScriptCommands, ScriptedRedis } from './redis-calls.js';
+import { encodeArchived, encodeEvents, encodeReceipts } from './redis-codec.js';
+import type { RedisKeys } from './redis-keys.js';
+import type { RedisLogStore } from './redis-tlog.js';
+
+export class RedisRoomCommits {
+  /** Deadline index updates a commit did not wait for (afterCommit). */
+  private readonly unawaited = new Set<Promise<void>>();
+
+  constructor(
+    private readonly redis: ScriptedRedis,
+    private readonly key: RedisKeys,
+    private readonly calls: DeadlineCalls,
+    private readonly clock: () => number,
+    private readonly replication: { replicas: number; timeoutMs: number },
+    private readonly tlog: RedisLogStore,
+  ) {}
+
+  async commit(batch: CommitBatch): Promise<RoomRecord> {
+    assertBatchShape(batch);
+    const { slug } = batch;
+    const records = batch.idempotency ?? [];
+    // Records of the room's own scopes live in its hash slot and commit inside the script.
+    const inScript = records.filter((record) => slugOfScope(record.scope) === slug);
+    const separate = records.filter((record) => slugOfScope(record.scope) !== slug);
+    const args: Arg[] = [
+      7 + inScript.length,
+      this.key.room(slug),
+      this.key.events(slug),
+      this.key.eventIds(slug),
+      this.key.receipts(slug),
+      this.key.lock(slug),
+      this.key.archived(slug),
+      this.key.lockQueue(slug),
+      ...inScript.map((record) => this.key.idempotency(record.scope)),
+      batch.expected_version,
+      batch.fence ?? '',
+      batch.snapshot,
+      batch.next_deadline ?? '',
+      ...encodeEvents(batch.events),
+      ...encodeReceipts(batch.receipts),
+      inScript.length,
+      ...inScript.flatMap((record) => [JSON.stringify(record), this.idempotencyTtl(record)]),
+      ...encodeArchived(batch.archived ?? []),
+      batch.expected_revision ?? '',
+      randomUUID(),
+      batch.release_lock && batch.fence !== undefined ? '1' : '',
+      this.key.lockWakes,
+      slug,
+    ];
+    const [version, head, revision] = await this.calls.call(() =>
+      this.replication.replicas > 0 ? this.commitReplicated(args) : this.redis.conclaveCommit(...args),
+    );
+    await this.afterCommit(batch, version, separate);
+    return { slug, version, head, snapshot: batch.snapshot, next_deadline: batch.next_deadline, revision };
+  }
+
+  /**
+   * The commit script and WAIT in one pipeline: on a Cluster both go to the room's master, so WAIT
+   * counts the replicas of exactly that write. Too few replicas within the timeout is a failure the
+   * caller answers with 503; the write may still have landed, and the client's retry with its
+   * Idempotency-Key gets the stored result.
+   */
+  private async commitReplicated(args: Arg[]): Promise<[number, number, string]> {
+    const { replicas, timeoutMs } = this.replication;
+    const pipeline = this.redis.pipeline() as unknown as ScriptCommands & {
+      wait(replicas: number, timeout: number): unknown;
+      exec(): Promise<[Error | null, unknown][] | null>;
+    };
+    pipeline.conclaveCommit(...args);
+    pipeline.wait(replicas, timeoutMs);
+    const replies = await pipeline.exec();
+    const [commitError, committed] = replies?.[0] ?? [new Error('no reply to the commit')];
+    if (commitError) throw commitError;
+    const [waitError, acknowledged] = replies?.[1] ?? [new Error('no reply to WAIT')];
+    if (waitError) throw waitError;
+    if (Number(acknowledged) < replicas) {
+      throw new StoreUnavailableError(
+        `the write reached ${Number(acknowledged)} of the ${replicas} Redis replicas required within ${timeoutMs} ms`,
+      );
+    }
+    return committed as [number, number, string];
+  }
+
+  /**
+   * The single-key follow-ups of a successful commit. They run after the room script because they
+   * live outside the room's hash slot, and they are best effort: the commit is already durable
+   * and acknowledged. That is safe because the deadline index is only an optimisation (a room's
+   * due work is resolved lazily whenever it is touched, and dueRooms repairs stale entries), the
+   * slug was normally reserved before creation, and a lost room-less idempotency record only
+   * means a retry executes afresh. The deadline index update is not even awaited: the answer need
+   * not wait one more round trip for an optimisation, and this process's later commands (its next
+   * update of the same entry included) follow it on the same connection.
+   */
+  private async afterCommit(batch: CommitBatch, version: number, separateRecords: IdempotencyRecord[]): Promise<void> {
+    const { slug } = batch;
+    const indexed = this.calls.bestEffort(() =>
+      batch.next_deadline === null
+        ? this.redis.zrem(this.key.deadlines(slug), slug)
+        : this.redis.zadd(this.key.deadlines(slug), batch.next_deadline, slug),
+    );
+    // Not awaited here, but close() lets it land (a clean shutdown keeps the index whole).
+    this.unawaited.add(indexed);
+    void indexed.finally(() => this.unawaited.delete(indexed));
+    await Promise.all([
+      // The log's queue (redis-tlog.ts): a receipt lost here is found by the integrator's sweep.
+      batch.receipts.length > 0
+        ? this.calls.bestEffort(() =>
+            this.tlog.enqueue(
+              batch.receipts.map((r) => ({ slug, sequence: r.sequence, jws: r.jws, receipt_hash: r.receipt_hash })),
+            ),
+          )
+        : undefined,
+      version === 1 ? this.calls.bestEffort(() => this.redis.sadd(this.key.slugs, slug)) : undefined,
+      ...separateRecords.map((record) =>
+        this.calls.bestEffort(() =>
+          this.redis.set(this.key.idempotency(record.scope), JSON.stringify(record), 'PX', this.idempotencyTtl(record)),
+        ),
+      ),
+    ]);
+  }
+
+  private idempotencyTtl(record: IdempotencyRecord): number {
+    return Math.max(1, record.created_at + IDEMPOTENCY_TTL_MS - this.clock());
+  }
+
+  /** Lets the index updates not yet awaited land (a clean shutdown keeps the index whole). */
+  async settle(): Promise<void> {
+    await Promise.all([...this.unawaited]);
+  }
+}
