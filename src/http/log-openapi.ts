@@ -89,7 +89,13 @@ const sizeParameter = (name: string, description: string, required: boolean, exa
 
 /** The log's paths; `errors` builds the error responses of the given codes (openapi.ts). */
 export function logOpenApiPaths(errors: (codes: readonly ErrorCode[]) => Json): Json {
-  const reads = errors(['input.invalid', 'vendor:conclave:not_found', 'rate_limit.exceeded', 'internal.error', 'vendor:conclave:unavailable']);
+  const reads = errors([
+    'input.invalid',
+    'vendor:conclave:not_found',
+    'rate_limit.exceeded',
+    'internal.error',
+    'vendor:conclave:unavailable',
+  ]);
   const { '413': _noBody, ...readErrors } = reads as Record<string, unknown>;
   const get = (operationId: string, summary: string, description: string, rest: Json): Json => ({
     get: { operationId, summary, description, tags: ['log'], security: [], ...rest },
@@ -99,7 +105,12 @@ export function logOpenApiPaths(errors: (codes: readonly ErrorCode[]) => Json): 
       'logLatestCheckpoint',
       'The latest signed checkpoint',
       'The newest published checkpoint (Cache-Control: no-cache). 404 until the log has published its first one, a few seconds after start.',
-      { responses: { '200': { description: 'The checkpoint', content: checkpointBody('The latest checkpoint.') }, ...readErrors } },
+      {
+        responses: {
+          '200': { description: 'The checkpoint', content: checkpointBody('The latest checkpoint.') },
+          ...readErrors,
+        },
+      },
     ),
     '/log/checkpoint/{size}': get(
       'logCheckpointAt',
@@ -116,7 +127,10 @@ export function logOpenApiPaths(errors: (codes: readonly ErrorCode[]) => Json): 
             example: '0',
           },
         ],
-        responses: { '200': { description: 'The checkpoint', content: checkpointBody('The checkpoint of this size.') }, ...readErrors },
+        responses: {
+          '200': { description: 'The checkpoint', content: checkpointBody('The checkpoint of this size.') },
+          ...readErrors,
+        },
       },
     ),
     '/log/checkpoints': get(
@@ -128,7 +142,12 @@ export function logOpenApiPaths(errors: (codes: readonly ErrorCode[]) => Json): 
         responses: {
           '200': {
             description: 'A page of sizes',
-            content: { 'application/json': { schema: ref('LogCheckpointSizes'), example: { sizes: [1, 2, 4, 7], next_after: null } } },
+            content: {
+              'application/json': {
+                schema: ref('LogCheckpointSizes'),
+                example: { sizes: [1, 2, 4, 7], next_after: null },
+              },
+            },
           },
           ...readErrors,
         },
@@ -166,13 +185,14 @@ export function logOpenApiPaths(errors: (codes: readonly ErrorCode[]) => Json): 
                 schema: {
                   type: 'string',
                   contentMediaType: 'application/octet-stream',
-                  description: 'Concatenated 32-byte hashes (a hash tile), or length-prefixed entries (an entry bundle).',
+                  description:
+                    'Concatenated 32-byte hashes (a hash tile), or length-prefixed entries (an entry bundle).',
                 },
                 examples: {
                   partialHashTile: {
                     summary: 'A partial hash tile of width 4',
-                    description: 'GET /log/tile/0/000.p/4: the leaf hashes 0..3, 4 × 32 = 128 bytes.',
-                    externalValue: 'https://conclave.example/log/tile/0/000.p/4',
+                    description:
+                      'GET /log/tile/0/000.p/4 answers the leaf hashes 0..3 of the tree, concatenated: 4 × 32 = 128 bytes (binary, so not shown inline).',
                   },
                 },
               },

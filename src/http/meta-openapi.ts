@@ -120,7 +120,9 @@ export const META_OPENAPI_SCHEMAS: Json = {
       room_retention: closed('How long rooms are kept.', {
         policy: str('keep_everything: rooms are kept until deleted.'),
       }),
-      membership_rule: closed('Who may join rooms.', { kind: str('open: anyone with the slug, subject to each room.') }),
+      membership_rule: closed('Who may join rooms.', {
+        kind: str('open: anyone with the slug, subject to each room.'),
+      }),
       keys: { type: 'array', description: 'The receipt signing keys.', items: ref('JwksKey') },
       jwks_url: str('Where the receipt signing keys are.'),
       revocations: {
@@ -323,29 +325,33 @@ export const META_OPENAPI_SCHEMAS: Json = {
           },
         },
       },
-      components: closed('Named schemas and the security schemes.', {
-        schemas: {
-          type: 'object',
-          description: 'The named schemas, referenced as #/components/schemas/<name>.',
-          additionalProperties: ref('JsonSchemaNode'),
-        },
-        securitySchemes: {
-          type: 'object',
-          description: 'The credentials: bearer token, mandate, room password.',
-          additionalProperties: {
+      components: closed(
+        'Named schemas and the security schemes.',
+        {
+          schemas: {
             type: 'object',
-            description: 'One credential kind.',
-            required: ['type'],
-            properties: {
-              type: { enum: ['http', 'apiKey'], description: 'The scheme type.' },
-              scheme: str('http: the scheme (bearer).'),
-              in: { const: 'header', description: 'apiKey: where it travels.' },
-              name: str('apiKey: the header name.'),
-              description: str('What the credential is.'),
+            description: 'The named schemas, referenced as #/components/schemas/<name>.',
+            additionalProperties: ref('JsonSchemaNode'),
+          },
+          securitySchemes: {
+            type: 'object',
+            description: 'The credentials: bearer token, mandate, room password.',
+            additionalProperties: {
+              type: 'object',
+              description: 'One credential kind.',
+              required: ['type'],
+              properties: {
+                type: { enum: ['http', 'apiKey'], description: 'The scheme type.' },
+                scheme: str('http: the scheme (bearer).'),
+                in: { const: 'header', description: 'apiKey: where it travels.' },
+                name: str('apiKey: the header name.'),
+                description: str('What the credential is.'),
+              },
             },
           },
         },
-      }),
+        ['schemas'],
+      ),
     },
     ['openapi', 'info', 'paths', 'components'],
   ),
@@ -449,53 +455,67 @@ const OPENAPI_EXAMPLE = {
         properties: { status: { enum: ['ready', 'not_ready'], description: 'Whether the store answers.' } },
       },
     },
+    securitySchemes: {
+      bearerAuth: {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'A participant token, the creator token or an admin token.',
+      },
+    },
   },
 };
 
-const META_ROUTES: { path: string; tag: string; summary: string; description: string; schema: string; example: Json }[] =
-  [
-    {
-      path: '/.well-known/svc.json',
-      tag: 'discovery',
-      summary: 'Discovery document',
-      description:
-        'What this service offers, only as far as it is wired: transports, auth modes, mechanisms, room config defaults, receipt keys, the transparency log and revoked mandates.',
-      schema: 'DiscoveryDocument',
-      example: DISCOVERY_EXAMPLE,
-    },
-    {
-      path: '/.well-known/jwks.json',
-      tag: 'discovery',
-      summary: 'Receipt signing keys (JWKS)',
-      description: 'Every key that ever signed a receipt or a mandate here, the current one first: old receipts keep verifying.',
-      schema: 'Jwks',
-      example: { keys: [KEY_EXAMPLE] },
-    },
-    {
-      path: '/healthz',
-      tag: 'meta',
-      summary: 'Liveness and version',
-      description: 'Always 200 while the process answers; status degraded names the failing dependency check.',
-      schema: 'HealthResponse',
-      example: { status: 'ok', version: '0.1.0', checks: { store: 'ok', signing_key: 'ok' } },
-    },
-    {
-      path: '/readyz',
-      tag: 'meta',
-      summary: 'Readiness',
-      description: 'Whether to send traffic here: 200 when the store answers within 600 ms, else 503 not_ready.',
-      schema: 'ReadyResponse',
-      example: { status: 'ready' },
-    },
-    {
-      path: '/v1/openapi.json',
-      tag: 'meta',
-      summary: 'This OpenAPI document',
-      description: 'The OpenAPI 3.1 description of every route: generated from the operation table at start.',
-      schema: 'OpenApiDocument',
-      example: OPENAPI_EXAMPLE,
-    },
-  ];
+const META_ROUTES: {
+  path: string;
+  tag: string;
+  summary: string;
+  description: string;
+  schema: string;
+  example: Json;
+}[] = [
+  {
+    path: '/.well-known/svc.json',
+    tag: 'discovery',
+    summary: 'Discovery document',
+    description:
+      'What this service offers, only as far as it is wired: transports, auth modes, mechanisms, room config defaults, receipt keys, the transparency log and revoked mandates.',
+    schema: 'DiscoveryDocument',
+    example: DISCOVERY_EXAMPLE,
+  },
+  {
+    path: '/.well-known/jwks.json',
+    tag: 'discovery',
+    summary: 'Receipt signing keys (JWKS)',
+    description:
+      'Every key that ever signed a receipt or a mandate here, the current one first: old receipts keep verifying.',
+    schema: 'Jwks',
+    example: { keys: [KEY_EXAMPLE] },
+  },
+  {
+    path: '/healthz',
+    tag: 'meta',
+    summary: 'Liveness and version',
+    description: 'Always 200 while the process answers; status degraded names the failing dependency check.',
+    schema: 'HealthResponse',
+    example: { status: 'ok', version: '0.1.0', checks: { store: 'ok', signing_key: 'ok' } },
+  },
+  {
+    path: '/readyz',
+    tag: 'meta',
+    summary: 'Readiness',
+    description: 'Whether to send traffic here: 200 when the store answers within 600 ms, else 503 not_ready.',
+    schema: 'ReadyResponse',
+    example: { status: 'ready' },
+  },
+  {
+    path: '/v1/openapi.json',
+    tag: 'meta',
+    summary: 'This OpenAPI document',
+    description: 'The OpenAPI 3.1 description of every route: generated from the operation table at start.',
+    schema: 'OpenApiDocument',
+    example: OPENAPI_EXAMPLE,
+  },
+];
 
 /** The meta paths; `errors` builds the error responses of the given codes (openapi.ts). */
 export function metaOpenApiPaths(errors: (codes: readonly ErrorCode[]) => Json): Json {

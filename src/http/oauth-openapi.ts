@@ -326,7 +326,8 @@ export function oauthOpenApiPaths(errors: (codes: readonly ErrorCode[]) => Json)
             content: {
               'text/html': {
                 schema: { type: 'string', description: 'The approval page.' },
-                example: '<!doctype html><html lang="en"><head><title>Approve a device · Conclave</title></head>…</html>',
+                example:
+                  '<!doctype html><html lang="en"><head><title>Approve a device · Conclave</title></head>…</html>',
               },
             },
           },

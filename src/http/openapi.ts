@@ -13,6 +13,7 @@ import type { AnyOperation } from '../operations/types.js';
 import { packageInfo } from '../package-info.js';
 import { LOG_OPENAPI_SCHEMAS, logOpenApiPaths } from './log-openapi.js';
 import { META_OPENAPI_SCHEMAS, metaOpenApiPaths } from './meta-openapi.js';
+import { RESPONSE_EXAMPLES } from './openapi-examples.js';
 import { OAUTH_OPENAPI_SCHEMAS, oauthOpenApiPaths } from './oauth-openapi.js';
 
 type Json = Record<string, unknown>;
@@ -114,6 +115,28 @@ function requestShape(op: AnyOperation, components: Json): { properties: Json; r
   return { properties, required: required.filter((name) => !inPath.has(name)), rest };
 }
 
+/** Operations whose answer has several shapes show one named example of each. */
+const EXAMPLE_VARIANTS: Record<string, Record<string, { summary: string; from: string }>> = {
+  getRoom: {
+    agentView: { summary: 'The agent view (default)', from: 'getRoom' },
+    fullState: { summary: 'The full state (include=full, operator)', from: 'getRoomFull' },
+  },
+};
+
+/** The 2xx example: the operation's own, else the one captured by scripts/openapi-examples.ts. */
+function responseExample(op: AnyOperation): Json {
+  const variants = EXAMPLE_VARIANTS[op.name];
+  if (variants) {
+    return {
+      examples: Object.fromEntries(
+        Object.entries(variants).map(([key, { summary, from }]) => [key, { summary, value: RESPONSE_EXAMPLES[from] }]),
+      ),
+    };
+  }
+  const example = op.example.output ?? RESPONSE_EXAMPLES[op.name];
+  return example ? { example } : {};
+}
+
 function operationObject(op: AnyOperation, components: Json): Json {
   const { properties, required, rest } = requestShape(op, components);
   const example = op.example.input;
@@ -166,7 +189,7 @@ function operationObject(op: AnyOperation, components: Json): Json {
       '200': {
         description: 'Success',
         content: {
-          'application/json': { schema: output, ...(op.example.output ? { example: op.example.output } : {}) },
+          'application/json': { schema: output, ...responseExample(op) },
         },
       },
       ...errorResponses(errorCodes(op)),
@@ -188,6 +211,28 @@ function discriminateRoomEvents(components: Json): void {
 
 /** Room routes take any of the credentials, or none for what is public (a public room's reads). */
 const SECURITY = [{}, { bearerAuth: [] }, { mandate: [] }, { roomPassword: [] }];
+
+const STREAM_EXAMPLE = [
+  'id: 6c1f2d7a-0b5e-4f3c-9a8d-2e4b6c8d0f12',
+  'event: choice.abstained',
+  `data: ${JSON.stringify({
+    id: '6c1f2d7a-0b5e-4f3c-9a8d-2e4b6c8d0f12',
+    seq: 17,
+    event_type: 'choice.abstained',
+    occurred_at: '2026-05-01T10:05:00.000Z',
+    decision_id: '9b2e6f0a-4c1d-4e8b-a3f5-7d2c1e0b9a84',
+    data: {
+      seq: 2,
+      participant_id: '5f0c8a9e-3b1d-4c51-9d7a-2e6f4b8c1a07',
+      display_name: 'planner-agent',
+      reason: 'I have a conflict of interest.',
+    },
+  })}`,
+  '',
+  ': keep-alive',
+  '',
+  '',
+].join('\n');
 
 /** SSE is not a JSON operation, so it is described here rather than generated (docs/agents.md, The REST loop). */
 function eventStreamPath(): Json {
@@ -226,7 +271,12 @@ function eventStreamPath(): Json {
       responses: {
         '200': {
           description: 'Event stream',
-          content: { 'text/event-stream': { schema: { type: 'string', description: 'SSE frames of RoomEvents.' } } },
+          content: {
+            'text/event-stream': {
+              schema: { type: 'string', description: 'SSE frames of RoomEvents.' },
+              example: STREAM_EXAMPLE,
+            },
+          },
         },
         ...errorResponses(READ_ERRORS),
       },

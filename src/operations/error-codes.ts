@@ -90,10 +90,7 @@ const openDecisions = z
  */
 export const errorDetailsSchema = z
   .object({
-    field: z
-      .string()
-      .optional()
-      .describe('input.invalid: the offending field, query parameter, header or "body".'),
+    field: z.string().optional().describe('input.invalid: the offending field, query parameter, header or "body".'),
     reason: z
       .string()
       .optional()
@@ -124,10 +121,7 @@ export const errorDetailsSchema = z
       .optional()
       .describe('room.concluded: when the room was closed (RFC 3339, UTC).'),
     max_participants: int('room.at_capacity: the seat limit.').optional(),
-    participant_id: z
-      .string()
-      .optional()
-      .describe('participant.token_superseded: the seat whose token was rotated.'),
+    participant_id: z.string().optional().describe('participant.token_superseded: the seat whose token was rotated.'),
     auth: z
       .enum(['mandate_required', 'token_only'])
       .optional()
@@ -142,10 +136,7 @@ export const errorDetailsSchema = z
     action: z.string().optional().describe('mandate.action_not_in_scope: the action asked for.'),
     weight_cap: z.number().optional().describe('mandate.weight_cap_exceeded: the cap.'),
     requested: z.number().optional().describe('mandate.weight_cap_exceeded: the weight asked for.'),
-    scope: z
-      .string()
-      .optional()
-      .describe('rate_limit.exceeded: what was limited (ip, credential, guess, room, …).'),
+    scope: z.string().optional().describe('rate_limit.exceeded: what was limited (ip, credential, guess, room, …).'),
     bucket: z.string().optional().describe('rate_limit.exceeded: the limiter bucket, when there are several.'),
     limit: int('rate_limit.exceeded, mandate.rate_cap_exceeded: the limit.').optional(),
     window_seconds: z
@@ -200,7 +191,9 @@ export const errorEnvelopeSchema = z
         hint: z.string().optional().describe('A further suggestion, when there is one.'),
         details: errorDetailsSchema
           .optional()
-          .describe('Machine-readable specifics of this code (docs/architecture.md, Errors); absent when there are none.'),
+          .describe(
+            'Machine-readable specifics of this code (docs/architecture.md, Errors); absent when there are none.',
+          ),
         request_id: z.string().optional().describe('The request id, also in the X-Request-Id response header.'),
       })
       .describe('The error.'),

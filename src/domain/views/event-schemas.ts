@@ -309,10 +309,7 @@ export const roomEventSchema = z
 
 /** The RoomEvent member component names by event_type, for the OpenAPI discriminator mapping. */
 export const ROOM_EVENT_COMPONENTS: Readonly<Record<string, string>> = Object.fromEntries(
-  roomEventSchema.options.map((option) => [
-    option.shape.event_type.value,
-    z.globalRegistry.get(option)?.id as string,
-  ]),
+  roomEventSchema.options.map((option) => [option.shape.event_type.value, z.globalRegistry.get(option)?.id as string]),
 );
 
 /** A ballot as stored (docs/mechanisms.md): an option text, a ranking, or a map of option text to score or credits. */
@@ -365,14 +362,15 @@ export const mechanismOutputSchema = z
     cast_votes: count('Ballots counted.'),
     eligible_voters: count('The electorate size (or the quorum, if higher).'),
     quorum_met: z.boolean().describe('Whether enough of the electorate responded.'),
-    threshold_met: z.boolean().optional().describe('Majority-family engines: whether the winner reached the threshold.'),
+    threshold_met: z
+      .boolean()
+      .optional()
+      .describe('Majority-family engines: whether the winner reached the threshold.'),
     trace: z
       .object({
         parameters: engineParametersSchema,
         invalid_votes: count('Ballots the engine could not read.'),
-        duplicate_voter_ids: z
-          .array(z.string())
-          .describe('Voters with more than one ballot (the last one counts).'),
+        duplicate_voter_ids: z.array(z.string()).describe('Voters with more than one ballot (the last one counts).'),
         rounds: z
           .array(
             z.object({
