@@ -115,14 +115,19 @@ describe('the OpenAPI document', () => {
 
   it('keeps path parameters out of request bodies', () => {
     const schemas = doc.components.schemas as Json;
+    let bodies = 0;
     for (const { route, method, op } of operations()) {
-      const body = op.requestBody?.content?.['application/json']?.schema;
-      if (!body) continue;
-      const resolved = body.$ref ? schemas[body.$ref.split('/').pop()] : body;
-      for (const [, param] of route.matchAll(/\{(\w+)\}/g)) {
-        expect(Object.keys(resolved.properties ?? {}), `${method} ${route}`).not.toContain(param);
+      for (const [type, media] of Object.entries((op.requestBody?.content ?? {}) as Json)) {
+        const body = (media as Json).schema;
+        const resolved = body.$ref ? schemas[body.$ref.split('/').pop()] : body;
+        bodies += 1;
+        for (const [, param] of route.matchAll(/\{(\w+)\}/g)) {
+          expect(Object.keys(resolved.properties ?? {}), `${method} ${route} ${type}`).not.toContain(param);
+          expect((media as Json).example ?? {}, `${method} ${route} ${type} example`).not.toHaveProperty(param!);
+        }
       }
     }
+    expect(bodies).toBeGreaterThan(20);
   });
 
   it('types every JSON response: named components, no open objects', () => {
