@@ -4,13 +4,17 @@
  */
 import { z } from 'zod';
 import { authorityConfigSchema, roomConfigSchema } from '../domain/config.js';
+import { ROOM_EVENT_COMPONENTS } from '../domain/views/event-schemas.js';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { errorCodes, errorEnvelopeSchema } from '../operations/error-codes.js';
 import { jsonSchemaOf } from '../operations/json-schema.js';
 import { openEventStream } from '../operations/open-event-stream.js';
 import type { AnyOperation } from '../operations/types.js';
 import { packageInfo } from '../package-info.js';
-import { OAUTH_OPENAPI_PATHS, OAUTH_OPENAPI_SCHEMAS } from './oauth-openapi.js';
+import { LOG_OPENAPI_SCHEMAS, logOpenApiPaths } from './log-openapi.js';
+import { META_OPENAPI_SCHEMAS, metaOpenApiPaths } from './meta-openapi.js';
+import { RESPONSE_EXAMPLES } from './openapi-examples.js';
+import { OAUTH_OPENAPI_SCHEMAS, oauthOpenApiPaths } from './oauth-openapi.js';
 
 type Json = Record<string, unknown>;
 
@@ -111,6 +115,28 @@ function requestShape(op: AnyOperation, components: Json): { properties: Json; r
   return { properties, required: required.filter((name) => !inPath.has(name)), rest };
 }
 
+/** Operations whose answer has several shapes show one named example of each. */
+const EXAMPLE_VARIANTS: Record<string, Record<string, { summary: string; from: string }>> = {
+  getRoom: {
+    agentView: { summary: 'The agent view (default)', from: 'getRoom' },
+    fullState: { summary: 'The full state (include=full, operator)', from: 'getRoomFull' },
+  },
+};
+
+/** The 2xx example: the operation's own, else the one captured by scripts/openapi-examples.ts. */
+function responseExample(op: AnyOperation): Json {
+  const variants = EXAMPLE_VARIANTS[op.name];
+  if (variants) {
+    return {
+      examples: Object.fromEntries(
+        Object.entries(variants).map(([key, { summary, from }]) => [key, { summary, value: RESPONSE_EXAMPLES[from] }]),
+      ),
+    };
+  }
+  const example = op.example.output ?? RESPONSE_EXAMPLES[op.name];
+  return example ? { example } : {};
+}
+
 function operationObject(op: AnyOperation, components: Json): Json {
   const { properties, required, rest } = requestShape(op, components);
   const example = op.example.input;
@@ -163,7 +189,7 @@ function operationObject(op: AnyOperation, components: Json): Json {
       '200': {
         description: 'Success',
         content: {
-          'application/json': { schema: output, ...(op.example.output ? { example: op.example.output } : {}) },
+          'application/json': { schema: output, ...responseExample(op) },
         },
       },
       ...errorResponses(errorCodes(op)),
@@ -171,8 +197,42 @@ function operationObject(op: AnyOperation, components: Json): Json {
   };
 }
 
+/** RoomEvent is a union on event_type: the discriminator tells generators which member to read. */
+function discriminateRoomEvents(components: Json): void {
+  const union = components.RoomEvent as Json | undefined;
+  if (!union) return;
+  union.discriminator = {
+    propertyName: 'event_type',
+    mapping: Object.fromEntries(
+      Object.entries(ROOM_EVENT_COMPONENTS).map(([type, name]) => [type, `#/components/schemas/${name}`]),
+    ),
+  };
+}
+
 /** Room routes take any of the credentials, or none for what is public (a public room's reads). */
 const SECURITY = [{}, { bearerAuth: [] }, { mandate: [] }, { roomPassword: [] }];
+
+const STREAM_EXAMPLE = [
+  'id: 6c1f2d7a-0b5e-4f3c-9a8d-2e4b6c8d0f12',
+  'event: choice.abstained',
+  `data: ${JSON.stringify({
+    id: '6c1f2d7a-0b5e-4f3c-9a8d-2e4b6c8d0f12',
+    seq: 17,
+    event_type: 'choice.abstained',
+    occurred_at: '2026-05-01T10:05:00.000Z',
+    decision_id: '9b2e6f0a-4c1d-4e8b-a3f5-7d2c1e0b9a84',
+    data: {
+      seq: 2,
+      participant_id: '5f0c8a9e-3b1d-4c51-9d7a-2e6f4b8c1a07',
+      display_name: 'planner-agent',
+      reason: 'I have a conflict of interest.',
+    },
+  })}`,
+  '',
+  ': keep-alive',
+  '',
+  '',
+].join('\n');
 
 /** SSE is not a JSON operation, so it is described here rather than generated (docs/agents.md, The REST loop). */
 function eventStreamPath(): Json {
@@ -211,7 +271,12 @@ function eventStreamPath(): Json {
       responses: {
         '200': {
           description: 'Event stream',
-          content: { 'text/event-stream': { schema: { type: 'string', description: 'SSE frames of RoomEvents.' } } },
+          content: {
+            'text/event-stream': {
+              schema: { type: 'string', description: 'SSE frames of RoomEvents.' },
+              example: STREAM_EXAMPLE,
+            },
+          },
         },
         ...errorResponses(READ_ERRORS),
       },
@@ -222,16 +287,6 @@ function eventStreamPath(): Json {
 /** The stream's checks are an operation outside the table (operations/open-event-stream.ts): its codes. */
 const READ_ERRORS: readonly ErrorCode[] = errorCodes(openEventStream);
 
-const META_ERRORS: readonly ErrorCode[] = ['rate_limit.exceeded', 'internal.error'];
-
-const META_ROUTES: { path: string; tag: string; summary: string; schema: string }[] = [
-  { path: '/.well-known/svc.json', tag: 'discovery', summary: 'Discovery document', schema: 'DiscoveryDocument' },
-  { path: '/.well-known/jwks.json', tag: 'discovery', summary: 'Receipt signing keys (JWKS)', schema: 'Jwks' },
-  { path: '/healthz', tag: 'meta', summary: 'Liveness and version', schema: 'HealthResponse' },
-  { path: '/readyz', tag: 'meta', summary: 'Readiness', schema: 'ReadyResponse' },
-  { path: '/v1/openapi.json', tag: 'meta', summary: 'This OpenAPI document', schema: 'OpenApiDocument' },
-];
-
 const TAGS: Record<string, string> = {
   meta: 'Service health and this document.',
   discovery: 'What the service offers and the keys its receipts are signed with.',
@@ -241,201 +296,15 @@ const TAGS: Record<string, string> = {
   events: 'Replaying and following what happens in a room: events, long-poll, webhooks.',
   outcomes: 'Outcomes and their signed, hash-chained receipts.',
   oauth: 'The OAuth device flow that hands agents a credential.',
+  log: 'The transparency log of every receipt (docs/transparency-log.md): checkpoints, tiles and proofs, public.',
 };
-
-function metaSchemas(components: Json): void {
-  components.JwksKey = {
-    type: 'object',
-    description: 'One Ed25519 public key that signs receipts.',
-    required: ['kty', 'crv', 'x', 'kid'],
-    properties: {
-      kty: { const: 'OKP', description: 'Key type.' },
-      crv: { const: 'Ed25519', description: 'Curve.' },
-      alg: { const: 'EdDSA', description: 'Algorithm.' },
-      use: { const: 'sig', description: 'Signing key.' },
-      kid: { type: 'string', description: 'Key id, named in the kid header of the receipts it signs.' },
-      x: { type: 'string', description: 'The public key, base64url.' },
-    },
-  };
-  components.Jwks = {
-    type: 'object',
-    description: 'The receipt signing keys.',
-    required: ['keys'],
-    properties: {
-      keys: {
-        type: 'array',
-        description: 'Current and retired keys.',
-        items: { $ref: '#/components/schemas/JwksKey' },
-      },
-    },
-  };
-  const str = (description: string) => ({ type: 'string', description });
-  const strings = (description: string) => ({ type: 'array', description, items: { type: 'string' } });
-  components.DiscoveryDocument = {
-    type: 'object',
-    description: 'What this service offers: transports, mechanisms, auth modes, config defaults, keys.',
-    required: ['protocol_version', 'issuer_id', 'transports', 'auth', 'mechanisms_supported', 'keys', 'jwks_url'],
-    additionalProperties: false,
-    properties: {
-      protocol_version: { const: '0.1', description: 'The protocol version served.' },
-      protocol_label: str('The protocol label (svc/0.1).'),
-      issuer_id: str('This service: the issuer of its receipts.'),
-      name: str('The service name.'),
-      purpose: str('What the service is for, in a sentence.'),
-      operator: {
-        type: 'object',
-        description: 'Who runs this service.',
-        properties: {
-          name: { type: ['string', 'null'], description: 'The operator name; null if unset.' },
-          contact: { type: ['string', 'null'], description: 'How to reach the operator; null if unset.' },
-        },
-      },
-      transports: {
-        type: 'object',
-        description: 'Where to talk to the service.',
-        properties: {
-          rest: str('The REST base of rooms.'),
-          mcp: str('The participant MCP endpoint.'),
-          mcp_host: str('The host MCP endpoint.'),
-          mcp_protocol_versions: strings('The MCP protocol versions served.'),
-        },
-      },
-      auth: {
-        type: 'object',
-        description: 'How callers authenticate.',
-        properties: {
-          auth_modes: strings('token and, when enabled, mandate.'),
-          mandate_required: { type: 'boolean', description: 'Whether every call needs a mandate (never, here).' },
-          mandate_alg: strings('Accepted mandate signature algorithms.'),
-          oauth_resource_metadata: str('Where the OAuth protected-resource metadata is.'),
-        },
-      },
-      mechanisms_supported: strings('The voting mechanisms rooms may use.'),
-      mandate_actions: strings('The actions a mandate may grant.'),
-      room_kind: str('The default room type.'),
-      visibility: strings('The room visibilities offered.'),
-      deliberation_modes_supported: strings('The deliberation modes offered.'),
-      long_running_pattern: {
-        enum: ['webhook', 'poll'],
-        description: 'How to follow a room without holding a request.',
-      },
-      supports_long_poll: { type: 'boolean', description: 'Whether GET next-action waits.' },
-      long_poll_max_wait_seconds: { type: 'integer', description: 'The longest wait a long-poll holds, in seconds.' },
-      supports_sse_upgrade: { type: 'boolean', description: 'Whether the event stream is served.' },
-      default_voting_window_seconds: { type: 'integer', description: 'The default voting window, in seconds.' },
-      room_config_defaults: { $ref: '#/components/schemas/RoomConfig', description: 'The RoomConfig defaults.' },
-      audit_log: {
-        type: 'object',
-        description: 'The transparency log of every receipt (docs/transparency-log.md).',
-        properties: {
-          kind: { const: 'c2sp-tlog-tiles', description: 'The read API: C2SP tlog-tiles.' },
-          log_url: str('The base of the tiles, checkpoints and proofs.'),
-          checkpoint_url: str('The latest signed checkpoint.'),
-          origin: str("The checkpoint origin line (the note key's name)."),
-          verifier_key: str('The note verifier key: <name>+<hex key id>+<base64(0x01 ‖ Ed25519 key)>.'),
-          leaf: str('What a leaf is: the exact compact JWS bytes of each receipt.'),
-          witnesses: strings('Verifier keys of the witnesses that cosign checkpoints.'),
-        },
-      },
-      room_retention: {
-        type: 'object',
-        description: 'How long rooms are kept.',
-        properties: { policy: str('keep_everything: rooms are kept until deleted.') },
-      },
-      membership_rule: {
-        type: 'object',
-        description: 'Who may join rooms.',
-        properties: { kind: str('open: anyone with the slug, subject to each room.') },
-      },
-      keys: {
-        type: 'array',
-        description: 'The receipt signing keys.',
-        items: { $ref: '#/components/schemas/JwksKey' },
-      },
-      jwks_url: str('Where the receipt signing keys are.'),
-      revocations: {
-        type: 'array',
-        description: 'Revoked mandates (hosted keys).',
-        items: {
-          type: 'object',
-          properties: {
-            jti: str('The revoked mandate id.'),
-            revoked_at: str('When (RFC 3339, UTC).'),
-            reason: str('Why, if recorded.'),
-          },
-        },
-      },
-      openapi_url: str('Where this document is.'),
-      conformance: {
-        type: 'object',
-        description: 'Whether conformance was validated.',
-        properties: {
-          self_attested: { type: 'boolean', description: 'The operator attests conformance.' },
-          validated: { type: 'boolean', description: 'Whether an outside validation was run.' },
-          validated_at: { type: ['string', 'null'], description: 'When; null if never.' },
-          validated_against: { type: ['string', 'null'], description: 'Against what; null if never.' },
-        },
-      },
-    },
-  };
-  components.HealthResponse = {
-    type: 'object',
-    description: 'Liveness.',
-    required: ['status', 'version', 'checks'],
-    properties: {
-      status: { enum: ['ok', 'degraded'], description: 'degraded when a check fails.' },
-      version: { type: 'string', description: 'The service version.' },
-      checks: {
-        type: 'object',
-        description: 'Each dependency checked.',
-        properties: {
-          store: { enum: ['ok', 'fail'], description: 'The store answered a ping.' },
-          signing_key: { enum: ['ok', 'fail'], description: 'A receipt signing key is loaded.' },
-        },
-      },
-    },
-  };
-  components.ReadyResponse = {
-    type: 'object',
-    description: 'Readiness: 200 ready, 503 not_ready.',
-    required: ['status'],
-    properties: { status: { enum: ['ready', 'not_ready'], description: 'Whether the store answers.' } },
-  };
-  components.OpenApiDocument = {
-    type: 'object',
-    description: 'An OpenAPI 3.1 document (this one).',
-    additionalProperties: true,
-    properties: { openapi: { type: 'string', description: 'The OpenAPI version.' } },
-  };
-}
-
-function metaPath(meta: (typeof META_ROUTES)[number]): Json {
-  const ok = {
-    description: 'Success',
-    content: { 'application/json': { schema: { $ref: `#/components/schemas/${meta.schema}` } } },
-  };
-  return {
-    get: {
-      operationId: meta.schema.charAt(0).toLowerCase() + meta.schema.slice(1),
-      summary: meta.summary,
-      description: meta.summary,
-      tags: [meta.tag],
-      security: [],
-      responses: {
-        '200': ok,
-        ...errorResponses(META_ERRORS),
-        ...(meta.path === '/readyz' ? { '503': { ...ok, description: 'Not ready' } } : {}),
-      },
-    },
-  };
-}
 
 export function buildOpenApi(operations: readonly AnyOperation[], baseUrl: string, version: string): Json {
   const components: Json = {};
   schemaOf(errorEnvelopeSchema, 'output', components);
   schemaOf(roomConfigSchema, 'input', components);
   schemaOf(authorityConfigSchema, 'input', components);
-  metaSchemas(components);
+  Object.assign(components, META_OPENAPI_SCHEMAS, OAUTH_OPENAPI_SCHEMAS, LOG_OPENAPI_SCHEMAS);
 
   const paths: Json = {};
   for (const op of operations) {
@@ -445,9 +314,14 @@ export function buildOpenApi(operations: readonly AnyOperation[], baseUrl: strin
       [op.method.toLowerCase()]: operationObject(op, components),
     };
   }
-  for (const meta of META_ROUTES) paths[meta.path] = metaPath(meta);
-  Object.assign(components, OAUTH_OPENAPI_SCHEMAS);
-  Object.assign(paths, OAUTH_OPENAPI_PATHS, { '/api/rooms/{slug}/events/stream': eventStreamPath() });
+  Object.assign(
+    paths,
+    { '/api/rooms/{slug}/events/stream': eventStreamPath() },
+    metaOpenApiPaths(errorResponses),
+    oauthOpenApiPaths(errorResponses),
+    logOpenApiPaths(errorResponses),
+  );
+  discriminateRoomEvents(components);
   const pkg = packageInfo();
   return {
     openapi: '3.1.0',

@@ -1,5 +1,6 @@
 /** GET /api/rooms/{slug}/events — replay stored events after a cursor (docs/agents.md, The REST loop). */
 import { z } from 'zod';
+import { roomEventSchema } from '../domain/views/event-schemas.js';
 import { redactEvent } from '../domain/views/events.js';
 import { cursorSeq, sinceEventIdSchema, sinceSeqSchema } from '../engagement/cursor.js';
 import { readRoom, slugSchema } from './shared.js';
@@ -19,20 +20,7 @@ const listEventsInput = z.object({
     .describe('Page size, 1..1000 (default 100)'),
 });
 
-export const roomEventSchema = z
-  .object({
-    id: z.string().describe('Event id (UUID); a cursor for since_event_id and Last-Event-ID.'),
-    seq: z.number().int().describe('Room-local event number, gap-free from 1; a cursor for since_seq.'),
-    event_type: z.string().describe('What happened, dotted: discussion.posted, vote.cast, decision.completed, …'),
-    occurred_at: z.string().describe('When it happened (RFC 3339, UTC).'),
-    decision_id: z.string().nullable().describe('The decision it concerns; null for room-level events.'),
-    data: z
-      .record(z.string(), z.unknown())
-      .describe(
-        'The event payload; its fields depend on event_type. Hidden choices are redacted (choice_redacted: true).',
-      ),
-  })
-  .meta({ id: 'RoomEvent', description: 'One entry of the room event log.' });
+export { roomEventSchema };
 
 export const listEvents = {
   name: 'listEvents',

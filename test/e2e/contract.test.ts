@@ -9,6 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIG_KEYS } from '../../src/domain/config.js';
 import { buildOpenApi } from '../../src/http/openapi.js';
@@ -41,7 +42,10 @@ function propertiesIn(node: unknown, where: string, out: [string, Json][] = []):
   } else if (typeof node === 'object' && node !== null) {
     const properties = (node as Json).properties;
     if (typeof properties === 'object' && properties !== null) {
-      for (const [name, schema] of Object.entries(properties)) out.push([`${where}.${name}`, schema as Json]);
+      // A schema's properties map holds schemas; a map of keyword schemas named "properties" holds strings.
+      for (const [name, schema] of Object.entries(properties)) {
+        if (typeof schema === 'object' && schema !== null) out.push([`${where}.${name}`, schema as Json]);
+      }
     }
     for (const [key, value] of Object.entries(node)) propertiesIn(value, `${where}/${key}`, out);
   }
@@ -111,14 +115,19 @@ describe('the OpenAPI document', () => {
 
   it('keeps path parameters out of request bodies', () => {
     const schemas = doc.components.schemas as Json;
+    let bodies = 0;
     for (const { route, method, op } of operations()) {
-      const body = op.requestBody?.content?.['application/json']?.schema;
-      if (!body) continue;
-      const resolved = body.$ref ? schemas[body.$ref.split('/').pop()] : body;
-      for (const [, param] of route.matchAll(/\{(\w+)\}/g)) {
-        expect(Object.keys(resolved.properties ?? {}), `${method} ${route}`).not.toContain(param);
+      for (const [type, media] of Object.entries((op.requestBody?.content ?? {}) as Json)) {
+        const body = (media as Json).schema;
+        const resolved = body.$ref ? schemas[body.$ref.split('/').pop()] : body;
+        bodies += 1;
+        for (const [, param] of route.matchAll(/\{(\w+)\}/g)) {
+          expect(Object.keys(resolved.properties ?? {}), `${method} ${route} ${type}`).not.toContain(param);
+          expect((media as Json).example ?? {}, `${method} ${route} ${type} example`).not.toHaveProperty(param!);
+        }
       }
     }
+    expect(bodies).toBeGreaterThanOrEqual(20);
   });
 
   it('types every JSON response: named components, no open objects', () => {
@@ -147,6 +156,161 @@ describe('the OpenAPI document', () => {
     expect(create.$ref).toBe('#/components/schemas/RoomConfig');
     expect(schemas.UpdateRoomSettingsRequest.properties.settings.$ref).toBe('#/components/schemas/RoomConfig');
     expect(Object.keys(schemas.RoomConfig.properties).sort()).toEqual([...CONFIG_KEYS].sort());
+  });
+
+  it('gives every operation a 2xx response example and every request body an example', () => {
+    const missing: string[] = [];
+    for (const { route, method, op } of operations()) {
+      const ok = Object.entries(op.responses as Json).filter(([status]) => status.startsWith('2'));
+      const shown = ok.some(([, response]) =>
+        Object.values((response as Json).content ?? {}).some(
+          (media) => (media as Json).example !== undefined || Object.keys((media as Json).examples ?? {}).length > 0,
+        ),
+      );
+      if (!shown) missing.push(`${method} ${route}: no 2xx response example`);
+      for (const [type, media] of Object.entries((op.requestBody?.content ?? {}) as Json)) {
+        if ((media as Json).example === undefined && !(media as Json).examples) {
+          missing.push(`${method} ${route}: ${type} body without an example`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('has no untyped object anywhere: no open additionalProperties without properties, no bare type object', () => {
+    const open: string[] = [];
+    const walk = (node: unknown, where: string): void => {
+      if (Array.isArray(node)) {
+        for (const [i, item] of node.entries()) walk(item, `${where}[${i}]`);
+        return;
+      }
+      if (typeof node !== 'object' || node === null) return;
+      const schema = node as Json;
+      const properties = Object.keys(schema.properties ?? {}).length > 0;
+      const extra = schema.additionalProperties;
+      const bareExtra =
+        extra === true ||
+        (typeof extra === 'object' && extra !== null && Object.keys(extra).every((k) => k === 'description'));
+      if (bareExtra && !properties) open.push(`${where}: additionalProperties without a type`);
+      const composed = schema.allOf || schema.oneOf || schema.anyOf || schema.$ref;
+      if (schema.type === 'object' && !properties && extra === undefined && !composed) {
+        open.push(`${where}: type object without properties`);
+      }
+      for (const [key, value] of Object.entries(schema)) {
+        // Example values are data, not schemas.
+        if (key !== 'example' && key !== 'examples') walk(value, `${where}/${key}`);
+      }
+    };
+    walk(doc, '#');
+    expect(open).toEqual([]);
+  });
+
+  it('describes every named schema that is a component member of RoomEvent, and maps each event_type', () => {
+    const schemas = doc.components.schemas as Json;
+    const union = schemas.RoomEvent;
+    expect(union.discriminator.propertyName).toBe('event_type');
+    const members = (union.oneOf as Json[]).map((m) => m.$ref.split('/').pop() as string);
+    expect(members.length).toBe(14);
+    for (const name of members) {
+      const member = schemas[name];
+      expect(member.properties.data.type, name).toBe('object');
+      expect(member.properties.data.additionalProperties, name).toBe(false);
+      expect(union.discriminator.mapping[member.properties.event_type.const], name).toBe(
+        `#/components/schemas/${name}`,
+      );
+    }
+    expect(schemas.ErrorEnvelope.properties.error.properties.details.$ref).toBe('#/components/schemas/ErrorDetails');
+    const payload = schemas.RoomState.properties.resolution_payload;
+    expect(JSON.stringify(payload)).toContain('#/components/schemas/MechanismOutput');
+  });
+
+  it('documents the transparency log read API: public, typed, with examples', () => {
+    for (const route of [
+      '/log/checkpoint',
+      '/log/checkpoint/{size}',
+      '/log/checkpoints',
+      '/log/tile/{level}/{index}',
+      '/log/proof/inclusion',
+      '/log/proof/consistency',
+    ]) {
+      const op = doc.paths[route]?.get;
+      expect(op, route).toBeDefined();
+      expect(op.security, route).toEqual([]);
+      expect(op.responses['404'], route).toBeDefined();
+    }
+    expect(doc.paths['/log/checkpoint'].get.responses['200'].content['text/plain']).toBeDefined();
+    expect(
+      doc.paths['/log/tile/{level}/{index}'].get.responses['200'].content['application/octet-stream'],
+    ).toBeDefined();
+    expect(doc.paths['/log/proof/inclusion'].get.responses['200'].content['application/json'].schema.$ref).toBe(
+      '#/components/schemas/LogInclusionProof',
+    );
+    expect(doc.paths['/log/proof/consistency'].get.responses['200'].content['application/json'].schema.$ref).toBe(
+      '#/components/schemas/LogConsistencyProof',
+    );
+  });
+
+  it('types every meta, OAuth and log JSON answer with a named component', () => {
+    for (const { route, method, op } of operations()) {
+      for (const [status, response] of Object.entries(op.responses as Json)) {
+        const schema = (response as Json).content?.['application/json']?.schema;
+        if (!schema || !status.startsWith('2')) continue;
+        expect(schema.$ref, `${method} ${route} ${status}`).toMatch(/^#\/components\/schemas\//);
+      }
+    }
+  });
+
+  it('has examples that validate against their own schemas (the validator the e2e response checks use)', () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+    ajv.addSchema({ ...doc, $id: 'urn:conclave:contract' });
+    const pointer = (parts: string[]) => parts.map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1')).join('/');
+    const failures: string[] = [];
+    let checked = 0;
+    const check = (where: string[], value: unknown, label: string) => {
+      const validate = ajv.compile({ $ref: `urn:conclave:contract#/${pointer(where)}` });
+      checked += 1;
+      if (!validate(value)) failures.push(`${label}: ${ajv.errorsText(validate.errors)}`);
+    };
+    for (const { route, method, op } of operations()) {
+      const media: [string[], Json][] = [];
+      for (const [type, content] of Object.entries((op.requestBody?.content ?? {}) as Json)) {
+        media.push([['paths', route, method, 'requestBody', 'content', type], content as Json]);
+      }
+      for (const [status, response] of Object.entries(op.responses as Json)) {
+        for (const [type, content] of Object.entries(((response as Json).content ?? {}) as Json)) {
+          media.push([['paths', route, method, 'responses', status, 'content', type], content as Json]);
+        }
+      }
+      for (const [where, content] of media) {
+        const label = `${method} ${route} ${where.slice(3).join(' ')}`;
+        if (content.example !== undefined) check([...where, 'schema'], content.example, label);
+        for (const [name, example] of Object.entries((content.examples ?? {}) as Json)) {
+          if ((example as Json).value !== undefined)
+            check([...where, 'schema'], (example as Json).value, `${label} ${name}`);
+        }
+      }
+      for (const [i, parameter] of ((op.parameters ?? []) as Json[]).entries()) {
+        if (parameter.example === undefined) continue;
+        const value =
+          parameter.schema?.type === 'integer' && typeof parameter.example === 'string'
+            ? Number(parameter.example)
+            : parameter.example;
+        check(
+          ['paths', route, method, 'parameters', String(i), 'schema'],
+          value,
+          `${method} ${route} ${parameter.name}`,
+        );
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(checked).toBeGreaterThan(80);
+  });
+
+  it('describes itself: the live document validates against its own OpenApiDocument schema', () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+    ajv.addSchema({ ...doc, $id: 'urn:conclave:self' });
+    const validate = ajv.compile({ $ref: 'urn:conclave:self#/components/schemas/OpenApiDocument' });
+    expect(validate(doc), ajv.errorsText(validate.errors)).toBe(true);
   });
 
   it('lists per operation the error codes each status can carry', () => {

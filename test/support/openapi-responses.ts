@@ -2,8 +2,8 @@
  * Every response a suite receives through `call` is checked against the live OpenAPI document: the
  * operation's schema for that status. A response the document does not describe (a field it lacks,
  * a wrong type, a status it does not list) fails the test, so the document cannot drift from what
- * the service answers. Routes the document does not cover (pages, MCP, unknown paths) and non-JSON
- * bodies are left alone.
+ * the service answers. A non-JSON answer is checked for its status and media type. Routes the document
+ * does not cover (pages, MCP, unknown paths) are left alone.
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { buildOpenApi } from '../../src/http/openapi.js';
@@ -31,8 +31,18 @@ async function checkerFor(base: string): Promise<Checker> {
   ajv.addSchema({ ...doc, $id: 'urn:conclave:openapi' });
   const routes: Checker['routes'] = [];
   for (const [template, item] of Object.entries(doc.paths as Json)) {
-    const pattern = new RegExp(`^${template.replace(/\./g, '\\.').replace(/\{\w+\}/g, '[^/]+')}$`);
-    for (const method of Object.keys(item as Json)) routes.push({ method: method.toUpperCase(), template, pattern });
+    for (const [method, op] of Object.entries(item as Json)) {
+      // A path parameter whose pattern takes slashes (a C2SP tile index) spans several segments.
+      const spans = new Set(
+        ((op as Json).parameters ?? [])
+          .filter((p: Json) => p.in === 'path' && String(p.schema?.pattern ?? '').includes('/'))
+          .map((p: Json) => p.name as string),
+      );
+      const source = template
+        .replace(/\./g, '\\.')
+        .replace(/\{(\w+)\}/g, (_whole, name: string) => (spans.has(name) ? '.+' : '[^/]+'));
+      routes.push({ method: method.toUpperCase(), template, pattern: new RegExp(`^${source}$`) });
+    }
   }
   return { doc, ajv, routes, validators: new Map() };
 }
@@ -48,7 +58,7 @@ export async function checkResponse(
   body: unknown,
 ): Promise<void> {
   const path = url.split('?')[0]!;
-  if (path === '/v1/openapi.json' || !contentType?.includes('application/json')) return;
+  if (path === '/v1/openapi.json') return;
   let checker = checkers.get(base);
   if (!checker) {
     checker = checkerFor(base);
@@ -64,7 +74,14 @@ export async function checkResponse(
       `${method} ${url} answered ${status}, which the OpenAPI document does not list for ${route.method} ${route.template}: ${JSON.stringify(body).slice(0, 400)}`,
     );
   }
-  if (!responses[key].content?.['application/json']) return;
+  const media = Object.keys(responses[key].content ?? {});
+  const type = contentType?.split(';')[0]?.trim() ?? '';
+  if (media.length > 0 && !media.includes(type)) {
+    throw new Error(
+      `${method} ${url} answered ${status} as ${type || 'no content type'}, which the OpenAPI document does not list for ${route.method} ${route.template} (${media.join(', ')})`,
+    );
+  }
+  if (type !== 'application/json' || !responses[key].content?.['application/json']) return;
   const ref = `urn:conclave:openapi#/${pointer(['paths', route.template, route.method.toLowerCase(), 'responses', key, 'content', 'application/json', 'schema'])}`;
   let validate = validators.get(ref);
   if (!validate) {

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { roomConfigSchema } from '../config.js';
+import { canonicalBallotSchema, mechanismOutputSchema } from './event-schemas.js';
 
 export const text = (description: string) => z.string().describe(description);
 export const count = (description: string) => z.number().int().min(0).describe(description);
@@ -299,8 +300,7 @@ export const roomStateSchema = z
     resolved_at: whenOrNull('When the active decision sealed; null if open or none'),
     resolved_outcome: outcomeSchema,
     resolved_winner: z.string().nullable().describe("The active decision's winner; null if none."),
-    resolution_payload: z
-      .record(z.string(), z.unknown())
+    resolution_payload: mechanismOutputSchema
       .nullable()
       .describe("The latest sealed decision's mechanism output (tallies, rounds, …, by mechanism); null if none."),
     created_at: when('When the room was created'),
@@ -330,7 +330,7 @@ export const roomStateSchema = z
       .array(
         z.object({
           participant_id: text('The seat that chose.'),
-          choice: z.unknown().describe('The ballot as recorded (canonical form for the mechanism).'),
+          choice: canonicalBallotSchema,
           cast_at: when('When it was cast'),
           rationale: z.string().nullable().describe('The reason given; null if none.'),
         }),
@@ -377,7 +377,12 @@ const deltaEntrySchema = z.object({
     .optional()
     .describe('option_proposed: the option text; choice_submitted: the option number of a single-choice ballot.'),
   question: text('decision_opened, choosing_started, decision_resolved: the question.').optional(),
-  choice: z.unknown().optional().describe('choice_submitted: the ballot, when visible and not a single option.'),
+  choice: z
+    .string()
+    .optional()
+    .describe(
+      'choice_submitted: the ballot as JCS JSON text (array and map ballots), when visible and not a single option.',
+    ),
   revised: z.literal(true).optional().describe('choice_submitted: present when the choice replaced an earlier one.'),
   reason: text('abstained: the reason.').optional(),
   outcome: z.string().optional().describe('decision_resolved: the receipt status.'),
