@@ -70,7 +70,9 @@ describe('ConclaveClient retries and pagination', () => {
     expect(requests[0]!.key).toMatch(/^[0-9a-f-]{36}$/);
     expect(requests[1]!.key).toBe(requests[0]!.key);
     const events = await client.listEvents({ slug, since_seq: 0, limit: 1000 });
-    const copies = events.events.filter((e) => e.data.body === 'sent twice, posted once');
+    const copies = events.events.filter(
+      (e) => e.event_type === 'discussion.posted' && e.data.body === 'sent twice, posted once',
+    );
     expect(copies).toHaveLength(1);
     expect(posted.ok).toBe(true);
   });

@@ -54,13 +54,102 @@ interface components {
         message: string;
         /** @description A further suggestion, when there is one. */
         hint?: string;
-        /** @description Machine-readable specifics: field and reason for input.invalid, limits, allowed keys, … */
-        details?: {
-          [key: string]: unknown;
-        };
+        /** @description Machine-readable specifics of this code (docs/architecture.md, Errors); absent when there are none. */
+        details?: components['schemas']['ErrorDetails'];
         /** @description The request id, also in the X-Request-Id response header. */
         request_id?: string;
       };
+    };
+    /** @description Machine-readable specifics of an error; which fields appear depends on the code. */
+    ErrorDetails: {
+      /** @description input.invalid: the offending field, query parameter, header or "body". */
+      field?: string;
+      /** @description input.invalid: why (unknown_keys, immutable_key, out_of_range, wrong_type, ballot_shape, duplicate_in_ranking, deliberation_disabled, message_cap_reached, option_cap_reached, empty_slate, agreement_not_supported, abstain_on_agreement, reserved_mechanism, unknown_mechanism, confirmation_mismatch, credential_in_url, webhook_url_rejected, …); mandate.*: what failed; invite.invalid: why the invite is refused. */
+      reason?: string;
+      /** @description input.invalid with reason unknown_keys: the keys that are accepted. */
+      allowed_keys?: string[];
+      /** @description input.invalid with reason message_cap_reached: the message cap reached. */
+      cap?: number;
+      /** @description room.not_found, room.join_required, room.invite_required, room.concluded: the room slug. */
+      slug?: string;
+      /**
+       * @description room.join_required: the room visibility.
+       * @enum {string}
+       */
+      visibility?: 'public' | 'unlisted' | 'private';
+      /**
+       * @description room.join_required: always true.
+       * @constant
+       */
+      join_required?: true;
+      /** @description room.join_required, room.invite_required: whether the room has a password. */
+      password_supported?: boolean;
+      /** @description room.concluded: when the room was closed (RFC 3339, UTC). */
+      concluded_at?: string | null;
+      /** @description room.at_capacity: the seat limit. */
+      max_participants?: number;
+      /** @description participant.token_superseded: the seat whose token was rotated. */
+      participant_id?: string;
+      /**
+       * @description auth.mandate_required, auth.mandate_not_accepted: what the room accepts.
+       * @enum {string}
+       */
+      auth?: 'mandate_required' | 'token_only';
+      /**
+       * @description mandate.*: the check that failed.
+       * @enum {string}
+       */
+      check?: 'parse' | 'issuer' | 'signature' | 'time' | 'room' | 'action' | 'weight' | 'rate' | 'revocation';
+      /** @description mandate.issuer_untrusted: the issuer. */
+      iss?: string;
+      /** @description mandate.expired: the mandate expiry (Unix seconds). */
+      exp?: number;
+      /** @description mandate.not_yet_valid: when the mandate becomes valid (Unix seconds). */
+      nbf?: number;
+      /** @description mandate.action_not_in_scope: the action asked for. */
+      action?: string;
+      /** @description mandate.weight_cap_exceeded: the cap. */
+      weight_cap?: number;
+      /** @description mandate.weight_cap_exceeded: the weight asked for. */
+      requested?: number;
+      /** @description rate_limit.exceeded: what was limited (ip, credential, guess, room, …). */
+      scope?: string;
+      /** @description rate_limit.exceeded: the limiter bucket, when there are several. */
+      bucket?: string;
+      /** @description rate_limit.exceeded, mandate.rate_cap_exceeded: the limit. */
+      limit?: number;
+      /** @description rate_limit.exceeded, mandate.rate_cap_exceeded: the window of the limit, in seconds. */
+      window_seconds?: number;
+      /** @description rate_limit.exceeded, mandate.rate_cap_exceeded: seconds to wait (also in Retry-After). */
+      retry_after_seconds?: number;
+      /** @description decision.not_open, decision.proposing, choice.not_eligible: the decision number. */
+      seq?: number;
+      /** @description decision.proposing: when choosing opens (RFC 3339, UTC); null without a deadline. */
+      voting_opens_at?: string | null;
+      /** @description decision.not_found, decision.not_open, decision.already_open: the open decisions, oldest first. */
+      open_decisions?: {
+        /** @description The decision number. */
+        seq: number;
+        /** @description Its question. */
+        question: string;
+      }[];
+      /** @description decision.already_open: the room max_open_decisions. */
+      max_open_decisions?: number;
+      /** @description choice.invalid_option: the numbered options of the decision. */
+      options?: {
+        /** @description The option number (1-based). */
+        number: number;
+        /** @description The option text. */
+        text: string;
+      }[];
+      /** @description authority.denied: the authority setting that refused (for example invite_authority). */
+      authority?: string;
+      /** @description authority.denied: what that authority requires. */
+      required?: string;
+      /** @description vendor:conclave:not_found: the path that names nothing. */
+      path?: string;
+      /** @description vendor:conclave:method_not_allowed: the methods the route allows. */
+      allowed?: string[];
     };
     /** @description Room settings. Every key is optional when creating (the rest take the defaults) and when changing settings (type, visibility and mechanism cannot change); reads return every key resolved. Unknown keys are refused with input.invalid. */
     RoomConfig: {
@@ -159,12 +248,12 @@ interface components {
        * @description Algorithm.
        * @constant
        */
-      alg?: 'EdDSA';
+      alg: 'EdDSA';
       /**
        * @description Signing key.
        * @constant
        */
-      use?: 'sig';
+      use: 'sig';
       /** @description Key id, named in the kid header of the receipts it signs. */
       kid: string;
       /** @description The public key, base64url. */
@@ -172,7 +261,7 @@ interface components {
     };
     /** @description The receipt signing keys. */
     Jwks: {
-      /** @description Current and retired keys. */
+      /** @description The current key first, then retired keys. */
       keys: components['schemas']['JwksKey'][];
     };
     /** @description What this service offers: transports, mechanisms, auth modes, config defaults, keys. */
@@ -183,125 +272,125 @@ interface components {
        */
       protocol_version: '0.1';
       /** @description The protocol label (svc/0.1). */
-      protocol_label?: string;
+      protocol_label: string;
       /** @description This service: the issuer of its receipts. */
       issuer_id: string;
       /** @description The service name. */
-      name?: string;
+      name: string;
       /** @description What the service is for, in a sentence. */
-      purpose?: string;
+      purpose: string;
       /** @description Who runs this service. */
-      operator?: {
+      operator: {
         /** @description The operator name; null if unset. */
-        name?: string | null;
+        name: string | null;
         /** @description How to reach the operator; null if unset. */
-        contact?: string | null;
+        contact: string | null;
       };
       /** @description Where to talk to the service. */
       transports: {
         /** @description The REST base of rooms. */
-        rest?: string;
-        /** @description The participant MCP endpoint. */
+        rest: string;
+        /** @description The participant MCP endpoint (when MCP is served). */
         mcp?: string;
-        /** @description The host MCP endpoint. */
+        /** @description The host MCP endpoint (when MCP is served). */
         mcp_host?: string;
-        /** @description The MCP protocol versions served. */
+        /** @description The MCP protocol versions served (when MCP is served). */
         mcp_protocol_versions?: string[];
       };
       /** @description How callers authenticate. */
       auth: {
         /** @description token and, when enabled, mandate. */
-        auth_modes?: string[];
+        auth_modes: string[];
         /** @description Whether every call needs a mandate (never, here). */
-        mandate_required?: boolean;
+        mandate_required: boolean;
         /** @description Accepted mandate signature algorithms. */
-        mandate_alg?: string[];
-        /** @description Where the OAuth protected-resource metadata is. */
+        mandate_alg: string[];
+        /** @description Where the OAuth protected-resource metadata is (when mandates are enabled). */
         oauth_resource_metadata?: string;
       };
       /** @description The voting mechanisms rooms may use. */
       mechanisms_supported: string[];
-      /** @description The actions a mandate may grant. */
-      mandate_actions?: string[];
+      /** @description The actions a mandate may grant; empty when mandates are off. */
+      mandate_actions: string[];
       /** @description The default room type. */
-      room_kind?: string;
+      room_kind: string;
       /** @description The room visibilities offered. */
-      visibility?: string[];
+      visibility: string[];
       /** @description The deliberation modes offered. */
-      deliberation_modes_supported?: string[];
+      deliberation_modes_supported: string[];
       /**
        * @description How to follow a room without holding a request.
        * @enum {unknown}
        */
-      long_running_pattern?: 'webhook' | 'poll';
+      long_running_pattern: 'webhook' | 'poll';
       /** @description Whether GET next-action waits. */
-      supports_long_poll?: boolean;
-      /** @description The longest wait a long-poll holds, in seconds. */
+      supports_long_poll: boolean;
+      /** @description The longest wait a long-poll holds, in seconds (when long-poll is served). */
       long_poll_max_wait_seconds?: number;
       /** @description Whether the event stream is served. */
-      supports_sse_upgrade?: boolean;
+      supports_sse_upgrade: boolean;
       /** @description The default voting window, in seconds. */
-      default_voting_window_seconds?: number;
+      default_voting_window_seconds: number;
       /** @description The RoomConfig defaults. */
-      room_config_defaults?: components['schemas']['RoomConfig'];
-      /** @description The transparency log of every receipt (docs/transparency-log.md). */
+      room_config_defaults: components['schemas']['RoomConfig'];
+      /** @description The transparency log of every receipt (docs/transparency-log.md); present when it runs. */
       audit_log?: {
         /**
          * @description The read API: C2SP tlog-tiles.
          * @constant
          */
-        kind?: 'c2sp-tlog-tiles';
+        kind: 'c2sp-tlog-tiles';
         /** @description The base of the tiles, checkpoints and proofs. */
-        log_url?: string;
+        log_url: string;
         /** @description The latest signed checkpoint. */
-        checkpoint_url?: string;
+        checkpoint_url: string;
         /** @description The checkpoint origin line (the note key's name). */
-        origin?: string;
+        origin: string;
         /** @description The note verifier key: <name>+<hex key id>+<base64(0x01 ‖ Ed25519 key)>. */
-        verifier_key?: string;
+        verifier_key: string;
         /** @description What a leaf is: the exact compact JWS bytes of each receipt. */
-        leaf?: string;
+        leaf: string;
         /** @description Verifier keys of the witnesses that cosign checkpoints. */
-        witnesses?: string[];
+        witnesses: string[];
       };
       /** @description How long rooms are kept. */
-      room_retention?: {
+      room_retention: {
         /** @description keep_everything: rooms are kept until deleted. */
-        policy?: string;
+        policy: string;
       };
       /** @description Who may join rooms. */
-      membership_rule?: {
+      membership_rule: {
         /** @description open: anyone with the slug, subject to each room. */
-        kind?: string;
+        kind: string;
       };
       /** @description The receipt signing keys. */
       keys: components['schemas']['JwksKey'][];
       /** @description Where the receipt signing keys are. */
       jwks_url: string;
       /** @description Revoked mandates (hosted keys). */
-      revocations?: {
+      revocations: {
         /** @description The revoked mandate id. */
-        jti?: string;
+        jti: string;
         /** @description When (RFC 3339, UTC). */
-        revoked_at?: string;
+        revoked_at: string;
         /** @description Why, if recorded. */
         reason?: string;
       }[];
       /** @description Where this document is. */
-      openapi_url?: string;
+      openapi_url: string;
       /** @description Whether conformance was validated. */
-      conformance?: {
+      conformance: {
         /** @description The operator attests conformance. */
-        self_attested?: boolean;
+        self_attested: boolean;
         /** @description Whether an outside validation was run. */
-        validated?: boolean;
+        validated: boolean;
         /** @description When; null if never. */
-        validated_at?: string | null;
+        validated_at: string | null;
         /** @description Against what; null if never. */
-        validated_against?: string | null;
+        validated_against: string | null;
       };
     };
-    /** @description Liveness. */
+    /** @description Liveness: the process answers; degraded when a dependency check fails. */
     HealthResponse: {
       /**
        * @description degraded when a check fails.
@@ -313,15 +402,15 @@ interface components {
       /** @description Each dependency checked. */
       checks: {
         /**
-         * @description The store answered a ping.
+         * @description The store answered a ping within 600 ms.
          * @enum {unknown}
          */
-        store?: 'ok' | 'fail';
+        store: 'ok' | 'fail';
         /**
          * @description A receipt signing key is loaded.
          * @enum {unknown}
          */
-        signing_key?: 'ok' | 'fail';
+        signing_key: 'ok' | 'fail';
       };
     };
     /** @description Readiness: 200 ready, 503 not_ready. */
@@ -332,12 +421,372 @@ interface components {
        */
       status: 'ready' | 'not_ready';
     };
+    /** @description Any JSON value (an example, a constant or a default). */
+    JsonValue: string | number | boolean | null | unknown[] | Record<string, never>;
+    /** @description A JSON Schema 2020-12 schema of this document (OpenAPI 3.1 dialect). The keywords listed are those the document uses; a schema may carry further JSON Schema and OpenAPI keywords (discriminator, examples, …). */
+    JsonSchemaNode: {
+      /** @description The JSON type, or a list of types. */
+      type?: string | string[];
+      /** @description The description keyword. */
+      description?: string;
+      /** @description The $ref keyword. */
+      $ref?: string;
+      /** @description The format keyword. */
+      format?: string;
+      /** @description The pattern keyword. */
+      pattern?: string;
+      /** @description The contentMediaType keyword. */
+      contentMediaType?: string;
+      /** @description The minimum keyword. */
+      minimum?: number;
+      /** @description The maximum keyword. */
+      maximum?: number;
+      /** @description The exclusiveMinimum keyword. */
+      exclusiveMinimum?: number;
+      /** @description The exclusiveMaximum keyword. */
+      exclusiveMaximum?: number;
+      /** @description The minLength keyword. */
+      minLength?: number;
+      /** @description The maxLength keyword. */
+      maxLength?: number;
+      /** @description The minItems keyword. */
+      minItems?: number;
+      /** @description The maxItems keyword. */
+      maxItems?: number;
+      /** @description The const keyword: the one value allowed. */
+      const?: components['schemas']['JsonValue'];
+      /** @description The default keyword. */
+      default?: components['schemas']['JsonValue'];
+      /** @description The values allowed. */
+      enum?: components['schemas']['JsonValue'][];
+      /** @description The schema of each property. */
+      properties?: {
+        [key: string]: components['schemas']['JsonSchemaNode'];
+      };
+      /** @description The schema of each array item. */
+      items?: components['schemas']['JsonSchemaNode'];
+      /** @description The properties always present. */
+      required?: string[];
+      /** @description Whether, or with what schema, further properties are allowed. */
+      additionalProperties?: boolean | Record<string, never>;
+      /** @description Schemas all of which apply. */
+      allOf?: components['schemas']['JsonSchemaNode'][];
+      /** @description Schemas one or more of which apply. */
+      anyOf?: components['schemas']['JsonSchemaNode'][];
+      /** @description Schemas exactly one of which applies. */
+      oneOf?: components['schemas']['JsonSchemaNode'][];
+    };
     /** @description An OpenAPI 3.1 document (this one). */
     OpenApiDocument: {
-      /** @description The OpenAPI version. */
-      openapi?: string;
-    } & {
-      [key: string]: unknown;
+      /**
+       * @description The OpenAPI version.
+       * @constant
+       */
+      openapi: '3.1.0';
+      /** @description Title, version, description and license of the API. */
+      info: {
+        /** @description The API title. */
+        title: string;
+        /** @description The service version (package.json). */
+        version: string;
+        /** @description What the API is. */
+        description?: string;
+        /** @description The license. */
+        license: {
+          /** @description The license name. */
+          name: string;
+          /** @description Its SPDX identifier. */
+          identifier: string;
+        };
+      };
+      /** @description Where the API is served. */
+      servers?: {
+        /** @description Its base URL. */
+        url: string;
+        /** @description What it is. */
+        description?: string;
+      }[];
+      /** @description The operation groups. */
+      tags?: {
+        /** @description The tag. */
+        name: string;
+        /** @description What its operations do. */
+        description: string;
+      }[];
+      /** @description Every route, keyed by its path template. */
+      paths: {
+        [key: string]: {
+          [key: string]: {
+            /** @description A stable operation name. */
+            operationId: string;
+            /** @description One line. */
+            summary?: string;
+            /** @description What it does. */
+            description?: string;
+            /** @description Its groups. */
+            tags?: string[];
+            /** @description The credentials accepted; [] for a public operation. */
+            security?: {
+              [key: string]: string[];
+            }[];
+            /** @description Path, query and header parameters. */
+            parameters?: {
+              /** @description The parameter name. */
+              name: string;
+              /**
+               * @description Where it travels.
+               * @enum {unknown}
+               */
+              in: 'path' | 'query' | 'header';
+              /** @description Whether it must be sent. */
+              required?: boolean;
+              /** @description What it means. */
+              description?: string;
+              schema?: components['schemas']['JsonSchemaNode'];
+              /** @description An example value. */
+              example?: components['schemas']['JsonValue'];
+            }[];
+            /** @description The body, by media type. */
+            requestBody?: {
+              /** @description Whether a body must be sent. */
+              required?: boolean;
+              /** @description Its schema and example by media type. */
+              content?: {
+                [key: string]: components['schemas']['OpenApiMediaType'];
+              };
+            };
+            /** @description The answers, keyed by HTTP status. */
+            responses: {
+              [key: string]: {
+                /** @description When it is given. */
+                description: string;
+                /** @description Its schema and example by media type. */
+                content?: {
+                  [key: string]: components['schemas']['OpenApiMediaType'];
+                };
+              };
+            };
+          };
+        };
+      };
+      /** @description Named schemas and the security schemes. */
+      components: {
+        /** @description The named schemas, referenced as #/components/schemas/<name>. */
+        schemas: {
+          [key: string]: components['schemas']['JsonSchemaNode'];
+        };
+        /** @description The credentials: bearer token, mandate, room password. */
+        securitySchemes?: {
+          [key: string]: {
+            /**
+             * @description The scheme type.
+             * @enum {unknown}
+             */
+            type: 'http' | 'apiKey';
+            /** @description http: the scheme (bearer). */
+            scheme?: string;
+            /**
+             * @description apiKey: where it travels.
+             * @constant
+             */
+            in?: 'header';
+            /** @description apiKey: the header name. */
+            name?: string;
+            /** @description What the credential is. */
+            description?: string;
+          };
+        };
+      };
+    };
+    /** @description The schema and example of one media type. */
+    OpenApiMediaType: {
+      schema?: components['schemas']['JsonSchemaNode'];
+      /** @description An example, valid against the schema. */
+      example?: components['schemas']['JsonValue'];
+      /** @description Named examples. */
+      examples?: {
+        [key: string]: {
+          /** @description One line. */
+          summary?: string;
+          /** @description What it shows. */
+          description?: string;
+          /** @description The example. */
+          value?: components['schemas']['JsonValue'];
+          /** @description Where the example is, when it is not inline (binary bodies). */
+          externalValue?: string;
+        };
+      };
+    };
+    /** @description An OAuth error (RFC 6749): flat, not the REST envelope. */
+    OAuthError: {
+      /**
+       * @description The OAuth error code.
+       * @enum {unknown}
+       */
+      error:
+        | 'invalid_request'
+        | 'invalid_client'
+        | 'invalid_grant'
+        | 'invalid_scope'
+        | 'invalid_target'
+        | 'unsupported_grant_type'
+        | 'authorization_pending'
+        | 'slow_down'
+        | 'expired_token'
+        | 'access_denied'
+        | 'server_error';
+      /** @description What went wrong and what to do, in words. */
+      error_description: string;
+    };
+    /** @description Protected-resource metadata (RFC 9728). */
+    OAuthProtectedResource: {
+      /** @description The protected resource: this service. */
+      resource: string;
+      /** @description Where to get a credential (present when the device flow is enabled). */
+      authorization_servers?: string[];
+      /** @description The svc:<action> scopes. */
+      scopes_supported: string[];
+      /** @description Tokens travel in the Authorization header only. */
+      bearer_methods_supported: 'header'[];
+      /** @description Human documentation of the resource. */
+      resource_documentation: string;
+    };
+    /** @description Authorization-server metadata (RFC 8414). */
+    OAuthAuthorizationServer: {
+      /** @description The issuer: this service. */
+      issuer: string;
+      /** @description Where the device flow starts (RFC 8628). */
+      device_authorization_endpoint: string;
+      /** @description Where the device code is redeemed. */
+      token_endpoint: string;
+      /** @description Where a hosted key is revoked (RFC 7009). */
+      revocation_endpoint: string;
+      /** @description Only the device grant. */
+      grant_types_supported: 'urn:ietf:params:oauth:grant-type:device_code'[];
+      /** @description The svc:<action> scopes. */
+      scopes_supported: string[];
+      /** @description Public clients: none. */
+      token_endpoint_auth_methods_supported: 'none'[];
+      /** @description Empty: there is no authorization endpoint. */
+      response_types_supported: string[];
+    };
+    /** @description Who asks for a credential, and for what. */
+    DeviceAuthorizationRequest: {
+      /** @description Who is asking: the agent client id. */
+      client_id: string;
+      /** @description Space-separated svc:<action> scopes; default all. */
+      scope?: string;
+      /** @description The service base URL (the only resource protected here); default: any room. */
+      resource?: string;
+      /** @description A short name for the agent, shown to the approver. */
+      agent_slug?: string;
+      /** @description Where the request comes from, shown to the approver. */
+      from?: string;
+    };
+    /** @description The codes of a device grant (RFC 8628). */
+    DeviceAuthorizationResponse: {
+      /** @description The secret to poll /oauth/token with. */
+      device_code: string;
+      /** @description The code the operator approves. */
+      user_code: string;
+      /** @description Where the operator approves. */
+      verification_uri: string;
+      /** @description The same, with the user code filled in. */
+      verification_uri_complete: string;
+      /** @description Seconds until the codes expire (600). */
+      expires_in: number;
+      /** @description Seconds to wait between polls (5). */
+      interval: number;
+    };
+    /** @description A poll for the grant. */
+    DeviceTokenRequest: {
+      /**
+       * @description The device grant.
+       * @constant
+       */
+      grant_type: 'urn:ietf:params:oauth:grant-type:device_code';
+      /** @description The device_code from /oauth/device_authorization. */
+      device_code: string;
+      /** @description The client id the grant was started with. */
+      client_id?: string;
+    };
+    /** @description A hosted key and its mandate. */
+    DeviceTokenResponse: {
+      /** @description The hosted key (rk_…): send it as Authorization: Bearer. */
+      access_token: string;
+      /**
+       * @description Always Bearer.
+       * @constant
+       */
+      token_type: 'Bearer';
+      /** @description Seconds until the key and its mandate expire (30 days). */
+      expires_in: number;
+      /** @description The granted scopes, space-separated. */
+      scope: string;
+      /** @description The resource the credential is for; null: any room. */
+      resource: string | null;
+      /** @description The signed mandate (JWS): send it as X-Mandate. */
+      mandate: string;
+      /** @description The key's public id, safe to log. */
+      public_id: string;
+    };
+    /** @description The key to revoke. */
+    OAuthRevokeRequest: {
+      /** @description The hosted key to revoke. */
+      token: string;
+    };
+    /** @description Empty: the key no longer works (an unknown key answers the same). */
+    OAuthRevokeResponse: Record<string, never>;
+    /** @description The operator decision. */
+    DeviceApprovalRequest: {
+      /** @description The user code shown to the agent. */
+      user_code: string;
+      /** @description true approves, false denies. */
+      approve: boolean;
+    };
+    /** @description The recorded decision. */
+    DeviceApprovalResponse: {
+      /**
+       * @description Always true.
+       * @constant
+       */
+      ok: true;
+      /** @description The user code. */
+      user_code: string;
+      /**
+       * @description The decision.
+       * @enum {unknown}
+       */
+      status: 'approved' | 'denied';
+    };
+    /** @description A page of the sizes at which checkpoints were published. */
+    LogCheckpointSizes: {
+      /** @description Published tree sizes after the cursor, ascending, at most 1,000. */
+      sizes: number[];
+      /** @description The cursor for the next page (pass it as after); null on the last page. */
+      next_after: number | null;
+    };
+    /** @description An RFC 6962 inclusion proof of one leaf against the checkpoint of a published size. */
+    LogInclusionProof: {
+      /** @description The leaf index (0-based). */
+      index: number;
+      /** @description The size of the checkpoint the proof is against. */
+      tree_size: number;
+      /** @description That checkpoint: a C2SP signed note. */
+      checkpoint: string;
+      /** @description The audit path from the leaf to the root, leaf side first. */
+      inclusion_proof: string[];
+    };
+    /** @description An RFC 6962 consistency proof: the tree of size first is a prefix of the tree of size second. */
+    LogConsistencyProof: {
+      /** @description The older tree size (any size up to second, published or not). */
+      first: number;
+      /** @description The newer, published tree size. */
+      second: number;
+      /** @description The checkpoint of size second: a C2SP signed note. */
+      second_checkpoint: string;
+      /** @description The consistency proof hashes (empty when first is 0 or equals second). */
+      consistency_proof: string[];
     };
     /** @description A new room, around a question or an about text. */
     CreateRoomRequest: {
@@ -689,9 +1138,7 @@ interface components {
       /** @description The active decision's winner; null if none. */
       resolved_winner: string | null;
       /** @description The latest sealed decision's mechanism output (tallies, rounds, …, by mechanism); null if none. */
-      resolution_payload: {
-        [key: string]: unknown;
-      } | null;
+      resolution_payload: components['schemas']['MechanismOutput'] | null;
       /** @description When the room was created (RFC 3339, UTC). */
       created_at: string;
       /** @description Seats held (participants and observers). */
@@ -761,8 +1208,13 @@ interface components {
         | {
             /** @description The seat that chose. */
             participant_id: string;
-            /** @description The ballot as recorded (canonical form for the mechanism). */
-            choice: unknown;
+            /** @description The ballot as recorded, in the canonical form of the room mechanism. */
+            choice:
+              | string
+              | string[]
+              | {
+                  [key: string]: number;
+                };
             /** @description When it was cast (RFC 3339, UTC). */
             cast_at: string;
             /** @description The reason given; null if none. */
@@ -780,6 +1232,103 @@ interface components {
       }[];
       /** @description The last event seq this state includes. */
       current_through: number;
+    };
+    /** @description The mechanism engine output of a sealed decision: outcome, winner, scores and the counting trace. */
+    MechanismOutput: {
+      /**
+       * @description How the count ended.
+       * @enum {string}
+       */
+      outcome: 'pass' | 'plurality_pass' | 'no_pass' | 'tied';
+      /** @description The winning option; null without a winner. */
+      winner: string | null;
+      /** @description Each option and its final count or score. */
+      per_option_score: {
+        [key: string]: number;
+      };
+      /** @description Ballots counted. */
+      cast_votes: number;
+      /** @description The electorate size (or the quorum, if higher). */
+      eligible_voters: number;
+      /** @description Whether enough of the electorate responded. */
+      quorum_met: boolean;
+      /** @description Majority-family engines: whether the winner reached the threshold. */
+      threshold_met?: boolean;
+      /** @description How the engine counted: its parameters and the mechanism-specific working. */
+      trace: {
+        parameters: components['schemas']['EngineParameters'];
+        /** @description Ballots the engine could not read. */
+        invalid_votes: number;
+        /** @description Voters with more than one ballot (the last one counts). */
+        duplicate_voter_ids: string[];
+        /** @description ranked_choice: each instant-runoff round. */
+        rounds?: {
+          /** @description The first-preference count of each remaining option. */
+          tally: {
+            [key: string]: number;
+          };
+          /** @description The options still in the count. */
+          remaining: string[];
+          /** @description The options eliminated after this round. */
+          eliminated: string[];
+          /** @description Ballots with no remaining option. */
+          exhausted_ballots: number;
+        }[];
+        /** @description ranked_pairwise: how many voters preferred each option over each other. */
+        pairwise_preferences?: {
+          [key: string]: {
+            [key: string]: number;
+          };
+        };
+        /** @description ranked_pairwise: the Schulze strongest-path strengths. */
+        strongest_paths?: {
+          [key: string]: {
+            [key: string]: number;
+          };
+        };
+        /** @description ranked_pairwise: the options tied at the top. */
+        tied_options?: string[];
+        /** @description score_vote: the total ballot weight counted. */
+        total_weight?: number;
+        /** @description quadratic_vote: the credits each voter spent. */
+        spent_credits_by_voter?: {
+          [key: string]: number;
+        };
+        /** @description Present when a tie rule decided the outcome: why. */
+        tie_resolution_reason?: string;
+      };
+    };
+    /** @description The exact parameters the mechanism engine ran with. */
+    EngineParameters: {
+      /** @description The slate counted. */
+      options: string[];
+      /** @description The quorum as a fraction of the eligible voters, 0..1. */
+      quorum: number;
+      /**
+       * @description Majority-family engines: single_choice or approval.
+       * @enum {string}
+       */
+      ballot_mode?: 'single_choice' | 'approval';
+      /** @description Majority-family engines: the share of the counted votes a winner needs. */
+      pass_threshold?: number;
+      /**
+       * @description Majority-family engines: strict (more than) or inclusive (at least) the threshold.
+       * @enum {string}
+       */
+      pass_threshold_comparison?: 'strict' | 'inclusive';
+      /**
+       * @description How a tie at the top is resolved.
+       * @enum {string}
+       */
+      tie_break: 'no_pass' | 'first_listed' | 'random_seeded';
+      /** @description Majority-family engines: whether the top option wins without reaching the threshold. */
+      plurality_fallthrough?: boolean;
+      /** @description score_vote: the lowest score. */
+      min_score?: number;
+      /** @description score_vote: the highest score. */
+      max_score?: number;
+      /** @description quadratic_vote: the credits each voter may spend. */
+      credits_per_voter?: number;
     };
     /** @description An invite to a room (its secret token is shown only once, at creation). */
     RoomInvite: {
@@ -867,8 +1416,8 @@ interface components {
         option?: string | number;
         /** @description decision_opened, choosing_started, decision_resolved: the question. */
         question?: string;
-        /** @description choice_submitted: the ballot, when visible and not a single option. */
-        choice?: unknown;
+        /** @description choice_submitted: the ballot as JCS JSON text (array and map ballots), when visible and not a single option. */
+        choice?: string;
         /**
          * @description choice_submitted: present when the choice replaced an earlier one.
          * @constant
@@ -1665,38 +2214,453 @@ interface components {
       /** @description true when more events follow: page on with since_seq set to the last seq. */
       has_more: boolean;
     };
-    /** @description One entry of the room event log. */
-    RoomEvent: {
-      /** @description Event id (UUID); a cursor for since_event_id and Last-Event-ID. */
+    /** @description One entry of the room event log: id, seq, event_type, occurred_at, decision_id and the data of its event_type. Hidden choices are redacted (vote.cast carries choice_redacted: true). */
+    RoomEvent:
+      | components['schemas']['ParticipantJoinedEvent']
+      | components['schemas']['ParticipantRoleUpdatedEvent']
+      | components['schemas']['InviteCreatedEvent']
+      | components['schemas']['InviteAcceptedEvent']
+      | components['schemas']['InviteRevokedEvent']
+      | components['schemas']['RoomSettingsUpdatedEvent']
+      | components['schemas']['DecisionOpenedEvent']
+      | components['schemas']['OptionProposedEvent']
+      | components['schemas']['VotingPhaseStartedEvent']
+      | components['schemas']['DiscussionPostedEvent']
+      | components['schemas']['VoteCastEvent']
+      | components['schemas']['ChoiceAbstainedEvent']
+      | components['schemas']['DecisionCompletedEvent']
+      | components['schemas']['RoomConcludedEvent'];
+    /** @description A seat was created (RoomEvent with event_type participant.joined). */
+    ParticipantJoinedEvent: {
+      /** @description Event id (UUID); a cursor for since_event_id and Last-Event-ID, and the webhook Webhook-Id. */
       id: string;
       /** @description Room-local event number, gap-free from 1; a cursor for since_seq. */
       seq: number;
+      /** @description When it happened (for a deadline-driven event, the deadline) (RFC 3339, UTC). */
+      occurred_at: string;
       /**
-       * @description What happened, dotted: discussion.posted, vote.cast, decision.completed, …
+       * @description A seat was created (enum property replaced by openapi-typescript)
        * @enum {string}
        */
-      event_type:
-        | 'participant.joined'
-        | 'participant.role_updated'
-        | 'invite.created'
-        | 'invite.accepted'
-        | 'invite.revoked'
-        | 'room.settings_updated'
-        | 'decision.opened'
-        | 'option.proposed'
-        | 'decision.voting_phase_started'
-        | 'discussion.posted'
-        | 'vote.cast'
-        | 'choice.abstained'
-        | 'decision.completed'
-        | 'room.concluded';
-      /** @description When it happened (RFC 3339, UTC). */
-      occurred_at: string;
-      /** @description The decision it concerns; null for room-level events. */
-      decision_id: string | null;
-      /** @description The event payload; its fields depend on event_type. Hidden choices are redacted (choice_redacted: true). */
+      event_type: 'participant.joined';
+      /** @description Always null: a room-level event. */
+      decision_id: null;
+      /** @description The new seat. */
       data: {
-        [key: string]: unknown;
+        /** @description The new seat. */
+        participant_id: string;
+        /** @description Its display name. */
+        name: string;
+        /**
+         * @description The seat role.
+         * @enum {string}
+         */
+        role: 'participant' | 'observer';
+        /**
+         * @description How the seat was taken: room creation, an ordinary join, an invite or a mandate join.
+         * @enum {string}
+         */
+        via: 'create' | 'join' | 'invite' | 'mandate';
+      };
+    };
+    /** @description A member's role changed (RoomEvent with event_type participant.role_updated). */
+    ParticipantRoleUpdatedEvent: {
+      /** @description Event id (UUID); a cursor for since_event_id and Last-Event-ID, and the webhook Webhook-Id. */
+      id: string;
+      /** @description Room-local event number, gap-free from 1; a cursor for since_seq. */
+      seq: number;
+      /** @description When it happened (for a deadline-driven event, the deadline) (RFC 3339, UTC). */
+      occurred_at: string;
+      /**
+       * @description A member's role changed (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      event_type: 'participant.role_updated';
+      /** @description Always null: a room-level event. */
+      decision_id: null;
+      /** @description The seat and its new role. */
+      data: {
+        /** @description The seat. */
+        participant_id: string;
+        /** @description Its display name. */
+        name: string;
+        /**
+         * @description The seat role.
+         * @enum {string}
+         */
+        role: 'participant' | 'observer';
+      };
+    };
+    /** @description An invite was created (RoomEvent with event_type invite.created). */
+    InviteCreatedEvent: {
+      /** @description Event id (UUID); a cursor for since_event_id and Last-Event-ID, and the webhook Webhook-Id. */
+      id: string;
+      /** @description Room-local event number, gap-free from 1; a cursor for since_seq. */
+      seq: number;
+      /** @description When it happened (for a deadline-driven event, the deadline) (RFC 3339, UTC). */
+      occurred_at: string;
+      /**
+       * @description An invite was created (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      event_type: 'invite.created';
+      /** @description Always null: a room-level event. */
+      decision_id: null;
+      /** @description The invite (never its secret token). */
+      data: {
+        /** @description The invite code (its public name). */
+        code: string;
+        /** @description Who the invite is for. */
+        label: string;
+        /**
+         * @description The seat role.
+         * @enum {string}
+         */
+        role: 'participant' | 'observer';
+        /** @description Whether the room waits for this invitee before an early close. */
+        expected: boolean;
+      };
+    };
+    /** @description An invite was redeemed for the first time (RoomEvent with event_type invite.accepted). */
+    InviteAcceptedEvent: {
+      /** @description Event id (UUID); a cursor for since_event_id and Last-Event-ID, and the webhook Webhook-Id. */
+      id: string;
+      /** @description Room-local event number, gap-free from 1; a cursor for since_seq. */
+      seq: number;
+      /** @description When it happened (for a deadline-driven event, the deadline) (RFC 3339, UTC). */
+      occurred_at: string;
+      /**
+       * @description An invite was redeemed for the first time (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      event_type: 'invite.accepted';
+      /** @description Always null: a room-level event. */
+      decision_id: null;
+      /** @description The invite and the seat it created. */
+      data: {
+        /** @description The invite code. */
+        code: string;
+        /** @description Who the invite was for. */
+        label: string;
+        /** @description The seat it created. */
+        participant_id: string;
+      };
+    };
+    /** @description An invite was revoked (RoomEvent with event_type invite.revoked). */
+    InviteRevokedEvent: {
+      /** @description Event id (UUID); a cursor for since_event_id and Last-Event-ID, and the webhook Webhook-Id. */
+      id: string;
+      /** @description Room-local event number, gap-free from 1; a cursor for since_seq. */
+      seq: number;
+      /** @description When it happened (for a deadline-driven event, the deadline) (RFC 3339, UTC). */
+      occurred_at: string;
+      /**
+       * @description An invite was revoked (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      event_type: 'invite.revoked';
+      /** @description Always null: a room-level event. */
+      decision_id: null;
+      /** @description The invite. */
+      data: {
+        /** @description The invite code. */
+        code: string;
+        /** @description Who the invite was for. */
+        label: string;
+      };
+    };
+    /** @description A settings patch changed the room config (RoomEvent with event_type room.settings_updated). */
+    RoomSettingsUpdatedEvent: {
+      /** @description Event id (UUID); a cursor for since_event_id and Last-Event-ID, and the webhook Webhook-Id. */
+      id: string;
+      /** @description Room-local event number, gap-free from 1; a cursor for since_seq. */
+      seq: number;
+      /** @description When it happened (for a deadline-driven event, the deadline) (RFC 3339, UTC). */
+      occurred_at: string;
+      /**
+       * @description A settings patch changed the room config (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      event_type: 'room.settings_updated';
+      /** @description Always null: a room-level event. */
+      decision_id: null;
+      /** @description What changed. */
+      data: {
+        /** @description The RoomConfig keys whose values changed. */
+        changed: string[];
+      };
+    };
+    /** @description A decision opened (ask, or the first decision at room creation) (RoomEvent with event_type decision.opened). */
+    DecisionOpenedEvent: {
+      /** @description Event id (UUID); a cursor for since_event_id and Last-Event-ID, and the webhook Webhook-Id. */
+      id: string;
+      /** @description Room-local event number, gap-free from 1; a cursor for since_seq. */
+      seq: number;
+      /** @description When it happened (for a deadline-driven event, the deadline) (RFC 3339, UTC). */
+      occurred_at: string;
+      /**
+       * @description A decision opened (ask, or the first decision at room creation) (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      event_type: 'decision.opened';
+      /** @description The decision the event concerns. */
+      decision_id: string;
+      /** @description The decision as opened. */
+      data: {
+        /** @description The room-local number of the decision concerned. */
+        seq: number;
+        /** @description The question. */
+        question: string;
+        /** @description The options at opening (empty when the slate is to be proposed). */
+        options: string[];
+        /**
+         * @description proposing: the slate is collecting options; voting: choosing is open.
+         * @enum {string}
+         */
+        status: 'proposing' | 'voting';
+        /** @description When choosing opens, for a slate with a proposal window (RFC 3339, UTC). */
+        voting_opens_at?: string;
+        /** @description When the voting window closes (RFC 3339, UTC). */
+        voting_ends_at: string;
+        opened_by: components['schemas']['EventActor'];
+        /**
+         * @description Present on agreement decisions (one option to accept or reject unanimously).
+         * @constant
+         */
+        agreement?: true;
+      };
+    };
+    /** @description Who performed an act. */
+    EventActor: {
+      /** @description The acting seat; null for the operator (admin token). */
+      participant_id: string | null;
+      /** @description The display name of the actor ("operator" for the admin token). */
+      display_name: string;
+    };
+    /** @description An option was added to a slate (RoomEvent with event_type option.proposed). */
+    OptionProposedEvent: {
+      /** @description Event id (UUID); a cursor for since_event_id and Last-Event-ID, and the webhook Webhook-Id. */
+      id: string;
+      /** @description Room-local event number, gap-free from 1; a cursor for since_seq. */
+      seq: number;
+      /** @description When it happened (for a deadline-driven event, the deadline) (RFC 3339, UTC). */
+      occurred_at: string;
+      /**
+       * @description An option was added to a slate (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      event_type: 'option.proposed';
+      /** @description The decision the event concerns. */
+      decision_id: string;
+      /** @description The option. */
+      data: {
+        /** @description The room-local number of the decision concerned. */
+        seq: number;
+        /** @description The option text. */
+        option: string;
+        /** @description Its option number (1-based). */
+        number: number;
+        proposed_by: components['schemas']['EventActor'];
+      };
+    };
+    /** @description A slate opened for choices (the start-choosing act, or the proposal window elapsed) (RoomEvent with event_type decision.voting_phase_started). */
+    VotingPhaseStartedEvent: {
+      /** @description Event id (UUID); a cursor for since_event_id and Last-Event-ID, and the webhook Webhook-Id. */
+      id: string;
+      /** @description Room-local event number, gap-free from 1; a cursor for since_seq. */
+      seq: number;
+      /** @description When it happened (for a deadline-driven event, the deadline) (RFC 3339, UTC). */
+      occurred_at: string;
+      /**
+       * @description A slate opened for choices (the start-choosing act, or the proposal window elapsed) (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      event_type: 'decision.voting_phase_started';
+      /** @description The decision the event concerns. */
+      decision_id: string;
+      /** @description The frozen slate. */
+      data: {
+        /** @description The room-local number of the decision concerned. */
+        seq: number;
+        /** @description The frozen slate. */
+        options: string[];
+        /** @description When the voting window closes (RFC 3339, UTC). */
+        voting_ends_at: string;
+        /** @description Who started choosing; absent when the proposal window elapsed. */
+        started_by?: components['schemas']['EventActor'];
+      };
+    };
+    /** @description A discussion message was posted (RoomEvent with event_type discussion.posted). */
+    DiscussionPostedEvent: {
+      /** @description Event id (UUID); a cursor for since_event_id and Last-Event-ID, and the webhook Webhook-Id. */
+      id: string;
+      /** @description Room-local event number, gap-free from 1; a cursor for since_seq. */
+      seq: number;
+      /** @description When it happened (for a deadline-driven event, the deadline) (RFC 3339, UTC). */
+      occurred_at: string;
+      /**
+       * @description A discussion message was posted (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      event_type: 'discussion.posted';
+      /** @description The decision the message is about; null for a room-scoped message. */
+      decision_id: string | null;
+      /** @description The message. */
+      data: {
+        /** @description Message id. */
+        id: string;
+        /** @description The author seat; null for the operator. */
+        participant_id: string | null;
+        /** @description The author display name. */
+        display_name: string;
+        /** @description The message. */
+        body: string;
+        /**
+         * @description The stance the author attached, if any.
+         * @enum {string}
+         */
+        stance?: 'agree' | 'disagree' | 'clarify' | 'extend';
+        /** @description When it was posted (RFC 3339, UTC). */
+        posted_at: string;
+        /** @description The decision it is about; null if room-scoped. */
+        decision_id: string | null;
+        /** @description The number of the decision it is about, when it is about one. */
+        seq?: number;
+      };
+    };
+    /** @description A choice was made or revised (RoomEvent with event_type vote.cast). */
+    VoteCastEvent: {
+      /** @description Event id (UUID); a cursor for since_event_id and Last-Event-ID, and the webhook Webhook-Id. */
+      id: string;
+      /** @description Room-local event number, gap-free from 1; a cursor for since_seq. */
+      seq: number;
+      /** @description When it happened (for a deadline-driven event, the deadline) (RFC 3339, UTC). */
+      occurred_at: string;
+      /**
+       * @description A choice was made or revised (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      event_type: 'vote.cast';
+      /** @description The decision the event concerns. */
+      decision_id: string;
+      /** @description The choice (redacted while choices are hidden). */
+      data: {
+        /** @description The room-local number of the decision concerned. */
+        seq: number;
+        /** @description The seat that chose. */
+        participant_id: string;
+        /** @description Its display name. */
+        display_name: string;
+        /** @description For a single-choice ballot: the option number. Absent when the choice is hidden. */
+        option_number?: number;
+        /** @description The ballot as text: the option text, or the JCS JSON text of an array or map ballot. Absent when the choice is hidden. */
+        choice?: string;
+        /** @description Whether this choice replaced an earlier one. */
+        revised: boolean;
+        /**
+         * @description Present on agreement decisions (one option to accept or reject unanimously).
+         * @constant
+         */
+        agreement?: true;
+        /**
+         * @description Present when the room's choice_visibility hides individual choices for now.
+         * @constant
+         */
+        choice_redacted?: true;
+      };
+    };
+    /** @description A seat abstained (RoomEvent with event_type choice.abstained). */
+    ChoiceAbstainedEvent: {
+      /** @description Event id (UUID); a cursor for since_event_id and Last-Event-ID, and the webhook Webhook-Id. */
+      id: string;
+      /** @description Room-local event number, gap-free from 1; a cursor for since_seq. */
+      seq: number;
+      /** @description When it happened (for a deadline-driven event, the deadline) (RFC 3339, UTC). */
+      occurred_at: string;
+      /**
+       * @description A seat abstained (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      event_type: 'choice.abstained';
+      /** @description The decision the event concerns. */
+      decision_id: string;
+      /** @description The abstention. */
+      data: {
+        /** @description The room-local number of the decision concerned. */
+        seq: number;
+        /** @description The seat that abstained. */
+        participant_id: string;
+        /** @description Its display name. */
+        display_name: string;
+        /** @description The reason given. */
+        reason: string;
+      };
+    };
+    /** @description A decision sealed (any outcome) (RoomEvent with event_type decision.completed). */
+    DecisionCompletedEvent: {
+      /** @description Event id (UUID); a cursor for since_event_id and Last-Event-ID, and the webhook Webhook-Id. */
+      id: string;
+      /** @description Room-local event number, gap-free from 1; a cursor for since_seq. */
+      seq: number;
+      /** @description When it happened (for a deadline-driven event, the deadline) (RFC 3339, UTC). */
+      occurred_at: string;
+      /**
+       * @description A decision sealed (any outcome) (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      event_type: 'decision.completed';
+      /** @description The decision the event concerns. */
+      decision_id: string;
+      /** @description The sealed outcome. */
+      data: {
+        /** @description The room-local number of the decision concerned. */
+        seq: number;
+        /** @description The question. */
+        question: string;
+        /**
+         * @description How the count ended (engine vocabulary).
+         * @enum {string}
+         */
+        outcome: 'pass' | 'plurality_pass' | 'no_pass' | 'tied';
+        /**
+         * @description The receipt status: completed (a winner), rejected, tied or no_quorum.
+         * @enum {string}
+         */
+        status: 'completed' | 'rejected' | 'tied' | 'no_quorum';
+        /** @description The winning option; null without a winner. */
+        winner: string | null;
+        /** @description The receipt hash: "sha256:" followed by 64 hex digits. */
+        receipt_hash: string;
+        /**
+         * @description Present on agreement decisions (one option to accept or reject unanimously).
+         * @constant
+         */
+        agreement?: true;
+      };
+    };
+    /** @description The room was closed (RoomEvent with event_type room.concluded). */
+    RoomConcludedEvent: {
+      /** @description Event id (UUID); a cursor for since_event_id and Last-Event-ID, and the webhook Webhook-Id. */
+      id: string;
+      /** @description Room-local event number, gap-free from 1; a cursor for since_seq. */
+      seq: number;
+      /** @description When it happened (for a deadline-driven event, the deadline) (RFC 3339, UTC). */
+      occurred_at: string;
+      /**
+       * @description The room was closed (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      event_type: 'room.concluded';
+      /** @description Always null: a room-level event. */
+      decision_id: null;
+      /** @description The conclusion. */
+      data: {
+        /** @description The closing statement, if one was given. */
+        statement?: string;
+        /** @description Who closed it: the agent id of the closing seat, or "operator". */
+        concluded_by: string;
+        /** @description The conclusion receipt hash: "sha256:" followed by 64 hex digits. */
+        receipt_hash: string;
       };
     };
     /** @description A webhook subscription. */
@@ -1765,47 +2729,6 @@ interface components {
        */
       ok: true;
     };
-    /** @description An OAuth error (RFC 6749): flat, not the REST envelope. */
-    OAuthError: {
-      /**
-       * @description The OAuth error code (invalid_request, authorization_pending, slow_down, expired_token, access_denied, …).
-       * @enum {string}
-       */
-      error:
-        | 'invalid_request'
-        | 'invalid_client'
-        | 'invalid_grant'
-        | 'invalid_scope'
-        | 'invalid_target'
-        | 'unsupported_grant_type'
-        | 'authorization_pending'
-        | 'slow_down'
-        | 'expired_token'
-        | 'access_denied'
-        | 'server_error';
-      /** @description What went wrong, in words. */
-      error_description?: string;
-    };
-    /** @description Protected-resource metadata (RFC 9728). */
-    OAuthProtectedResource: {
-      /** @description The protected resource: this service. */
-      resource: string;
-      /** @description Where to get a credential (present when the device flow is enabled). */
-      authorization_servers?: string[];
-      /** @description The svc:<action> scopes. */
-      scopes_supported: string[];
-      /** @description Tokens travel in the Authorization header only. */
-      bearer_methods_supported: 'header'[];
-      /** @description Human documentation of the resource. */
-      resource_documentation?: string;
-    };
-    /** @description Authorization-server metadata (RFC 8414). */
-    OAuthAuthorizationServer: {
-      /** @description The issuer: this service. */
-      issuer?: string;
-    } & {
-      [key: string]: unknown;
-    };
     /** @description The query of getRoom: Read a room. */
     GetRoomRequest: {
       /**
@@ -1848,103 +2771,36 @@ interface components {
       /** @description Page size, 1..1000 (default 100) */
       limit?: number | string;
     };
-    DeviceAuthorizationRequest: {
-      /** @description Who is asking: the agent client id. */
-      client_id: string;
-      /** @description Space-separated svc:<action> scopes; default all. */
-      scope?: string;
-      /** @description The room URL the credential is for; default: any room. */
-      resource?: string;
-      /** @description A short name for the agent, shown to the approver. */
-      agent_slug?: string;
-      /** @description Where the request comes from, shown to the approver. */
-      from?: string;
-    };
-    /** @description The codes of a device grant. */
-    DeviceAuthorizationResponse: {
-      /** @description The secret to poll /oauth/token with. */
-      device_code: string;
-      /** @description The code the operator approves. */
-      user_code: string;
-      /** @description Where the operator approves. */
-      verification_uri: string;
-      /** @description The same, with the user code filled in. */
-      verification_uri_complete: string;
-      /** @description Seconds until the codes expire. */
-      expires_in: number;
-      /** @description Seconds to wait between polls. */
-      interval: number;
-    };
-    DeviceTokenRequest: {
-      /**
-       * @description The device grant.
-       * @constant
-       */
-      grant_type: 'urn:ietf:params:oauth:grant-type:device_code';
-      /** @description The device_code from /oauth/device_authorization. */
-      device_code: string;
-      /** @description The client id the grant was started with. */
-      client_id?: string;
-    };
-    /** @description A hosted key and its mandate. */
-    DeviceTokenResponse: {
-      /** @description The hosted key (rk_…): send it as Authorization: Bearer. */
-      access_token: string;
-      /**
-       * @description Always Bearer.
-       * @constant
-       */
-      token_type: 'Bearer';
-      /** @description Seconds until the mandate expires. */
-      expires_in: number;
-      /** @description The granted scopes. */
-      scope: string;
-      /** @description The room the credential is for; null: any. */
-      resource: string | null;
-      /** @description The signed mandate (JWS): send it as X-Mandate. */
-      mandate: string;
-      /** @description The key's public id, safe to log. */
-      public_id: string;
-    };
-    RevokeHostedKeyRequest: {
-      /** @description The hosted key to revoke. */
-      token: string;
-    };
-    /** @description Empty: the key no longer works. */
-    RevokeHostedKeyResponse: Record<string, never>;
-    /** @description The query of deviceApprovalPage: Operator approval page. */
-    DeviceApprovalPageRequest: {
-      /** @description The user code to approve, filled in. */
-      user_code?: string;
-    };
-    /** @description The operator decision. */
-    ApproveDeviceRequest: {
-      /** @description The user code shown to the agent. */
-      user_code: string;
-      /** @description true approves, false denies. */
-      approve: boolean;
-    };
-    /** @description The recorded decision. */
-    ApproveDeviceResponse: {
-      /**
-       * @description Always true.
-       * @constant
-       */
-      ok?: true;
-      /** @description The user code. */
-      user_code?: string;
-      /**
-       * @description The decision.
-       * @enum {unknown}
-       */
-      status?: 'approved' | 'denied';
-    };
     /** @description The query of streamEvents: Server-sent event stream. */
     StreamEventsRequest: {
       /** @description Start after this event seq. */
       since_seq?: number;
       /** @description Start after this event id. */
       since_event_id?: string;
+    };
+    /** @description The query of deviceApprovalPage: Operator approval page. */
+    DeviceApprovalPageRequest: {
+      /** @description The user code to approve, filled in. */
+      user_code?: string;
+    };
+    /** @description The query of logCheckpointSizes: Sizes of every published checkpoint. */
+    LogCheckpointSizesRequest: {
+      /** @description Only sizes greater than this; omitted: from the start. A canonical decimal integer (no sign, no leading zero). */
+      after?: string;
+    };
+    /** @description The query of logInclusionProof: Inclusion proof of a leaf. */
+    LogInclusionProofRequest: {
+      /** @description The leaf index (0-based), below size. A canonical decimal integer (no sign, no leading zero). */
+      index: string;
+      /** @description A published tree size. A canonical decimal integer (no sign, no leading zero). */
+      size: string;
+    };
+    /** @description The query of logConsistencyProof: Consistency proof between two tree sizes. */
+    LogConsistencyProofRequest: {
+      /** @description The older tree size, at most second. A canonical decimal integer (no sign, no leading zero). */
+      first: string;
+      /** @description A published tree size. A canonical decimal integer (no sign, no leading zero). */
+      second: string;
     };
     /** @description Your rooms. */
     ListRoomsResponse: {
@@ -2100,6 +2956,8 @@ interface components {
 }
 /** Every REST error, and every failed MCP tool call, is this envelope. */
 export type ErrorEnvelope = components['schemas']['ErrorEnvelope'];
+/** Machine-readable specifics of an error; which fields appear depends on the code. */
+export type ErrorDetails = components['schemas']['ErrorDetails'];
 /** Room settings. Every key is optional when creating (the rest take the defaults) and when changing settings (type, visibility and mechanism cannot change); reads return every key resolved. Unknown keys are refused with input.invalid. */
 export type RoomConfig = components['schemas']['RoomConfig'];
 /** Who may perform one class of room act. */
@@ -2110,12 +2968,46 @@ export type JwksKey = components['schemas']['JwksKey'];
 export type Jwks = components['schemas']['Jwks'];
 /** What this service offers: transports, mechanisms, auth modes, config defaults, keys. */
 export type DiscoveryDocument = components['schemas']['DiscoveryDocument'];
-/** Liveness. */
+/** Liveness: the process answers; degraded when a dependency check fails. */
 export type HealthResponse = components['schemas']['HealthResponse'];
 /** Readiness: 200 ready, 503 not_ready. */
 export type ReadyResponse = components['schemas']['ReadyResponse'];
+/** Any JSON value (an example, a constant or a default). */
+export type JsonValue = components['schemas']['JsonValue'];
+/** A JSON Schema 2020-12 schema of this document (OpenAPI 3.1 dialect). The keywords listed are those the document uses; a schema may carry further JSON Schema and OpenAPI keywords (discriminator, examples, …). */
+export type JsonSchemaNode = components['schemas']['JsonSchemaNode'];
 /** An OpenAPI 3.1 document (this one). */
 export type OpenApiDocument = components['schemas']['OpenApiDocument'];
+/** The schema and example of one media type. */
+export type OpenApiMediaType = components['schemas']['OpenApiMediaType'];
+/** An OAuth error (RFC 6749): flat, not the REST envelope. */
+export type OAuthError = components['schemas']['OAuthError'];
+/** Protected-resource metadata (RFC 9728). */
+export type OAuthProtectedResource = components['schemas']['OAuthProtectedResource'];
+/** Authorization-server metadata (RFC 8414). */
+export type OAuthAuthorizationServer = components['schemas']['OAuthAuthorizationServer'];
+/** Who asks for a credential, and for what. */
+export type DeviceAuthorizationRequest = components['schemas']['DeviceAuthorizationRequest'];
+/** The codes of a device grant (RFC 8628). */
+export type DeviceAuthorizationResponse = components['schemas']['DeviceAuthorizationResponse'];
+/** A poll for the grant. */
+export type DeviceTokenRequest = components['schemas']['DeviceTokenRequest'];
+/** A hosted key and its mandate. */
+export type DeviceTokenResponse = components['schemas']['DeviceTokenResponse'];
+/** The key to revoke. */
+export type OAuthRevokeRequest = components['schemas']['OAuthRevokeRequest'];
+/** Empty: the key no longer works (an unknown key answers the same). */
+export type OAuthRevokeResponse = components['schemas']['OAuthRevokeResponse'];
+/** The operator decision. */
+export type DeviceApprovalRequest = components['schemas']['DeviceApprovalRequest'];
+/** The recorded decision. */
+export type DeviceApprovalResponse = components['schemas']['DeviceApprovalResponse'];
+/** A page of the sizes at which checkpoints were published. */
+export type LogCheckpointSizes = components['schemas']['LogCheckpointSizes'];
+/** An RFC 6962 inclusion proof of one leaf against the checkpoint of a published size. */
+export type LogInclusionProof = components['schemas']['LogInclusionProof'];
+/** An RFC 6962 consistency proof: the tree of size first is a prefix of the tree of size second. */
+export type LogConsistencyProof = components['schemas']['LogConsistencyProof'];
 /** A new room, around a question or an about text. */
 export type CreateRoomRequest = components['schemas']['CreateRoomRequest'];
 /** The new room and its one-time creator token. */
@@ -2128,6 +3020,10 @@ export type ReadRoomResponse = components['schemas']['ReadRoomResponse'];
 export type AgentRoomView = components['schemas']['AgentRoomView'];
 /** The complete state of a room (include=full). */
 export type RoomState = components['schemas']['RoomState'];
+/** The mechanism engine output of a sealed decision: outcome, winner, scores and the counting trace. */
+export type MechanismOutput = components['schemas']['MechanismOutput'];
+/** The exact parameters the mechanism engine ran with. */
+export type EngineParameters = components['schemas']['EngineParameters'];
 /** An invite to a room (its secret token is shown only once, at creation). */
 export type RoomInvite = components['schemas']['RoomInvite'];
 /** What changed in a room after event seq since. */
@@ -2196,8 +3092,38 @@ export type UpdateRoomSettingsResponse = components['schemas']['UpdateRoomSettin
 export type AwaitNextActionResponse = components['schemas']['AwaitNextActionResponse'];
 /** A page of room events. */
 export type ListEventsResponse = components['schemas']['ListEventsResponse'];
-/** One entry of the room event log. */
+/** One entry of the room event log: id, seq, event_type, occurred_at, decision_id and the data of its event_type. Hidden choices are redacted (vote.cast carries choice_redacted: true). */
 export type RoomEvent = components['schemas']['RoomEvent'];
+/** A seat was created (RoomEvent with event_type participant.joined). */
+export type ParticipantJoinedEvent = components['schemas']['ParticipantJoinedEvent'];
+/** A member's role changed (RoomEvent with event_type participant.role_updated). */
+export type ParticipantRoleUpdatedEvent = components['schemas']['ParticipantRoleUpdatedEvent'];
+/** An invite was created (RoomEvent with event_type invite.created). */
+export type InviteCreatedEvent = components['schemas']['InviteCreatedEvent'];
+/** An invite was redeemed for the first time (RoomEvent with event_type invite.accepted). */
+export type InviteAcceptedEvent = components['schemas']['InviteAcceptedEvent'];
+/** An invite was revoked (RoomEvent with event_type invite.revoked). */
+export type InviteRevokedEvent = components['schemas']['InviteRevokedEvent'];
+/** A settings patch changed the room config (RoomEvent with event_type room.settings_updated). */
+export type RoomSettingsUpdatedEvent = components['schemas']['RoomSettingsUpdatedEvent'];
+/** A decision opened (ask, or the first decision at room creation) (RoomEvent with event_type decision.opened). */
+export type DecisionOpenedEvent = components['schemas']['DecisionOpenedEvent'];
+/** Who performed an act. */
+export type EventActor = components['schemas']['EventActor'];
+/** An option was added to a slate (RoomEvent with event_type option.proposed). */
+export type OptionProposedEvent = components['schemas']['OptionProposedEvent'];
+/** A slate opened for choices (the start-choosing act, or the proposal window elapsed) (RoomEvent with event_type decision.voting_phase_started). */
+export type VotingPhaseStartedEvent = components['schemas']['VotingPhaseStartedEvent'];
+/** A discussion message was posted (RoomEvent with event_type discussion.posted). */
+export type DiscussionPostedEvent = components['schemas']['DiscussionPostedEvent'];
+/** A choice was made or revised (RoomEvent with event_type vote.cast). */
+export type VoteCastEvent = components['schemas']['VoteCastEvent'];
+/** A seat abstained (RoomEvent with event_type choice.abstained). */
+export type ChoiceAbstainedEvent = components['schemas']['ChoiceAbstainedEvent'];
+/** A decision sealed (any outcome) (RoomEvent with event_type decision.completed). */
+export type DecisionCompletedEvent = components['schemas']['DecisionCompletedEvent'];
+/** The room was closed (RoomEvent with event_type room.concluded). */
+export type RoomConcludedEvent = components['schemas']['RoomConcludedEvent'];
 /** A webhook subscription. */
 export type RegisterWebhookRequest = components['schemas']['RegisterWebhookRequest'];
 /** The subscription and its one-time signing secret. */
@@ -2208,12 +3134,6 @@ export type ListWebhooksResponse = components['schemas']['ListWebhooksResponse']
 export type Webhook = components['schemas']['Webhook'];
 /** The subscription is gone. */
 export type UnregisterWebhookResponse = components['schemas']['UnregisterWebhookResponse'];
-/** An OAuth error (RFC 6749): flat, not the REST envelope. */
-export type OAuthError = components['schemas']['OAuthError'];
-/** Protected-resource metadata (RFC 9728). */
-export type OAuthProtectedResource = components['schemas']['OAuthProtectedResource'];
-/** Authorization-server metadata (RFC 8414). */
-export type OAuthAuthorizationServer = components['schemas']['OAuthAuthorizationServer'];
 /** The query of getRoom: Read a room. */
 export type GetRoomRequest = components['schemas']['GetRoomRequest'];
 /** The query of chooseByGet: Submit a single-choice ballot by query string. */
@@ -2222,23 +3142,16 @@ export type ChooseByGetRequest = components['schemas']['ChooseByGetRequest'];
 export type AwaitNextActionRequest = components['schemas']['AwaitNextActionRequest'];
 /** The query of listEvents: Replay stored events. */
 export type ListEventsRequest = components['schemas']['ListEventsRequest'];
-export type DeviceAuthorizationRequest = components['schemas']['DeviceAuthorizationRequest'];
-/** The codes of a device grant. */
-export type DeviceAuthorizationResponse = components['schemas']['DeviceAuthorizationResponse'];
-export type DeviceTokenRequest = components['schemas']['DeviceTokenRequest'];
-/** A hosted key and its mandate. */
-export type DeviceTokenResponse = components['schemas']['DeviceTokenResponse'];
-export type RevokeHostedKeyRequest = components['schemas']['RevokeHostedKeyRequest'];
-/** Empty: the key no longer works. */
-export type RevokeHostedKeyResponse = components['schemas']['RevokeHostedKeyResponse'];
-/** The query of deviceApprovalPage: Operator approval page. */
-export type DeviceApprovalPageRequest = components['schemas']['DeviceApprovalPageRequest'];
-/** The operator decision. */
-export type ApproveDeviceRequest = components['schemas']['ApproveDeviceRequest'];
-/** The recorded decision. */
-export type ApproveDeviceResponse = components['schemas']['ApproveDeviceResponse'];
 /** The query of streamEvents: Server-sent event stream. */
 export type StreamEventsRequest = components['schemas']['StreamEventsRequest'];
+/** The query of deviceApprovalPage: Operator approval page. */
+export type DeviceApprovalPageRequest = components['schemas']['DeviceApprovalPageRequest'];
+/** The query of logCheckpointSizes: Sizes of every published checkpoint. */
+export type LogCheckpointSizesRequest = components['schemas']['LogCheckpointSizesRequest'];
+/** The query of logInclusionProof: Inclusion proof of a leaf. */
+export type LogInclusionProofRequest = components['schemas']['LogInclusionProofRequest'];
+/** The query of logConsistencyProof: Consistency proof between two tree sizes. */
+export type LogConsistencyProofRequest = components['schemas']['LogConsistencyProofRequest'];
 /** Your rooms. */
 export type ListRoomsResponse = components['schemas']['ListRoomsResponse'];
 /** Room settings. Every key is optional when creating (the rest take the defaults) and when changing settings (type, visibility and mechanism cannot change); reads return every key resolved. Unknown keys are refused with input.invalid. */
