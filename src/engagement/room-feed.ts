@@ -93,7 +93,7 @@ class RoomFeed {
       let from = Number.POSITIVE_INFINITY;
       let watched = false;
       for (const member of this.members) {
-        from = Math.min(from, member.lastSeq);
+        if (member.lastSeq < from) from = member.lastSeq;
         watched ||= member.watched;
       }
       if (from === Number.POSITIVE_INFINITY) return;
@@ -101,12 +101,14 @@ class RoomFeed {
       // Every commit notice re-checks the credentials, also those that add no event.
       if (events.length === 0 && !watched) return;
       const state = await this.deps.states.read(this.slug);
+      // One snapshot for the round: a member that joins after it is served by the next round.
+      const members = [...this.members];
       if (!state) {
-        for (const member of [...this.members]) member.close();
+        for (const member of members) member.close();
         return;
       }
       if (watched) {
-        for (const member of [...this.members]) {
+        for (const member of members) {
           if (!member.watched) continue;
           const end = member.check(state);
           // The events of a seat recovery are not for the session it evicts.
@@ -115,18 +117,16 @@ class RoomFeed {
       }
       if (events.length === 0) return;
       const frames = events.map((event) => Buffer.from(eventFrame(state, event)));
-      const last = events.at(-1)!;
-      // Members are at the same position but for one that just joined: each suffix is joined once.
-      const suffixes = new Map<number, Buffer>();
-      for (const member of [...this.members]) {
-        const start = events.findIndex((event) => event.seq > member.lastSeq);
-        if (start === -1) continue;
-        let bytes = suffixes.get(start);
-        if (!bytes) {
-          bytes = start === 0 && frames.length === 1 ? frames[0]! : Buffer.concat(frames.slice(start));
-          suffixes.set(start, bytes);
+      const all = frames.length === 1 ? frames[0]! : Buffer.concat(frames);
+      const first = events[0]!.seq;
+      const last = events.at(-1)!.seq;
+      for (const member of members) {
+        if (member.lastSeq < first) member.send(all, last);
+        else if (member.lastSeq < last) {
+          // One that joined between the read and now: only what it has not been sent.
+          const start = events.findIndex((event) => event.seq > member.lastSeq);
+          member.send(Buffer.concat(frames.slice(start)), last);
         }
-        member.send(bytes, last.seq);
       }
       if (events.some((event) => event.event_type === 'room.concluded')) {
         for (const member of [...this.members]) member.close();
