@@ -8,6 +8,7 @@ import { handoff } from './handoff.js';
 import { history } from './history.js';
 import { hotRoom } from './hot-room.js';
 import { redisFootprint } from './redis-footprint.js';
+import { sse } from './sse.js';
 import { startup } from './startup.js';
 import { tlog } from './tlog.js';
 
@@ -16,6 +17,7 @@ export const cases: BenchCase[] = [
   chooseOneRoom,
   chooseManyRooms,
   hotRoom,
+  sse,
   handoff,
   history,
   redisFootprint,
