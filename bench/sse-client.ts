@@ -35,11 +35,17 @@ function open(): Promise<void> {
       const text = chunk.toString('latin1');
       if (!started) {
         started = true;
+        if (/^HTTP\/1\.1 (503|429|408)/.test(text)) {
+          // The service sheds load while the streams open (docs/architecture.md, Back-pressure): try again.
+          retried++;
+          socket.destroy();
+          void sleep(100).then(() => open().then(resolve));
+          return;
+        }
         sockets.push(socket);
         if (!text.startsWith('HTTP/1.1 200')) {
           failed++;
-          if (failed === 1)
-            console.error('sse client: first refusal', text.slice(text.indexOf('{'), text.indexOf('{') + 400));
+          if (failed === 1) console.error('sse client: first refusal', text.slice(0, 400));
         } else opened++;
         resolve();
       }
@@ -49,12 +55,15 @@ function open(): Promise<void> {
         if (arrivals.length === count) process.send!({ arrivals });
       }
     });
-    socket.on('error', () => {
+    const retry = () => {
       if (started) return;
       started = true;
       retried++;
+      socket.destroy();
       void sleep(100).then(() => open().then(resolve));
-    });
+    };
+    socket.on('error', retry);
+    socket.on('close', retry);
   });
 }
 
@@ -63,7 +72,12 @@ for (let sent = 0; sent < count; sent += 250) {
   for (let i = sent; i < Math.min(sent + 250, count); i++) all.push(open());
   await sleep(25);
 }
+const progress = setInterval(
+  () => console.error(`sse client: ${opened} open, ${failed} refused, ${retried} retried of ${count}`),
+  5000,
+);
 await Promise.all(all);
+clearInterval(progress);
 process.send!({ opened, failed, retried });
 process.on('message', (message: { close?: boolean }) => {
   if (message.close) {

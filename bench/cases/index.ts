@@ -7,6 +7,7 @@ import { floors } from './floors.js';
 import { handoff } from './handoff.js';
 import { history } from './history.js';
 import { hotRoom } from './hot-room.js';
+import { mcp } from './mcp.js';
 import { redisFootprint } from './redis-footprint.js';
 import { sse } from './sse.js';
 import { startup } from './startup.js';
@@ -16,6 +17,7 @@ export const cases: BenchCase[] = [
   floors,
   chooseOneRoom,
   chooseManyRooms,
+  mcp,
   hotRoom,
   sse,
   handoff,

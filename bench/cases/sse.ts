@@ -80,6 +80,7 @@ async function floor(): Promise<BenchRow> {
   const { port } = server.address() as { port: number };
   try {
     const client = await openStreams(`http://127.0.0.1:${port}/stream`);
+    while (streams.length < STREAMS) await sleep(50);
     await sleep(500);
     const frame = Buffer.from(
       `id: evt_1\nevent: deliberation.message\ndata: ${JSON.stringify({ id: 'evt_1', seq: 1, event_type: 'deliberation.message', data: { body: 'One event to all.' } })}\n\n`,
@@ -87,6 +88,7 @@ async function floor(): Promise<BenchRow> {
     const trigger = preciseNow();
     for (const response of streams) response.write(frame);
     const written = preciseNow() - trigger;
+    if (process.env.BENCH_DEBUG) console.error(`sse floor: written to ${streams.length} streams`);
     const arrivals = await client.arrivals();
     client.close();
     return latencyRow(
