@@ -49,7 +49,7 @@ export async function warmUp(turns: number): Promise<WarmUpReport> {
         },
         ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
       });
-      return response.json() as Record<string, any>;
+      return response.json() as { slug?: string; creator_token?: string; participant_token?: string };
     };
     const room = await call('POST', '/api/rooms', undefined, {
       question: 'Warm-up?',
@@ -57,10 +57,10 @@ export async function warmUp(turns: number): Promise<WarmUpReport> {
       config: { voting_window: 1_209_600, early_close: false },
     });
     const slug = room.slug as string;
-    const tokens: string[] = [room.creator_token];
+    const tokens: string[] = [room.creator_token as string];
     for (let i = 1; i < SEATS; i++) {
       tokens.push(
-        (await call('POST', `/api/rooms/${slug}/join`, undefined, { display_name: `w${i}` })).participant_token,
+        (await call('POST', `/api/rooms/${slug}/join`, undefined, { display_name: `w${i}` })).participant_token as string,
       );
     }
     const mcp = (i: number, modern: boolean) =>
