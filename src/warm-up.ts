@@ -60,7 +60,8 @@ export async function warmUp(turns: number): Promise<WarmUpReport> {
     const tokens: string[] = [room.creator_token as string];
     for (let i = 1; i < SEATS; i++) {
       tokens.push(
-        (await call('POST', `/api/rooms/${slug}/join`, undefined, { display_name: `w${i}` })).participant_token as string,
+        (await call('POST', `/api/rooms/${slug}/join`, undefined, { display_name: `w${i}` }))
+          .participant_token as string,
       );
     }
     const mcp = (i: number, modern: boolean) =>
