@@ -10,7 +10,10 @@ export async function runServer(env: NodeJS.ProcessEnv = process.env): Promise<v
   // Before the real service exists: the first burst it serves meets compiled code (src/warm-up.ts).
   const warmed = config.warmupTurns > 0 ? await warmUp(config.warmupTurns) : null;
   const service = await createService(config);
-  if (warmed) service.app.log.info({ turns: warmed.turns, ms: warmed.ms }, 'warmed up');
+  if (warmed) {
+    const level = warmed.failures > 0 ? 'warn' : 'info';
+    service.app.log[level]({ turns: warmed.turns, ms: warmed.ms, failures: warmed.failures }, 'warmed up');
+  }
   warnOnDefaultBaseUrl(config, service.app.log);
   try {
     await service.app.listen({ port: config.port, host: config.host });

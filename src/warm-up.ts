@@ -18,6 +18,8 @@ const SEATS = 40;
 export interface WarmUpReport {
   turns: number;
   ms: number;
+  /** Calls not answered with a 2xx (or an MCP error result): the warm-up then did not walk the path it meant to. */
+  failures: number;
 }
 
 export async function warmUp(turns: number): Promise<WarmUpReport> {
@@ -38,6 +40,10 @@ export async function warmUp(turns: number): Promise<WarmUpReport> {
       WARMUP_TURNS: '0',
     }),
   );
+  let failures = 0;
+  const counted = (status: number, body: string) => {
+    if (status >= 300 || body.includes('"isError":true')) failures++;
+  };
   try {
     const call = async (method: 'GET' | 'POST', url: string, token?: string, body?: unknown) => {
       const response = await service.app.inject({
@@ -49,6 +55,7 @@ export async function warmUp(turns: number): Promise<WarmUpReport> {
         },
         ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
       });
+      counted(response.statusCode, response.body);
       return response.json() as { slug?: string; creator_token?: string; participant_token?: string };
     };
     const room = await call('POST', '/api/rooms', undefined, {
@@ -64,8 +71,8 @@ export async function warmUp(turns: number): Promise<WarmUpReport> {
           .participant_token as string,
       );
     }
-    const mcp = (i: number, modern: boolean) =>
-      service.app.inject({
+    const mcp = async (i: number, modern: boolean) => {
+      const response = await service.app.inject({
         method: 'POST',
         url: '/mcp',
         headers: {
@@ -91,6 +98,8 @@ export async function warmUp(turns: number): Promise<WarmUpReport> {
           },
         }),
       });
+      counted(response.statusCode, response.body);
+    };
     // Concurrent, in groups, as a burst arrives: the room's turn queue batches them as it would.
     const GROUP = 20;
     for (let i = 0; i < turns; i += GROUP) {
@@ -110,5 +119,5 @@ export async function warmUp(turns: number): Promise<WarmUpReport> {
     await service.close();
     await rm(dataDir, { recursive: true, force: true });
   }
-  return { turns, ms: Math.round(performance.now() - started) };
+  return { turns, ms: Math.round(performance.now() - started), failures };
 }
