@@ -6,6 +6,19 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
+/** What a bench service turns off: rate limits and parking shares (a bench measures the transports, not the limiter). */
+export const BENCH_ENV: Record<string, string> = {
+  RATE_LIMIT_IP_PER_MIN: '0',
+  RATE_LIMIT_CREDENTIAL_PER_MIN: '0',
+  RATE_LIMIT_CREATE_PER_HOUR: '0',
+  RATE_LIMIT_CREDENTIAL_CALLS_PER_MIN: '0',
+  // One load client parks thousands of waits from one address with one token.
+  PARKED_SHARE_PER_ADDRESS_PERCENT: '100',
+  PARKED_SHARE_PER_CREDENTIAL_PERCENT: '100',
+  // ...over thousands of sockets.
+  MAX_CONNECTIONS_PER_ADDRESS: '0',
+};
+
 export async function startBenchService(env: Record<string, string> = {}) {
   // Imported lazily: a forked load client may import this file and needs none of the service.
   const { loadConfig } = await import('../src/config.js');
@@ -17,14 +30,7 @@ export async function startBenchService(env: Record<string, string> = {}) {
       LOG_LEVEL: 'silent',
       PORT: '0',
       HOST: '127.0.0.1',
-      RATE_LIMIT_IP_PER_MIN: '0',
-      RATE_LIMIT_CREDENTIAL_PER_MIN: '0',
-      RATE_LIMIT_CREATE_PER_HOUR: '0',
-      // One load client parks thousands of waits from one address with one token.
-      PARKED_SHARE_PER_ADDRESS_PERCENT: '100',
-      PARKED_SHARE_PER_CREDENTIAL_PERCENT: '100',
-      // ...over thousands of sockets.
-      MAX_CONNECTIONS_PER_ADDRESS: '0',
+      ...BENCH_ENV,
       ...env,
     }),
   );

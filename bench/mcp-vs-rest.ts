@@ -1,16 +1,18 @@
 /**
  * MCP against REST in the same run, on loopback: `choose` revisions on an open decision (one room turn
  * with a durable SQLite commit each), driven over REST, over MCP 2026-07-28 (per-request envelope)
- * and over MCP 2025-11-25 (stateless, SSE-framed answers). Bounded: BENCH_SECONDS per case (default 2).
+ * and over MCP 2025-11-25 (stateless, SSE-framed answers). The three are interleaved in rounds (REST,
+ * MCP, MCP, REST, ...) so that a shared machine's load swings hit all three alike; each row sums its
+ * rounds. Bounded: BENCH_SECONDS per case (default 2). Also a row group of `npm run bench` (cases/mcp.ts).
  *   npx tsx bench/mcp-vs-rest.ts
  */
 import { startBenchService } from './bench-service.js';
 import { rm } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const WARMUP_SECONDS = 0.5;
-const CONCURRENCY = 10;
+const ROUNDS = 4;
 
 interface Request {
   path: string;
@@ -18,7 +20,7 @@ interface Request {
   body: string;
 }
 
-interface Result {
+export interface Result {
   name: string;
   requests: number;
   rps: number;
@@ -34,15 +36,21 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-/** CONCURRENCY workers, each issuing its own requests back to back for `seconds`. */
-async function load(pool: Pool, seconds: number, requestFor: (worker: number, i: number) => Request, check: Check) {
+/** `concurrency` workers, each issuing its own requests back to back for `seconds`. */
+async function load(
+  pool: Pool,
+  concurrency: number,
+  seconds: number,
+  requestFor: (worker: number, i: number) => Request,
+  check: Check,
+) {
   const latencies: number[] = [];
   let errors = 0;
   let firstError: string | undefined;
   const started = performance.now();
   const deadline = started + seconds * 1000;
   await Promise.all(
-    Array.from({ length: CONCURRENCY }, async (_, worker) => {
+    Array.from({ length: concurrency }, async (_, worker) => {
       for (let i = 0; performance.now() < deadline; i++) {
         const request = requestFor(worker, i);
         const sent = performance.now();
@@ -57,27 +65,41 @@ async function load(pool: Pool, seconds: number, requestFor: (worker: number, i:
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
   if (firstError) console.error(`first error: ${firstError}`);
-  return { requests: latencies.length, rps: latencies.length / elapsed, latencies, errors };
+  return { elapsed, latencies, errors };
 }
 
-async function measure(
-  name: string,
-  pool: Pool,
-  requestFor: (worker: number, i: number) => Request,
-  check: Check,
-): Promise<Result> {
-  await load(pool, WARMUP_SECONDS, requestFor, check);
-  const run = await load(pool, SECONDS, requestFor, check);
-  return {
-    name,
-    requests: run.requests,
-    rps: Math.round(run.rps),
-    p50: Number(percentile(run.latencies, 50).toFixed(2)),
-    p99: Number(percentile(run.latencies, 99).toFixed(2)),
-    errors: run.errors,
-  };
+interface Case {
+  name: string;
+  requestFor: (worker: number, i: number) => Request;
+  check: Check;
+}
+
+/** Every case warmed up once, then ROUNDS rounds of each in turn; a case's figures sum its rounds. */
+async function measureInterleaved(pool: Pool, concurrency: number, seconds: number, cases: Case[]): Promise<Result[]> {
+  for (const c of cases) await load(pool, concurrency, WARMUP_SECONDS, c.requestFor, c.check);
+  const totals = cases.map(() => ({ elapsed: 0, latencies: [] as number[], errors: 0 }));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [index, c] of cases.entries()) {
+      const run = await load(pool, concurrency, seconds / ROUNDS, c.requestFor, c.check);
+      const total = totals[index]!;
+      total.elapsed += run.elapsed;
+      total.latencies.push(...run.latencies);
+      total.errors += run.errors;
+    }
+  }
+  return cases.map((c, index) => {
+    const { elapsed, latencies, errors } = totals[index]!;
+    latencies.sort((a, b) => a - b);
+    return {
+      name: c.name,
+      requests: latencies.length,
+      rps: Math.round(latencies.length / elapsed),
+      p50: Number(percentile(latencies, 50).toFixed(2)),
+      p99: Number(percentile(latencies, 99).toFixed(2)),
+      errors,
+    };
+  });
 }
 
 /** The JSON-RPC answer of an MCP response, whether framed as JSON or as one SSE message. */
@@ -104,9 +126,10 @@ async function postJson(base: string, url: string, body: unknown): Promise<any> 
   return response.json();
 }
 
-async function main(): Promise<void> {
+/** REST, MCP 2026-07-28 and MCP 2025-11-25 `choose`, interleaved on one fresh service. */
+export async function mcpVsRest(seconds: number, concurrency: number): Promise<Result[]> {
   const { service, base, dataDir } = await startBenchService();
-  const pool = new Pool(base, { connections: CONCURRENCY, pipelining: 1 });
+  const pool = new Pool(base, { connections: concurrency, pipelining: 1 });
 
   try {
     const created = await postJson(base, '/api/rooms', {
@@ -116,7 +139,7 @@ async function main(): Promise<void> {
     });
     const slug = created.slug as string;
     const tokens: string[] = [];
-    for (let i = 0; i < CONCURRENCY; i++) {
+    for (let i = 0; i < concurrency; i++) {
       tokens.push((await postJson(base, `/api/rooms/${slug}/join`, { display_name: `voter-${i}` })).participant_token);
     }
     const choice = (i: number) => (i % 2 === 0 ? 'alpha' : 'beta');
@@ -133,21 +156,19 @@ async function main(): Promise<void> {
       });
     const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
-    const results = [
-      await measure(
-        'REST POST /choose',
-        pool,
-        (worker, i) => ({
+    return await measureInterleaved(pool, concurrency, seconds, [
+      {
+        name: 'REST POST /choose',
+        requestFor: (worker, i) => ({
           path: `/api/rooms/${slug}/choose`,
           headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens[worker]}` },
           body: JSON.stringify({ choice: choice(i) }),
         }),
-        restOk,
-      ),
-      await measure(
-        'MCP 2026-07-28 choose',
-        pool,
-        (worker, i) => ({
+        check: restOk,
+      },
+      {
+        name: 'MCP 2026-07-28 choose',
+        requestFor: (worker, i) => ({
           path: '/mcp',
           headers: {
             ...mcpHeaders,
@@ -160,31 +181,14 @@ async function main(): Promise<void> {
             'io.modelcontextprotocol/clientCapabilities': {},
           }),
         }),
-        mcpOk,
-      ),
-      await measure(
-        'MCP 2025-11-25 choose',
-        pool,
-        (worker, i) => ({ path: '/mcp', headers: mcpHeaders, body: toolCall(worker, i, undefined) }),
-        mcpOk,
-      ),
-    ];
-
-    const rest = results[0]!;
-    console.log(`choose revisions, ${CONCURRENCY} connections, ${SECONDS}s per case, loopback`);
-    console.table(
-      results.map((r) => ({
-        case: r.name,
-        requests: r.requests,
-        'req/s': r.rps,
-        'p50 ms': r.p50,
-        'p99 ms': r.p99,
-        errors: r.errors,
-        'req/s vs REST': (r.rps / rest.rps).toFixed(2),
-        'p50 vs REST': (r.p50 / rest.p50).toFixed(2),
-      })),
-    );
-    if (results.some((r) => r.errors > 0)) process.exitCode = 1;
+        check: mcpOk,
+      },
+      {
+        name: 'MCP 2025-11-25 choose',
+        requestFor: (worker, i) => ({ path: '/mcp', headers: mcpHeaders, body: toolCall(worker, i, undefined) }),
+        check: mcpOk,
+      },
+    ]);
   } finally {
     await pool.close();
     await service.close();
@@ -192,4 +196,25 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+async function main(): Promise<void> {
+  const seconds = Number(process.env.BENCH_SECONDS ?? 2);
+  const concurrency = 10;
+  const results = await mcpVsRest(seconds, concurrency);
+  const rest = results[0]!;
+  console.log(`choose revisions, ${concurrency} connections, ${seconds}s per case in ${ROUNDS} rounds, loopback`);
+  console.table(
+    results.map((r) => ({
+      case: r.name,
+      requests: r.requests,
+      'req/s': r.rps,
+      'p50 ms': r.p50,
+      'p99 ms': r.p99,
+      errors: r.errors,
+      'req/s vs REST': (r.rps / rest.rps).toFixed(2),
+      'p50 vs REST': (r.p50 / rest.p50).toFixed(2),
+    })),
+  );
+  if (results.some((r) => r.errors > 0)) process.exitCode = 1;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

@@ -80,6 +80,8 @@ const envSchema = z.object({
   WEBHOOK_MAX_PER_ROOM: z.coerce.number().int().min(1).max(100_000).default(2000),
   /** Room actors kept in memory (least recently used evicted; about 14 KiB each); others reload from the store. */
   ROOM_CACHE_SIZE: z.coerce.number().int().min(1).default(1000),
+  /** Calls run through a throwaway copy of the service at start-up, before listening, so the first burst meets compiled code (src/warm-up.ts); 0 disables. */
+  WARMUP_TURNS: z.coerce.number().int().min(0).default(400),
   /**
    * What the cached room actors may weigh together, in bytes (an upper estimate of their resident
    * size); the least recently used are evicted past it. docs/architecture.md, Memory.
@@ -164,6 +166,7 @@ export const CONFIG_EXAMPLES: Readonly<Record<Variable, string>> = {
   WEBHOOK_STANDARD_SIGNATURE: 'true',
   WEBHOOK_MAX_PER_ROOM: '2000',
   ROOM_CACHE_SIZE: '1000',
+  WARMUP_TURNS: '400',
   ROOM_CACHE_BYTES: '33554432',
   MAX_PARKED_CONNECTIONS: '20000',
   GUESS_LIMIT_PER_MIN: '5',
@@ -289,6 +292,8 @@ export interface ServiceConfig {
   webhookMaxPerRoom: number;
   maxParkedConnections: number;
   roomCacheSize: number;
+  /** Start-up warm-up turns (src/warm-up.ts); 0 skips it. */
+  warmupTurns: number;
   roomCacheBytes: number;
   /** ROOM_RETENTION_DAYS; null = retention off. */
   roomRetentionDays: number | null;
@@ -342,6 +347,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     webhookMaxPerRoom: e.WEBHOOK_MAX_PER_ROOM,
     maxParkedConnections: e.MAX_PARKED_CONNECTIONS,
     roomCacheSize: e.ROOM_CACHE_SIZE,
+    warmupTurns: e.WARMUP_TURNS,
     roomCacheBytes: e.ROOM_CACHE_BYTES,
     roomRetentionDays: e.ROOM_RETENTION_DAYS === 0 ? null : e.ROOM_RETENTION_DAYS,
     rateLimits: {

@@ -3,10 +3,17 @@ import { isIPv4 } from 'node:net';
 import { configProblem, loadConfig, type ServiceConfig } from './config.js';
 import { LOW_FILE_LIMIT, openFileLimit } from './runtime/file-descriptors.js';
 import { createService } from './service.js';
+import { warmUp } from './warm-up.js';
 
 export async function runServer(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = loadConfig(env);
+  // Before the real service exists: the first burst it serves meets compiled code (src/warm-up.ts).
+  const warmed = config.warmupTurns > 0 ? await warmUp(config.warmupTurns) : null;
   const service = await createService(config);
+  if (warmed) {
+    const level = warmed.failures > 0 ? 'warn' : 'info';
+    service.app.log[level]({ turns: warmed.turns, ms: warmed.ms, failures: warmed.failures }, 'warmed up');
+  }
   warnOnDefaultBaseUrl(config, service.app.log);
   try {
     await service.app.listen({ port: config.port, host: config.host });

@@ -22,7 +22,12 @@ import { type BenchCase, type BenchContext, type BenchRow, load, ratioTo } from 
 
 const KEYS = 1000;
 
-async function measure(name: string, withRow: boolean, context: BenchContext): Promise<BenchRow> {
+/** The durable-write floor at `context.connections` (cases/choose-many-rooms.ts also takes it at 100). */
+export async function measureDurableFloor(
+  name: string,
+  withRow: boolean,
+  context: Pick<BenchContext, 'seconds' | 'connections'>,
+): Promise<BenchRow> {
   const dir = await mkdtemp(path.join(tmpdir(), 'conclave-floor-'));
   const db = new Database(path.join(dir, 'floor.db'));
   db.pragma('journal_mode = WAL');
@@ -110,8 +115,8 @@ function roomTurns(context: BenchContext): BenchRow {
 export const floors: BenchCase = {
   id: 'floor',
   async run(context) {
-    const insert = await measure('floor: POST + 1 durable insert', false, context);
-    const rewrite = await measure('floor: POST + insert + 1 KiB rewrite', true, context);
+    const insert = await measureDurableFloor('floor: POST + 1 durable insert', false, context);
+    const rewrite = await measureDurableFloor('floor: POST + insert + 1 KiB rewrite', true, context);
     const turn = roomTurns(context);
     return [
       { ...ratioTo(insert, context.baselines.post), note: 'ratio vs bare POST; no room, machine or receipt' },

@@ -7,7 +7,9 @@ import { floors } from './floors.js';
 import { handoff } from './handoff.js';
 import { history } from './history.js';
 import { hotRoom } from './hot-room.js';
+import { mcp } from './mcp.js';
 import { redisFootprint } from './redis-footprint.js';
+import { sse } from './sse.js';
 import { startup } from './startup.js';
 import { tlog } from './tlog.js';
 
@@ -15,7 +17,9 @@ export const cases: BenchCase[] = [
   floors,
   chooseOneRoom,
   chooseManyRooms,
+  mcp,
   hotRoom,
+  sse,
   handoff,
   history,
   redisFootprint,

@@ -21,7 +21,12 @@ export const startup: BenchCase = {
         });
         child.on('exit', (code) => reject(new Error(`exited ${code}`)));
       });
-      return [{ case: 'start-up to listening (tsx, cold)', note: `${Math.round(performance.now() - started)} ms` }];
+      return [
+        {
+          case: 'start-up to listening (tsx, cold)',
+          note: `${Math.round(performance.now() - started)} ms, the start-up warm-up included (WARMUP_TURNS)`,
+        },
+      ];
     } finally {
       child.kill('SIGKILL');
       await rm(dataDir, { recursive: true, force: true });

@@ -92,12 +92,24 @@ export function watchCredential(
   const mandate = presented.verified ?? null;
   const expiresAt = mandate ? mandate.exp * 1000 : null;
 
+  // The seat a credential resolves to depends only on the members, the room's auth mode and its slug:
+  // a commit that changed none of them (most: a choice, a message) is answered from the last check,
+  // without hashing the token again for every parked connection on every commit. Rosters are never
+  // changed in place (domain/roster.ts keys its own memo on the array too).
+  let last: { members: unknown; auth: unknown; seat: string | null } | null = null;
+  const currentSeat = (state: RoomState): string | null => {
+    if (last && last.members === state.room.members && last.auth === state.room.config.auth) return last.seat;
+    const current = seatAt(context, state);
+    last = { members: state.room.members, auth: state.room.config.auth, seat: current };
+    return current;
+  };
+
   return {
     check(state) {
       if (expiresAt !== null && context.clock.now() >= expiresAt) return ended(mandateExpired(mandate!.exp));
       let current: string | null;
       try {
-        current = seatAt(context, state);
+        current = currentSeat(state);
       } catch (error) {
         if (error instanceof ProtocolError) return ended(error);
         throw error;

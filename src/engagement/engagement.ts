@@ -16,6 +16,7 @@ import { EventStream, EventStreams } from './event-stream.js';
 import { type LongPollCall, longPoll } from './long-poll.js';
 import { consumeOnRead } from './opener-wakes.js';
 import { RedisCommitFanout } from './redis-fanout.js';
+import { RoomFeeds } from './room-feed.js';
 import { type StateSource, WaiterRegistry } from './waiters.js';
 import { createSender } from './webhook-client.js';
 import { WebhookWorker } from './webhook-worker.js';
@@ -57,6 +58,7 @@ export class Engagement {
   readonly waiters: WaiterRegistry;
   readonly webhooks: WebhookWorker;
   readonly streams = new EventStreams();
+  private readonly feeds: RoomFeeds;
   private fanout: RedisCommitFanout | null = null;
   private log: EngagementLog = { error: () => {} };
 
@@ -71,6 +73,12 @@ export class Engagement {
       bus: this.bus,
       capacity: this.capacity,
       onError: (error, slug) => this.log.error({ err: error, slug }, 'long-poll evaluation failed'),
+    });
+    this.feeds = new RoomFeeds({
+      store: deps.store,
+      states: deps.states,
+      bus: this.bus,
+      onError: (error, slug) => this.log.error({ err: error, slug }, 'event stream failed'),
     });
     this.webhooks = new WebhookWorker({
       store: deps.store,
@@ -157,7 +165,7 @@ export class Engagement {
       {
         store: this.deps.store,
         states: this.deps.states,
-        bus: this.bus,
+        feeds: this.feeds,
         onError: (error, room) => this.log.error({ err: error, slug: room }, 'event stream failed'),
       },
       slug,

@@ -1,16 +1,17 @@
 /**
  * One server-sent event stream (docs/agents.md, The REST loop). Every frame comes from the stored log, read after the last
- * seq the stream sent: the backfill and the live part are the same loop, so there is no gap and no
- * duplicate between them. A commit notice only says "read again"; a pump that is already running
- * just runs once more. Frames are redacted against the state read for the batch that carries them.
+ * seq the stream sent. The stream backfills on its own, paced by its socket; once it has sent the log
+ * to its end it joins its room's feed (room-feed.ts), which reads each commit's events once and writes
+ * the same serialized frames to every stream of the room. The feed listens from the moment the stream
+ * starts and re-reads when the stream joins, so there is no gap and no duplicate between the two
+ * parts. Frames are redacted against the state read for the batch that carries them.
  */
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import { redactEvent } from '../domain/views/events.js';
 import type { RoomState } from '../domain/state.js';
 import type { RoomStore } from '../store/port.js';
-import type { CommitBus } from './commit-bus.js';
 import type { CredentialWatch, SessionEnd } from './credential-watch.js';
+import { eventFrame, type FeedMember, type RoomFeeds, STREAM_BUFFER_LIMIT_BYTES } from './room-feed.js';
 import type { StateSource } from './waiters.js';
 
 export const HEARTBEAT_MS = 15_000;
@@ -21,14 +22,12 @@ const PAGE = 200;
 export interface EventStreamDeps {
   store: RoomStore;
   states: StateSource;
-  bus: CommitBus;
+  feeds: RoomFeeds;
   onError(error: unknown, slug: string): void;
 }
 
-export class EventStream {
-  private lastSeq: number;
-  private pumping = false;
-  private again = false;
+export class EventStream implements FeedMember {
+  lastSeq: number;
   private closed = false;
   private readonly cleanups: (() => void)[] = [];
 
@@ -44,9 +43,10 @@ export class EventStream {
     this.lastSeq = afterSeq;
   }
 
-  /** Subscribes first, then backfills, so a commit made during the backfill is read by the next pump. */
+  /** Enters the room's feed first, then backfills, so a commit made during the backfill is read when it joins. */
   start(): void {
-    this.cleanups.push(this.deps.bus.listen(this.slug, () => void this.pump()));
+    this.deps.feeds.enter(this);
+    this.cleanups.push(() => this.deps.feeds.leave(this));
     const heartbeat = setInterval(() => this.write(': keep-alive\n\n'), HEARTBEAT_MS);
     const lifetime = setTimeout(() => this.close(), MAX_STREAM_MS);
     heartbeat.unref();
@@ -59,7 +59,31 @@ export class EventStream {
     this.response.on('close', onGone);
     this.cleanups.push(() => this.response.off('close', onGone));
     if (this.watch) this.cleanups.push(this.watch.arm((end) => this.end(end)));
-    void this.pump();
+    void this.backfill();
+  }
+
+  get watched(): boolean {
+    return this.watch !== null;
+  }
+
+  check(state: RoomState): SessionEnd | null {
+    return this.watch?.check(state) ?? null;
+  }
+
+  /**
+   * The feed's frames, serialized once for every stream of the room. A reader that stopped reading
+   * is cut off once its queue passes the bound; its client reconnects with Last-Event-ID.
+   */
+  send(frames: Buffer, seq: number): void {
+    if (this.closed) return;
+    this.lastSeq = seq;
+    this.write(frames);
+    if (this.response.writableLength > STREAM_BUFFER_LIMIT_BYTES) {
+      this.closed = true;
+      for (const cleanup of this.cleanups.splice(0)) cleanup();
+      this.response.destroy();
+      this.onClose();
+    }
   }
 
   /** Ends the stream; with `retryMs`, first tells the client when to reconnect (a draining process). */
@@ -79,7 +103,7 @@ export class EventStream {
    * goes in a last comment (ignored by EventSource clients); a reconnect with Last-Event-ID gets the
    * 401 envelope when the credential no longer works.
    */
-  private end(end: SessionEnd): void {
+  end(end: SessionEnd): void {
     if (this.closed) return;
     const message = end.error ? `${end.error.code}: ${end.error.message}` : end.reason;
     this.write(`: stream ended, ${message.replace(/[\r\n]+/g, ' ')}\n\n`);
@@ -94,28 +118,20 @@ export class EventStream {
     return false;
   }
 
-  private async pump(): Promise<void> {
-    if (this.pumping) {
-      this.again = true;
-      return;
-    }
-    this.pumping = true;
+  /** The stream's own part: the log after its cursor, paced by its socket; then the room's feed. */
+  private async backfill(): Promise<void> {
     try {
-      do {
-        this.again = false;
-        // Every commit notice re-checks the credential, also those that add no event.
-        if (this.watch) {
-          const state = await this.deps.states.read(this.slug);
-          if (!state) return this.close();
-          if (!this.stillAllowed(state)) return;
-        }
-        await this.drain();
-      } while (this.again && !this.closed);
+      // The credential is checked before anything is sent, also when there is nothing to backfill.
+      if (this.watch) {
+        const state = await this.deps.states.read(this.slug);
+        if (!state) return this.close();
+        if (!this.stillAllowed(state)) return;
+      }
+      await this.drain();
+      if (!this.closed) this.deps.feeds.join(this);
     } catch (error) {
       this.deps.onError(error, this.slug);
       this.close();
-    } finally {
-      this.pumping = false;
     }
   }
 
@@ -133,8 +149,7 @@ export class EventStream {
       if (!this.stillAllowed(state)) return;
       for (const event of events) {
         if (this.closed) return;
-        const view = redactEvent(state, event);
-        const frame = `id: ${view.id}\nevent: ${view.event_type}\ndata: ${JSON.stringify(view)}\n\n`;
+        const frame = eventFrame(state, event);
         this.lastSeq = event.seq;
         if (!this.write(frame)) await Promise.race([once(this.response, 'drain'), once(this.response, 'close')]);
         if (event.event_type === 'room.concluded') {
@@ -146,7 +161,7 @@ export class EventStream {
   }
 
   /** False when the socket buffer is full and the caller should wait for 'drain'. */
-  private write(chunk: string): boolean {
+  private write(chunk: string | Buffer): boolean {
     if (this.closed || this.response.writableEnded || this.response.destroyed) return true;
     return this.response.write(chunk);
   }

@@ -73,13 +73,14 @@ export function rateLimitHook(limits: CallerRateLimits, now: () => number): onRe
 }
 
 /**
- * Counts one MCP message (the raw JSON-RPC body): a tool call by the credential in its arguments
+ * Counts one MCP message (the JSON-RPC body, parsed once by the MCP route; undefined when it is not
+ * JSON): a tool call by the credential in its arguments
  * (`token`) or `_meta.mandate` (else the X-Mandate header), like a REST call; any other message
  * (initialize, notifications, tools/list) on the address's MCP setup budget. The refusal, or null.
  */
 export async function limitMcpMessage(
   limits: CallerRateLimits,
-  body: Buffer | undefined,
+  message: unknown,
   mandateHeader: string | undefined,
   address: string,
   at: number,
@@ -87,7 +88,7 @@ export async function limitMcpMessage(
 ): Promise<ProtocolError | null> {
   const take = boundedTake(limits.counter, at);
   try {
-    const call = toolCallCredentials(body);
+    const call = toolCallCredentials(message);
     if (call === null) return await limitMcpSetup(limits.settings, take, address);
     const { tool, ...presented } = call;
     return await limitCall(
@@ -105,13 +106,7 @@ export async function limitMcpMessage(
 }
 
 /** The tool and credentials of a `tools/call` message, or null for any other message (or a body that is not one). */
-function toolCallCredentials(body: Buffer | undefined): { tool: string; bearer?: string; mandate?: string } | null {
-  let message: unknown;
-  try {
-    message = JSON.parse(body?.toString('utf8') ?? '');
-  } catch {
-    return null;
-  }
+function toolCallCredentials(message: unknown): { tool: string; bearer?: string; mandate?: string } | null {
   if (!isObject(message) || message.method !== 'tools/call') return null;
   const params = isObject(message.params) ? message.params : {};
   const args = isObject(params.arguments) ? params.arguments : {};

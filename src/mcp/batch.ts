@@ -9,10 +9,6 @@
  */
 import { isJsonContentType, ProtocolErrorCode } from '@modelcontextprotocol/server';
 
-/** The only bytes JSON allows before a value. */
-const JSON_WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
-const OPENING_BRACKET = 0x5b;
-
 export const BATCH_REFUSAL = {
   jsonrpc: '2.0',
   id: null,
@@ -24,19 +20,7 @@ export const BATCH_REFUSAL = {
   },
 } as const;
 
-/**
- * Whether a POST body is a JSON-RPC batch (a JSON array). Only the first significant byte is read
- * unless it is `[`; a body that is not valid JSON is left to the SDK, which answers it with `-32700`.
- */
-export function isBatch(contentType: string | undefined, body: Buffer | undefined): boolean {
-  if (body === undefined || !isJsonContentType(contentType)) return false;
-  let start = 0;
-  while (start < body.length && JSON_WHITESPACE.has(body[start]!)) start++;
-  if (body[start] !== OPENING_BRACKET) return false;
-  try {
-    JSON.parse(body.toString('utf8'));
-    return true;
-  } catch {
-    return false;
-  }
+/** Whether a POST body (parsed once by the MCP route; undefined when it is not JSON) is a JSON-RPC batch. */
+export function isBatch(contentType: string | undefined, message: unknown): boolean {
+  return Array.isArray(message) && isJsonContentType(contentType);
 }

@@ -46,6 +46,16 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** The body parsed once, for the limiter, the batch check and the SDK; undefined when it is not JSON. */
+function parseMessage(body: Buffer | undefined): { message: unknown } | undefined {
+  if (body === undefined || body.length === 0) return undefined;
+  try {
+    return { message: JSON.parse(body.toString('utf8')) };
+  } catch {
+    return undefined;
+  }
+}
+
 async function serve(
   handler: McpHttpHandler,
   limits: CallerRateLimits | undefined,
@@ -59,27 +69,46 @@ async function serve(
     if (!reply.raw.writableFinished) abort.abort();
   });
   const body = request.body as Buffer | undefined;
+  const parsed = parseMessage(body);
   if (limits) {
     const at = origin.services.clock.now();
-    const refusal = await limitMcpMessage(limits, body, origin.mandateHeader, request.ip, at, request.log);
+    const refusal = await limitMcpMessage(limits, parsed?.message, origin.mandateHeader, request.ip, at, request.log);
     if (refusal) return sendError(reply, request, refusal.toSpec(), refusal.status);
   }
-  if (isBatch(header(request, 'content-type'), body)) {
+  if (isBatch(header(request, 'content-type'), parsed?.message)) {
     noteErrorCode(reply, JSONRPC_REFUSAL);
     return reply.code(400).send(BATCH_REFUSAL);
   }
+  // A body that parsed goes to the SDK as `parsedBody` and the Request carries none: no clone, no stream
+  // read and no second parse inside the SDK. A body that did not parse is handed over as bytes, so the
+  // SDK gives its own answer to it.
   const webRequest = new Request(`${request.protocol}://${request.host}${request.url}`, {
     method: request.method,
     headers: webHeaders(request),
-    ...(body !== undefined && body.length > 0 ? { body } : {}),
+    ...(parsed === undefined && body !== undefined && body.length > 0 ? { body } : {}),
     signal: abort.signal,
   });
   // The SDK builds the per-request server inside fetch; the origin reaches its factory through the async context.
-  const response = await origins.run(origin, () => handler.fetch(webRequest));
+  const response = await origins.run(origin, () =>
+    handler.fetch(webRequest, parsed === undefined ? undefined : { parsedBody: parsed.message }),
+  );
   // The SDK's own refusals (a JSON-RPC error, a wrong protocol version or Accept header) carry no
   // protocol code: the access line names them as JSON-RPC refusals.
   if (response.status >= 400) noteErrorCode(reply, JSONRPC_REFUSAL);
-  return reply.send(response);
+  return sendResponse(reply, response);
+}
+
+/**
+ * A JSON answer is read whole and sent as one buffer (fastify's web-stream path costs a reader and a
+ * write per chunk); an event stream (the 2025-11-25 era, a long `wait` with its keep-alives) streams.
+ */
+async function sendResponse(reply: FastifyReply, response: Response): Promise<FastifyReply> {
+  const type = response.headers.get('content-type');
+  if (response.body === null || type === null || !type.startsWith('application/json')) return reply.send(response);
+  const bytes = Buffer.from(await response.arrayBuffer());
+  reply.code(response.status);
+  for (const [name, value] of response.headers) if (name !== 'content-length') reply.header(name, value);
+  return reply.send(bytes);
 }
 
 async function mcpRoutes(app: FastifyInstance, options: McpOptions): Promise<void> {

@@ -34,30 +34,32 @@ export interface CatalogServerSpec {
 }
 
 export function catalogServerFactory(spec: CatalogServerSpec): (origin: CallOrigin) => McpServer {
-  const tools = spec.tools.map((tool) => ({ tool, schema: passThroughSchema(tool.inputSchema) }));
+  // Built once per catalog: the SDK asks for a fresh server per exchange, but nothing a tool is
+  // registered with (schemas, descriptions, annotations) changes between exchanges.
+  const tools = spec.tools.map((tool) => ({
+    tool,
+    config: {
+      title: tool.title,
+      description: tool.description,
+      inputSchema: passThroughSchema(tool.inputSchema),
+      outputSchema: passThroughSchema(tool.outputSchema),
+      annotations: tool.annotations,
+    },
+  }));
+  const info = { name: 'conclave', version: spec.version };
+  const options = {
+    capabilities: { tools: { listChanged: false } },
+    instructions: CATALOG_INSTRUCTIONS[spec.catalog],
+    // Without this the SDK also serves 2025-06-18, 2025-03-26 and older; with it `initialize` answers
+    // any other requested version with 2025-11-25, and a request whose MCP-Protocol-Version header
+    // names another version is refused with 400, as the MCP specification prescribes.
+    supportedProtocolVersions: [...MCP_PROTOCOL_VERSIONS],
+  };
   return (origin) => {
-    const server = new McpServer(
-      { name: 'conclave', version: spec.version },
-      {
-        capabilities: { tools: { listChanged: false } },
-        instructions: CATALOG_INSTRUCTIONS[spec.catalog],
-        // Without this the SDK also serves 2025-06-18, 2025-03-26 and older; with it `initialize` answers
-        // any other requested version with 2025-11-25, and a request whose MCP-Protocol-Version header
-        // names another version is refused with 400, as the MCP specification prescribes.
-        supportedProtocolVersions: [...MCP_PROTOCOL_VERSIONS],
-      },
-    );
-    for (const { tool, schema } of tools) {
-      server.registerTool(
-        tool.name,
-        {
-          title: tool.title,
-          description: tool.description,
-          inputSchema: schema,
-          outputSchema: passThroughSchema(tool.outputSchema),
-          annotations: tool.annotations,
-        },
-        (args, ctx) => callTool(tool, args, { meta: ctx.mcpReq._meta, signal: ctx.mcpReq.signal }, origin),
+    const server = new McpServer(info, options);
+    for (const { tool, config } of tools) {
+      server.registerTool(tool.name, config, (args, ctx) =>
+        callTool(tool, args, { meta: ctx.mcpReq._meta, signal: ctx.mcpReq.signal }, origin),
       );
     }
     return server;

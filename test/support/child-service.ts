@@ -37,7 +37,16 @@ export async function spawnService(
   const [command, ...args] = [...(options.wrapper ?? []), process.execPath, '--import', 'tsx', 'src/main.ts'];
   const child = spawn(command!, args, {
     cwd: repoRoot,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir },
+    // No start-up warm-up unless a test asks for it (src/warm-up.ts): it only adds seconds to every spawn here.
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'warn',
+      WARMUP_TURNS: '0',
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+    },
     stdio: ['ignore', options.capture ? 'pipe' : 'inherit', options.capture ? 'pipe' : 'inherit'],
   });
   let output = '';

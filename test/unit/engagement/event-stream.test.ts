@@ -4,14 +4,16 @@ import type { ServerResponse } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CommitBus } from '../../../src/engagement/commit-bus.js';
 import { EventStream, HEARTBEAT_MS, MAX_STREAM_MS } from '../../../src/engagement/event-stream.js';
+import { RoomFeeds } from '../../../src/engagement/room-feed.js';
 import type { RoomStore } from '../../../src/store/port.js';
 
 class FakeResponse extends EventEmitter {
   written: string[] = [];
   writableEnded = false;
+  writableLength = 0;
   destroyed = false;
-  write(chunk: string): boolean {
-    this.written.push(chunk);
+  write(chunk: string | Buffer): boolean {
+    this.written.push(chunk.toString());
     return true;
   }
   end(): void {
@@ -31,7 +33,12 @@ describe('event stream timers', () => {
       {
         store: { events: async () => [] } as unknown as RoomStore,
         states: { read: async () => null },
-        bus,
+        feeds: new RoomFeeds({
+          store: { events: async () => [] } as unknown as RoomStore,
+          states: { read: async () => null },
+          bus,
+          onError: () => {},
+        }),
         onError: () => {},
       },
       'room',
@@ -61,7 +68,12 @@ describe('event stream timers', () => {
       {
         store: { events: async () => [] } as unknown as RoomStore,
         states: { read: async () => null },
-        bus,
+        feeds: new RoomFeeds({
+          store: { events: async () => [] } as unknown as RoomStore,
+          states: { read: async () => null },
+          bus,
+          onError: () => {},
+        }),
         onError: () => {},
       },
       'room',
