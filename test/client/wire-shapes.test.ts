@@ -179,6 +179,8 @@ const OUTCOME_DECISION = spec<W.OutcomeDecision>({
   prev_hash: 'required',
   receipt_hash: 'required',
   receipt_jws: 'required',
+  // Present once the log has sequenced the receipt (src/tlog/outcome-proofs.ts): a race with the read.
+  transparency_log: 'optional',
 });
 const CONCLUSION = spec<NonNullable<W.Outcome['conclusion']>>({
   concluded_at: 'required',
@@ -187,6 +189,7 @@ const CONCLUSION = spec<NonNullable<W.Outcome['conclusion']>>({
   prev_hash: 'required',
   receipt_hash: 'required',
   receipt_jws: 'required',
+  transparency_log: 'optional',
 });
 const WAIT_DECISION = spec<W.WaitDecision>({
   id: 'required',

@@ -2,6 +2,7 @@
  * Receipts on the wire (docs/receipts.md): the signed payloads of decision and conclusion receipts,
  * and the outcome body that carries them in chain order.
  */
+import type { LogInclusion } from '../tlog.js';
 import type { DecisionOpening, DecisionStatus, OutcomeStatus, RoomStatus, SealFields } from './views.js';
 
 export interface ReceiptVote {
@@ -96,6 +97,8 @@ export interface OutcomeDecision extends Omit<DecisionOpening, 'context' | 'elig
   voting_ends_at: string | null;
   /** The compact JWS whose payload is a DecisionReceipt; null until sealed. */
   receipt_jws: string | null;
+  /** Where the receipt is in the transparency log; absent until it is sequenced and published. */
+  transparency_log?: LogInclusion;
 }
 
 /** GET /api/rooms/{slug}/outcome (docs/receipts.md, Where receipts are). */
@@ -120,6 +123,8 @@ export interface Outcome {
     prev_hash: string | null;
     receipt_hash: string;
     receipt_jws: string | null;
+    /** As on a decision row. */
+    transparency_log?: LogInclusion;
   } | null;
   /** How to check the receipts. */
   verification: { jwks_url: string; alg: 'EdDSA'; typ: 'svc-receipt+jwt'; hash: string };
