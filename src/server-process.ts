@@ -2,10 +2,13 @@
 import { isIPv4 } from 'node:net';
 import { configProblem, loadConfig, type ServiceConfig } from './config.js';
 import { LOW_FILE_LIMIT, openFileLimit } from './runtime/file-descriptors.js';
+import { capHeapGrowth } from './runtime/heap-growth.js';
 import { createService } from './service.js';
 import { warmUp } from './warm-up.js';
 
 export async function runServer(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  // Before anything big is allocated: garbage may pile up to twice the live heap, not four times.
+  capHeapGrowth();
   const config = loadConfig(env);
   // Before the real service exists: the first burst it serves meets compiled code (src/warm-up.ts).
   const warmed = config.warmupTurns > 0 ? await warmUp(config.warmupTurns) : null;
