@@ -45,6 +45,7 @@ import {
   WAITER_LEASE_MS,
   WAITER_POLL_MS,
 } from './redis-room-lock.js';
+import { RoomLeases } from './redis-room-lease.js';
 import { defineLogCommands, RedisLogStore } from './redis-tlog.js';
 import { LOG_LEASE_SLUG } from './tlog-port.js';
 import {
@@ -82,8 +83,17 @@ export const DEFAULT_WAIT_TIMEOUT_MS = 1000;
 
 type Arg = string | number | Buffer;
 
+/**
+ * How long a room seen to exist (loaded, committed, checked) is taken to exist without asking again.
+ * Only the order of checks rests on it (a request to a room deleted meanwhile by another process
+ * answers not-found from the load or lock that follows, instead of from the existence check); the
+ * request is then as if it had come just before the deletion.
+ */
+export const EXISTS_MEMO_MS = 1000;
+const EXISTS_MEMO_MAX = 10_000;
+
 interface ScriptCommands {
-  conclaveCommit(...args: Arg[]): Promise<[number, number, string]>;
+  conclaveCommit(...args: Arg[]): Promise<[number, number, string, number]>;
   conclaveDeleteRoom(...args: Arg[]): Promise<number>;
   conclaveAcquireLock(...args: Arg[]): Promise<0 | [number, string | null, string | null, (string | null)[]?]>;
   conclaveLoadIfChanged(...args: Arg[]): Promise<(string | null)[] | null>;
@@ -186,6 +196,10 @@ export class RedisStore implements RoomStore {
   readonly tlog: RedisLogStore;
   private readonly key: ReturnType<typeof keysOf>;
   private readonly wakes = new LockWakes();
+  /** The room locks this process holds or lets linger, and what holding them tells (redis-room-lease.ts). */
+  private readonly leases = new RoomLeases((slug, token) => this.releaseLock(slug, token));
+  /** Rooms seen to exist, until when (performance.now()); see EXISTS_MEMO_MS. */
+  private readonly existing = new Map<string, number>();
   /** Deadline index updates a commit did not wait for (afterCommit). */
   private readonly unawaited = new Set<Promise<void>>();
 
@@ -200,7 +214,9 @@ export class RedisStore implements RoomStore {
   ) {
     this.key = keysOf(keyPrefix);
     wakeListener?.on('message', (channel: string, slug: string) => {
-      if (channel === this.key.lockWakes) this.wakes.heard(slug);
+      if (channel !== this.key.lockWakes) return;
+      this.wakes.heard(slug);
+      this.leases.wanted(slug);
     });
     this.engagement = new RedisEngagementStore(redis, keyPrefix, this.key.room, {
       call: (operation) => this.call(operation),
@@ -231,23 +247,43 @@ export class RedisStore implements RoomStore {
 
   load(slug: string): Promise<RoomRecord | null> {
     return this.call(async () =>
-      recordOf(
+      this.seen(
         slug,
-        await this.redis.hmget(this.key.room(slug), 'version', 'head', 'snapshot', 'next_deadline', 'revision'),
+        recordOf(
+          slug,
+          await this.redis.hmget(this.key.room(slug), 'version', 'head', 'snapshot', 'next_deadline', 'revision'),
+        ),
       ),
     );
   }
 
+  /** Answered here, without Redis, while this process holds the room's lock at `known` (redis-room-lease.ts). */
   loadIfChanged(slug: string, known: RoomVersion): Promise<RoomRecord | 'unchanged' | null> {
+    if (this.leases.current(slug, known)) return Promise.resolve('unchanged');
     return this.call(async () => {
       const fields = await this.redis.conclaveLoadIfChanged(this.key.room(slug), known.version, known.revision ?? '');
-      if (fields?.[0] === 'unchanged') return 'unchanged';
-      return fields ? recordOf(slug, fields) : null;
+      if (fields?.[0] === 'unchanged') return this.seen(slug, 'unchanged');
+      return this.seen(slug, fields ? recordOf(slug, fields) : null);
     });
   }
 
+  /** Answered here while this process holds the room's lock, or saw the room within EXISTS_MEMO_MS. */
   roomExists(slug: string): Promise<boolean> {
-    return this.call(async () => (await this.redis.hexists(this.key.room(slug), 'version')) === 1);
+    if (this.leases.exists(slug) || (this.existing.get(slug) ?? 0) > performance.now()) return Promise.resolve(true);
+    return this.call(
+      async () => this.seen(slug, (await this.redis.hexists(this.key.room(slug), 'version')) === 1 || null) !== null,
+    );
+  }
+
+  /** Notes whether a read found the room (anything but null), for roomExists; returns what it read. */
+  private seen<T>(slug: string, found: T | null): T | null {
+    if (found === null) {
+      this.existing.delete(slug);
+      return null;
+    }
+    if (this.existing.size >= EXISTS_MEMO_MAX && !this.existing.has(slug)) this.existing.clear();
+    this.existing.set(slug, performance.now() + EXISTS_MEMO_MS);
+    return found;
   }
 
   async commit(batch: CommitBatch): Promise<RoomRecord> {
@@ -257,6 +293,8 @@ export class RedisStore implements RoomStore {
     // Records of the room's own scopes live in its hash slot and commit inside the script.
     const inScript = records.filter((record) => slugOfScope(record.scope) === slug);
     const separate = records.filter((record) => slugOfScope(record.scope) !== slug);
+    const release = batch.release_lock && batch.fence !== undefined ? batch.fence : null;
+    const lingerTtl = release === null ? null : this.leases.ttlOf(slug, release);
     const args: Arg[] = [
       7 + inScript.length,
       this.key.room(slug),
@@ -278,13 +316,27 @@ export class RedisStore implements RoomStore {
       ...encodeArchived(batch.archived ?? []),
       batch.expected_revision ?? '',
       randomUUID(),
-      batch.release_lock && batch.fence !== undefined ? '1' : '',
+      // A lock this process took lingers after the commit unless someone waits (redis-room-lease.ts).
+      release === null ? '' : lingerTtl === null ? '1' : '2',
       this.key.lockWakes,
       slug,
+      lingerTtl ?? '',
     ];
-    const [version, head, revision] = await this.call(() =>
-      this.replication.replicas > 0 ? this.commitReplicated(args) : this.redis.conclaveCommit(...args),
-    );
+    const sentAt = performance.now();
+    let version: number;
+    let head: number;
+    let revision: string;
+    let kept: number;
+    try {
+      [version, head, revision, kept] = await this.call(() =>
+        this.replication.replicas > 0 ? this.commitReplicated(args) : this.redis.conclaveCommit(...args),
+      );
+    } catch (error) {
+      if (batch.fence !== undefined) this.leases.lost(slug, batch.fence);
+      throw error;
+    }
+    if (release !== null) this.leases.committed(slug, release, sentAt, { version, revision }, kept === 1);
+    this.seen(slug, true);
     await this.afterCommit(batch, version, separate);
     return { slug, version, head, snapshot: batch.snapshot, next_deadline: batch.next_deadline, revision };
   }
@@ -295,7 +347,7 @@ export class RedisStore implements RoomStore {
    * caller answers with 503; the write may still have landed, and the client's retry with its
    * Idempotency-Key gets the stored result.
    */
-  private async commitReplicated(args: Arg[]): Promise<[number, number, string]> {
+  private async commitReplicated(args: Arg[]): Promise<[number, number, string, number]> {
     const { replicas, timeoutMs } = this.replication;
     const pipeline = this.redis.pipeline() as unknown as ScriptCommands & {
       wait(replicas: number, timeout: number): unknown;
@@ -313,7 +365,7 @@ export class RedisStore implements RoomStore {
         `the write reached ${Number(acknowledged)} of the ${replicas} Redis replicas required within ${timeoutMs} ms`,
       );
     }
-    return committed as [number, number, string];
+    return committed as [number, number, string, number];
   }
 
   events(slug: string, afterSeq: number, limit: number): Promise<StoredEvent[]> {
@@ -388,6 +440,7 @@ export class RedisStore implements RoomStore {
         engagement.openerWakes,
       ),
     );
+    this.existing.delete(slug);
     await this.bestEffort(async () => {
       await Promise.all([
         this.redis.zrem(this.key.deadlines(slug), slug),
@@ -402,16 +455,30 @@ export class RedisStore implements RoomStore {
    * or every WAITER_POLL_MS, until `waitMs` has passed; a waiter that gives up leaves the line.
    */
   async lock(slug: string, ttlMs: number, waitMs: number, known?: RoomVersion | null): Promise<RoomLock> {
+    // The lock this process let linger after its last commit on the room: no round trip.
+    const reused = this.leases.reuse(slug);
+    if (reused) return this.held(slug, reused.token, ttlMs, reused.found);
     const token = newLockToken();
     const keys = [this.key.lock(slug), this.key.room(slug), this.key.lockQueue(slug), this.key.lockLeases(slug)];
     const [knownVersion, knownRevision] = knownArgs(known);
     const giveUpAt = Date.now() + waitMs;
     let taken: ReturnType<typeof readAcquired> = null;
+    let sentAt = 0;
     for (;;) {
       const wake = this.wakes.arm(slug);
       try {
+        sentAt = performance.now();
         const reply = await this.call(() =>
-          this.redis.conclaveAcquireLock(...keys, token, ttlMs, WAITER_LEASE_MS, knownVersion, knownRevision),
+          this.redis.conclaveAcquireLock(
+            ...keys,
+            token,
+            ttlMs,
+            WAITER_LEASE_MS,
+            knownVersion,
+            knownRevision,
+            this.key.lockWakes,
+            slug,
+          ),
         );
         taken = readAcquired(slug, reply, recordOf);
         if (taken) break;
@@ -428,24 +495,48 @@ export class RedisStore implements RoomStore {
       }
       await wake.sleep(Math.min(remaining, WAITER_POLL_MS));
     }
+    this.leases.taken(slug, token, ttlMs, sentAt, taken.found);
+    if (taken.found !== null) this.seen(slug, true);
+    return this.held(slug, token, ttlMs, taken.found, taken.loaded);
+  }
+
+  /** The handle of a lock this process holds under `token`. */
+  private held(
+    slug: string,
+    token: string,
+    ttlMs: number,
+    found: RoomVersion | null,
+    loaded?: RoomRecord | null,
+  ): RoomLock {
     const key = this.key.lock(slug);
     return {
       slug,
       token,
-      found: taken.found,
-      ...(taken.loaded !== undefined ? { loaded: taken.loaded } : {}),
+      found,
+      ...(loaded !== undefined ? { loaded } : {}),
       renew: async () => {
+        const sentAt = performance.now();
+        let ok = false;
         try {
-          return (await this.redis.conclaveRenewLock(key, token, ttlMs)) === 1;
+          ok = (await this.redis.conclaveRenewLock(key, token, ttlMs)) === 1;
         } catch {
-          return false;
+          ok = false;
         }
+        this.leases.renewed(slug, token, sentAt, ok);
+        return ok;
       },
-      release: () =>
-        this.bestEffort(() =>
-          this.redis.conclaveReleaseLock(key, this.key.lockQueue(slug), token, this.key.lockWakes, slug),
-        ),
+      release: () => {
+        this.leases.released(slug, token);
+        return this.releaseLock(slug, token);
+      },
     };
+  }
+
+  /** Compare-and-delete of the room's lock, waking its line; never throws. */
+  private releaseLock(slug: string, token: string): Promise<void> {
+    return this.bestEffort(() =>
+      this.redis.conclaveReleaseLock(this.key.lock(slug), this.key.lockQueue(slug), token, this.key.lockWakes, slug),
+    );
   }
 
   /** A waiter that gives up leaves the room's line at once rather than when its lease lapses. */
@@ -575,6 +666,7 @@ export class RedisStore implements RoomStore {
   }
 
   async close(): Promise<void> {
+    await this.leases.releaseAll();
     await Promise.all([...this.unawaited]);
     await Promise.all(
       [this.redis, this.wakeListener].map(async (client) => {
