@@ -26,6 +26,12 @@ import type { RoomVersion } from './port.js';
 export const LINGER_MS = 400;
 /** Subtracted from every lease's TTL: the lock is trusted this much less long than Redis keeps it. */
 export const SAFETY_MS = 300;
+/**
+ * A room another process asked for (its line was woken, or someone joined it) is not lingered on for
+ * this long: its writes arrive at several processes (a balancer without room affinity), where each
+ * linger would only make the next process ask twice.
+ */
+export const CONTENDED_MS = 5_000;
 
 interface Lease {
   token: string;
@@ -39,6 +45,8 @@ interface Lease {
 
 export class RoomLeases {
   private readonly leases = new Map<string, Lease>();
+  /** Rooms other processes asked for lately, until when (see CONTENDED_MS). */
+  private readonly contended = new Map<string, number>();
 
   /** `release` lets a lingering lock go in Redis (compare-and-delete); never throws. */
   constructor(
@@ -60,9 +68,17 @@ export class RoomLeases {
     else this.drop(slug);
   }
 
-  /** The TTL the lock was taken with, when `token` holds the room here (the commit script renews with it). */
-  ttlOf(slug: string, token: string): number | null {
-    return this.of(slug, token)?.ttlMs ?? null;
+  /**
+   * The TTL to keep the lock for after a commit under `token` (the commit script renews it by that),
+   * or null to let it go with the commit: not ours, or a room other processes asked for lately.
+   */
+  lingerTtl(slug: string, token: string): number | null {
+    const lease = this.of(slug, token);
+    if (!lease) return null;
+    const until = this.contended.get(slug);
+    if (until !== undefined && until > this.now()) return null;
+    if (until !== undefined) this.contended.delete(slug);
+    return lease.ttlMs;
   }
 
   /**
@@ -108,8 +124,13 @@ export class RoomLeases {
     return { token: lease.token, found: lease.version };
   }
 
-  /** Another process waits for the room: a lingering lock goes at once (a held one goes with its commit). */
+  /**
+   * Another process waits for the room (it joined the line, or a line was woken): a lingering lock
+   * goes at once, a held one goes with its commit, and the room is not lingered on for CONTENDED_MS.
+   */
   wanted(slug: string): void {
+    if (this.contended.size >= 10_000 && !this.contended.has(slug)) this.contended.clear();
+    this.contended.set(slug, this.now() + CONTENDED_MS);
     const lease = this.leases.get(slug);
     if (lease?.linger) this.letGo(slug, lease);
   }

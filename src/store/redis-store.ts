@@ -294,7 +294,7 @@ export class RedisStore implements RoomStore {
     const inScript = records.filter((record) => slugOfScope(record.scope) === slug);
     const separate = records.filter((record) => slugOfScope(record.scope) !== slug);
     const release = batch.release_lock && batch.fence !== undefined ? batch.fence : null;
-    const lingerTtl = release === null ? null : this.leases.ttlOf(slug, release);
+    const lingerTtl = release === null ? null : this.leases.lingerTtl(slug, release);
     const args: Arg[] = [
       7 + inScript.length,
       this.key.room(slug),

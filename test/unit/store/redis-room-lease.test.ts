@@ -4,7 +4,7 @@
  * let go, and that nothing is trusted past the lock's TTL less the safety margin.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { LINGER_MS, RoomLeases, SAFETY_MS } from '../../../src/store/redis-room-lease.js';
+import { CONTENDED_MS, LINGER_MS, RoomLeases, SAFETY_MS } from '../../../src/store/redis-room-lease.js';
 
 const TTL = 1_500;
 const at = (version: number) => ({ version, revision: `r${version}` });
@@ -102,13 +102,24 @@ describe('room leases', () => {
     vi.useFakeTimers();
     const { leases, released, clock } = leasesAt();
     leases.taken('r', 't1', TTL, clock.now, at(1));
-    leases.wanted('r');
-    expect(released).toEqual([]);
+    expect(leases.lingerTtl('r', 't1')).toBe(TTL);
+    expect(leases.lingerTtl('r', 'not-ours')).toBeNull();
     leases.committed('r', 't1', clock.now, at(2), true);
     leases.wanted('r');
     expect(released).toEqual(['r/t1']);
     expect(leases.reuse('r')).toBeNull();
     expect(leases.size).toBe(0);
+  });
+
+  it('a room other processes asked for lately is not lingered on (no affinity: it would make them ask twice)', () => {
+    const { leases, clock } = leasesAt();
+    leases.wanted('r');
+    leases.taken('r', 't1', TTL, clock.now, at(1));
+    expect(leases.lingerTtl('r', 't1')).toBeNull();
+    expect(leases.lingerTtl('s', 't1')).toBeNull();
+    clock.now += CONTENDED_MS;
+    leases.renewed('r', 't1', clock.now, true);
+    expect(leases.lingerTtl('r', 't1')).toBe(TTL);
   });
 
   it('a commit that let the lock go (someone waited) or failed ends the lease', () => {
