@@ -3,10 +3,12 @@
  * many processes"): tried at once, then again on each wake or poll, until the wait runs out.
  */
 import { newLockToken } from './common.js';
-import { type RoomLock, type RoomVersion, StoreUnavailableError } from './port.js';
+import { type RoomLock, type RoomRecord, type RoomVersion, StoreUnavailableError } from './port.js';
 import type { DeadlineCalls, ScriptedRedis } from './redis-calls.js';
 import { recordOf } from './redis-codec.js';
 import type { RedisKeys } from './redis-keys.js';
+import type { RoomLeases } from './redis-room-lease.js';
+import type { ExistenceMemo } from './redis-room-reads.js';
 import { knownArgs, LockWakes, readAcquired, WAITER_LEASE_MS, WAITER_POLL_MS } from './redis-room-lock.js';
 
 export class RedisLockTaker {
@@ -16,6 +18,8 @@ export class RedisLockTaker {
     private readonly redis: ScriptedRedis,
     private readonly key: RedisKeys,
     private readonly calls: DeadlineCalls,
+    private readonly leases: RoomLeases,
+    private readonly memo: ExistenceMemo,
   ) {}
 
   /** A let-go lock's wake, heard on the store's subscribed connection. */
@@ -28,16 +32,30 @@ export class RedisLockTaker {
    * or every WAITER_POLL_MS, until `waitMs` has passed; a waiter that gives up leaves the line.
    */
   async lock(slug: string, ttlMs: number, waitMs: number, known?: RoomVersion | null): Promise<RoomLock> {
+    // The lock this process let linger after its last commit on the room: no round trip.
+    const reused = this.leases.reuse(slug);
+    if (reused) return this.held(slug, reused.token, ttlMs, reused.found);
     const token = newLockToken();
     const keys = [this.key.lock(slug), this.key.room(slug), this.key.lockQueue(slug), this.key.lockLeases(slug)];
     const [knownVersion, knownRevision] = knownArgs(known);
     const giveUpAt = Date.now() + waitMs;
     let taken: ReturnType<typeof readAcquired> = null;
+    let sentAt = 0;
     for (;;) {
       const wake = this.wakes.arm(slug);
       try {
+        sentAt = performance.now();
         const reply = await this.calls.call(() =>
-          this.redis.conclaveAcquireLock(...keys, token, ttlMs, WAITER_LEASE_MS, knownVersion, knownRevision),
+          this.redis.conclaveAcquireLock(
+            ...keys,
+            token,
+            ttlMs,
+            WAITER_LEASE_MS,
+            knownVersion,
+            knownRevision,
+            this.key.lockWakes,
+            slug,
+          ),
         );
         taken = readAcquired(slug, reply, recordOf);
         if (taken) break;
@@ -54,24 +72,48 @@ export class RedisLockTaker {
       }
       await wake.sleep(Math.min(remaining, WAITER_POLL_MS));
     }
+    this.leases.taken(slug, token, ttlMs, sentAt, taken.found);
+    if (taken.found !== null) this.memo.seen(slug, true);
+    return this.held(slug, token, ttlMs, taken.found, taken.loaded);
+  }
+
+  /** The handle of a lock this process holds under `token`. */
+  private held(
+    slug: string,
+    token: string,
+    ttlMs: number,
+    found: RoomVersion | null,
+    loaded?: RoomRecord | null,
+  ): RoomLock {
     const key = this.key.lock(slug);
     return {
       slug,
       token,
-      found: taken.found,
-      ...(taken.loaded !== undefined ? { loaded: taken.loaded } : {}),
+      found,
+      ...(loaded !== undefined ? { loaded } : {}),
       renew: async () => {
+        const sentAt = performance.now();
+        let ok = false;
         try {
-          return (await this.redis.conclaveRenewLock(key, token, ttlMs)) === 1;
+          ok = (await this.redis.conclaveRenewLock(key, token, ttlMs)) === 1;
         } catch {
-          return false;
+          ok = false;
         }
+        this.leases.renewed(slug, token, sentAt, ok);
+        return ok;
       },
-      release: () =>
-        this.calls.bestEffort(() =>
-          this.redis.conclaveReleaseLock(key, this.key.lockQueue(slug), token, this.key.lockWakes, slug),
-        ),
+      release: () => {
+        this.leases.released(slug, token);
+        return this.releaseLock(slug, token);
+      },
     };
+  }
+
+  /** Compare-and-delete of the room's lock, waking its line; never throws. */
+  releaseLock(slug: string, token: string): Promise<void> {
+    return this.calls.bestEffort(() =>
+      this.redis.conclaveReleaseLock(this.key.lock(slug), this.key.lockQueue(slug), token, this.key.lockWakes, slug),
+    );
   }
 
   /** A waiter that gives up leaves the room's line at once rather than when its lease lapses. */

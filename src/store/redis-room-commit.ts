@@ -9,6 +9,8 @@ import { type CommitBatch, type IdempotencyRecord, type RoomRecord, StoreUnavail
 import type { Arg, DeadlineCalls, ScriptCommands, ScriptedRedis } from './redis-calls.js';
 import { encodeArchived, encodeEvents, encodeReceipts } from './redis-codec.js';
 import type { RedisKeys } from './redis-keys.js';
+import type { RoomLeases } from './redis-room-lease.js';
+import type { ExistenceMemo } from './redis-room-reads.js';
 import type { RedisLogStore } from './redis-tlog.js';
 
 export class RedisRoomCommits {
@@ -22,6 +24,8 @@ export class RedisRoomCommits {
     private readonly clock: () => number,
     private readonly replication: { replicas: number; timeoutMs: number },
     private readonly tlog: RedisLogStore,
+    private readonly leases: RoomLeases,
+    private readonly memo: ExistenceMemo,
   ) {}
 
   async commit(batch: CommitBatch): Promise<RoomRecord> {
@@ -31,6 +35,8 @@ export class RedisRoomCommits {
     // Records of the room's own scopes live in its hash slot and commit inside the script.
     const inScript = records.filter((record) => slugOfScope(record.scope) === slug);
     const separate = records.filter((record) => slugOfScope(record.scope) !== slug);
+    const release = batch.release_lock && batch.fence !== undefined ? batch.fence : null;
+    const lingerTtl = release === null ? null : this.leases.lingerTtl(slug, release);
     const args: Arg[] = [
       7 + inScript.length,
       this.key.room(slug),
@@ -52,13 +58,27 @@ export class RedisRoomCommits {
       ...encodeArchived(batch.archived ?? []),
       batch.expected_revision ?? '',
       randomUUID(),
-      batch.release_lock && batch.fence !== undefined ? '1' : '',
+      // A lock this process took lingers after the commit unless someone waits (redis-room-lease.ts).
+      release === null ? '' : lingerTtl === null ? '1' : '2',
       this.key.lockWakes,
       slug,
+      lingerTtl ?? '',
     ];
-    const [version, head, revision] = await this.calls.call(() =>
-      this.replication.replicas > 0 ? this.commitReplicated(args) : this.redis.conclaveCommit(...args),
-    );
+    const sentAt = performance.now();
+    let version: number;
+    let head: number;
+    let revision: string;
+    let kept: number;
+    try {
+      [version, head, revision, kept] = await this.calls.call(() =>
+        this.replication.replicas > 0 ? this.commitReplicated(args) : this.redis.conclaveCommit(...args),
+      );
+    } catch (error) {
+      if (batch.fence !== undefined) this.leases.lost(slug, batch.fence);
+      throw error;
+    }
+    if (release !== null) this.leases.committed(slug, release, sentAt, { version, revision }, kept === 1);
+    this.memo.seen(slug, true);
     await this.afterCommit(batch, version, separate);
     return { slug, version, head, snapshot: batch.snapshot, next_deadline: batch.next_deadline, revision };
   }
@@ -69,7 +89,7 @@ export class RedisRoomCommits {
    * caller answers with 503; the write may still have landed, and the client's retry with its
    * Idempotency-Key gets the stored result.
    */
-  private async commitReplicated(args: Arg[]): Promise<[number, number, string]> {
+  private async commitReplicated(args: Arg[]): Promise<[number, number, string, number]> {
     const { replicas, timeoutMs } = this.replication;
     const pipeline = this.redis.pipeline() as unknown as ScriptCommands & {
       wait(replicas: number, timeout: number): unknown;
@@ -87,7 +107,7 @@ export class RedisRoomCommits {
         `the write reached ${Number(acknowledged)} of the ${replicas} Redis replicas required within ${timeoutMs} ms`,
       );
     }
-    return committed as [number, number, string];
+    return committed as [number, number, string, number];
   }
 
   /**

@@ -28,11 +28,13 @@ export const WAITER_LEASE_MS = 1_500;
 /**
  * KEYS: lock, room hash, queue (list of tokens), leases (hash token → epoch ms), all one hash slot.
  * ARGV: token, lock ttl ms, waiter lease ms, what the caller has cached ('' = send nothing, '-' =
- * nothing cached: send the room, else its version), the cached revision.
+ * nothing cached: send the room, else its version), the cached revision, the wake channel, the slug.
  * Drops waiters whose lease lapsed from the head of the line; takes the lock when it is free and the
  * line is empty or headed by this token. Taken: { 1, version, revision } (version nil: no room), plus
  * the fields load() reads when the room is not what the caller has cached — the lock and the load in
- * one round trip. Not taken: joins the line (once) and renews this token's lease; returns 0.
+ * one round trip. Not taken: joins the line (once) and renews this token's lease; returns 0. Joining
+ * the line of a held lock says so on the wake channel: a holder that lets the lock linger after its
+ * commit (redis-room-lease.ts) hears it and lets go (waiters hearing it just try again).
  */
 export const FAIR_ACQUIRE_SCRIPT = `
 local lock, room, queue, leases = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -55,7 +57,10 @@ if (not head or head == token) and redis.call('SET', lock, token, 'PX', ARGV[2],
   end
   return { 1, stored[1], stored[2] }
 end
-if not redis.call('HGET', leases, token) then redis.call('RPUSH', queue, token) end
+if not redis.call('HGET', leases, token) then
+  redis.call('RPUSH', queue, token)
+  if redis.call('EXISTS', lock) == 1 then redis.call('PUBLISH', ARGV[6], ARGV[7]) end
+end
 redis.call('HSET', leases, token, now + lease)
 redis.call('PEXPIRE', queue, lease * 2)
 redis.call('PEXPIRE', leases, lease * 2)

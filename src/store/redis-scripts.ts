@@ -14,9 +14,11 @@ export const CONFLICT_REPLY = 'CONCLAVE_CONFLICT';
  * ARGV: expected_version, fence ('' = none), snapshot, next_deadline ('' = none),
  *   event count n, then n × (seq, id, JSON), then receipt count m, then m × (sequence, JSON),
  *   then idempotency record count k, then k × (JSON, PX), then archived count a, then a × (seq, JSON),
- *   then expected revision ('' = do not check), then this commit's revision, then '1' to release
- *   the fenced lock with the commit ('' = keep it), the lock's wake channel and the slug.
- * Returns { version, head, revision }.
+ *   then expected revision ('' = do not check), then this commit's revision, then what becomes of
+ *   the fenced lock: '1' to release it with the commit, '2' to release it only if someone waits
+ *   for it and otherwise keep it for another TTL (lingering, redis-room-lease.ts), '' to keep it
+ *   as it is; then the lock's wake channel, the slug and the TTL (ms, for '2').
+ * Returns { version, head, revision, kept }: kept is 1 when a '2' commit kept the lock.
  */
 export const COMMIT_SCRIPT = `
 local room, events, eventIds, receipts, lock, archived, lockQueue = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
@@ -84,13 +86,17 @@ end
 for i = 0, a - 1 do
   redis.call('ZADD', archived, ARGV[archivedAt + 1 + i * 2], ARGV[archivedAt + 2 + i * 2])
 end
-if fence ~= '' and ARGV[archivedAt + 3 + a * 2] == '1' then
+local release, kept = ARGV[archivedAt + 3 + a * 2], 0
+if fence ~= '' and release == '2' and redis.call('LLEN', lockQueue) == 0 then
+  redis.call('PEXPIRE', lock, ARGV[archivedAt + 6 + a * 2])
+  kept = 1
+elseif fence ~= '' and (release == '1' or release == '2') then
   redis.call('DEL', lock)
   if redis.call('LLEN', lockQueue) > 0 then
     redis.call('PUBLISH', ARGV[archivedAt + 4 + a * 2], ARGV[archivedAt + 5 + a * 2])
   end
 end
-return { version, head, revision }
+return { version, head, revision, kept }
 `;
 
 /**

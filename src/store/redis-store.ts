@@ -7,8 +7,9 @@
  *
  * The store is the port's face; the work is in modules of one job each: redis-keys.ts (the key
  * layout), redis-calls.ts (scripts, deadlines, errors), redis-codec.ts, redis-lock-taker.ts (the
- * room lock), redis-room-commit.ts (the commit and its follow-ups), redis-deadline-index.ts and
- * redis-maintenance.ts.
+ * room lock), redis-room-lease.ts (the locks this process holds or lets linger, and what holding
+ * them tells), redis-room-reads.ts (loads and existence checks), redis-room-commit.ts (the commit
+ * and its follow-ups), redis-deadline-index.ts and redis-maintenance.ts.
  */
 import type {
   ArchivedDecision,
@@ -23,7 +24,7 @@ import type {
 } from './port.js';
 import { isIdempotencyExpired } from './common.js';
 import { DeadlineCalls, defineRoomCommands, type ScriptedRedis, toStoreError } from './redis-calls.js';
-import { decodeArchived, recordOf } from './redis-codec.js';
+import { decodeArchived } from './redis-codec.js';
 import { connectRedisClient, createRedisClient, type RedisClient } from './redis-connection.js';
 import { RedisDeadlineIndex } from './redis-deadline-index.js';
 import { RedisEngagementStore } from './redis-engagement.js';
@@ -32,6 +33,8 @@ import { keysOf, type RedisKeys } from './redis-keys.js';
 import { RedisLockTaker } from './redis-lock-taker.js';
 import { RedisMaintenance } from './redis-maintenance.js';
 import { RedisRoomCommits } from './redis-room-commit.js';
+import { RoomLeases } from './redis-room-lease.js';
+import { ExistenceMemo, RedisRoomReads } from './redis-room-reads.js';
 import { defineLogCommands, RedisLogStore } from './redis-tlog.js';
 import { LOG_LEASE_SLUG } from './tlog-port.js';
 
@@ -101,6 +104,9 @@ export class RedisStore implements RoomStore {
   private readonly key: RedisKeys;
   private readonly calls: DeadlineCalls;
   private readonly locks: RedisLockTaker;
+  private readonly leases = new RoomLeases((slug, token) => this.locks.releaseLock(slug, token));
+  private readonly memo = new ExistenceMemo();
+  private readonly reads: RedisRoomReads;
   private readonly commits: RedisRoomCommits;
   private readonly deadlines: RedisDeadlineIndex;
   private readonly maintenance: RedisMaintenance;
@@ -116,9 +122,13 @@ export class RedisStore implements RoomStore {
   ) {
     this.key = keysOf(keyPrefix);
     this.calls = new DeadlineCalls(deadlineMs);
-    this.locks = new RedisLockTaker(redis, this.key, this.calls);
+    const { leases, memo } = this;
+    this.locks = new RedisLockTaker(redis, this.key, this.calls, leases, memo);
+    this.reads = new RedisRoomReads(redis, this.key, this.calls, leases, memo);
     wakeListener?.on('message', (channel: string, slug: string) => {
-      if (channel === this.key.lockWakes) this.locks.heard(slug);
+      if (channel !== this.key.lockWakes) return;
+      this.locks.heard(slug);
+      this.leases.wanted(slug);
     });
     this.engagement = new RedisEngagementStore(redis, keyPrefix, this.key.room, this.calls);
     this.tlog = new RedisLogStore(redis as unknown as ConstructorParameters<typeof RedisLogStore>[0], keyPrefix, {
@@ -128,7 +138,7 @@ export class RedisStore implements RoomStore {
       roomKey: this.key.room,
       slugsKey: this.key.slugs,
     });
-    this.commits = new RedisRoomCommits(redis, this.key, this.calls, clock, replication, this.tlog);
+    this.commits = new RedisRoomCommits(redis, this.key, this.calls, clock, replication, this.tlog, leases, memo);
     this.deadlines = new RedisDeadlineIndex(redis, this.key, this.calls);
     this.maintenance = new RedisMaintenance(redis, this.key, keyPrefix, this.calls, clock);
   }
@@ -148,24 +158,15 @@ export class RedisStore implements RoomStore {
   }
 
   load(slug: string): Promise<RoomRecord | null> {
-    return this.calls.call(async () =>
-      recordOf(
-        slug,
-        await this.redis.hmget(this.key.room(slug), 'version', 'head', 'snapshot', 'next_deadline', 'revision'),
-      ),
-    );
+    return this.reads.load(slug);
   }
 
   loadIfChanged(slug: string, known: RoomVersion): Promise<RoomRecord | 'unchanged' | null> {
-    return this.calls.call(async () => {
-      const fields = await this.redis.conclaveLoadIfChanged(this.key.room(slug), known.version, known.revision ?? '');
-      if (fields?.[0] === 'unchanged') return 'unchanged';
-      return fields ? recordOf(slug, fields) : null;
-    });
+    return this.reads.loadIfChanged(slug, known);
   }
 
   roomExists(slug: string): Promise<boolean> {
-    return this.calls.call(async () => (await this.redis.hexists(this.key.room(slug), 'version')) === 1);
+    return this.reads.roomExists(slug);
   }
 
   commit(batch: CommitBatch): Promise<RoomRecord> {
@@ -244,6 +245,7 @@ export class RedisStore implements RoomStore {
         engagement.openerWakes,
       ),
     );
+    this.memo.forget(slug);
     await this.calls.bestEffort(async () => {
       await Promise.all([
         this.redis.zrem(this.key.deadlines(slug), slug),
@@ -281,6 +283,7 @@ export class RedisStore implements RoomStore {
   }
 
   async close(): Promise<void> {
+    await this.leases.releaseAll();
     await this.commits.settle();
     await Promise.all(
       [this.redis, this.wakeListener].map(async (client) => {

@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type ChildService, freePort, spawnService } from './child-service.js';
@@ -31,6 +31,9 @@ export interface Nginx {
 /** The template rendered for these upstreams into a fresh run directory, as docker-compose.yml renders it. */
 async function writeNginxConfig(upstreams: string[], port: number): Promise<{ runDir: string; file: string }> {
   const runDir = await mkdtemp(path.join(tmpdir(), 'conclave-nginx-'));
+  // Run as root, nginx's workers are `nobody`: they must reach the temp directories it creates here
+  // (MCP bodies too big for memory are buffered to a file, deploy/nginx/nginx.conf.template).
+  await chmod(runDir, 0o755);
   const config = await renderNginxConfig({
     NGINX_PORT: `127.0.0.1:${port}`,
     NGINX_RUN_DIR: runDir,
