@@ -102,6 +102,9 @@ export const errorDetailsSchema = z
       .optional()
       .describe('input.invalid with reason unknown_keys: the keys that are accepted.'),
     cap: int('input.invalid with reason message_cap_reached: the message cap reached.').optional(),
+    total: int(
+      'input.invalid with reason out_of_range on options: the characters the options would hold together (limit is the most allowed).',
+    ).optional(),
     slug: z
       .string()
       .optional()

@@ -70,6 +70,8 @@ interface components {
       allowed_keys?: string[];
       /** @description input.invalid with reason message_cap_reached: the message cap reached. */
       cap?: number;
+      /** @description input.invalid with reason out_of_range on options: the characters the options would hold together (limit is the most allowed). */
+      total?: number;
       /** @description room.not_found, room.join_required, room.invite_required, room.concluded: the room slug. */
       slug?: string;
       /**
