@@ -3,7 +3,12 @@
  * 2020-12 is OpenAPI 3.1's schema dialect) plus the service's fixed meta routes.
  */
 import { z } from 'zod';
-import { authorityConfigSchema, roomConfigSchema } from '../domain/config.js';
+import {
+  authorityConfigSchema,
+  resolvedRoomConfigSchema,
+  roomConfigSchema,
+  roomSettingsPatchSchema,
+} from '../domain/config.js';
 import { ROOM_EVENT_COMPONENTS } from '../domain/views/event-schemas.js';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { errorCodes, errorEnvelopeSchema } from '../operations/error-codes.js';
@@ -302,7 +307,9 @@ const TAGS: Record<string, string> = {
 export function buildOpenApi(operations: readonly AnyOperation[], baseUrl: string, version: string): Json {
   const components: Json = {};
   schemaOf(errorEnvelopeSchema, 'output', components);
+  schemaOf(resolvedRoomConfigSchema, 'output', components);
   schemaOf(roomConfigSchema, 'input', components);
+  schemaOf(roomSettingsPatchSchema, 'input', components);
   schemaOf(authorityConfigSchema, 'input', components);
   Object.assign(components, META_OPENAPI_SCHEMAS, OAUTH_OPENAPI_SCHEMAS, LOG_OPENAPI_SCHEMAS);
 

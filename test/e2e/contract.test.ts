@@ -11,7 +11,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONFIG_KEYS } from '../../src/domain/config.js';
+import { CONFIG_KEYS, MUTABLE_KEYS } from '../../src/domain/config.js';
 import { buildOpenApi } from '../../src/http/openapi.js';
 import { OPERATIONS } from '../../src/operations/table.js';
 import { SERVICE_VERSION } from '../../src/service.js';
@@ -152,10 +152,25 @@ describe('the OpenAPI document', () => {
       expect(Object.keys(schema.properties ?? {}).length, name).toBeGreaterThan(2);
       expect(schema.additionalProperties, name).toBe(false);
     }
+    // Requests send the all-optional RoomConfigInput (a settings patch without the keys fixed at
+    // creation); every answer that carries a config refers to RoomConfig, every key required.
     const create = schemas.CreateRoomRequest.properties.config;
-    expect(create.$ref).toBe('#/components/schemas/RoomConfig');
-    expect(schemas.UpdateRoomSettingsRequest.properties.settings.$ref).toBe('#/components/schemas/RoomConfig');
+    expect(create.$ref).toBe('#/components/schemas/RoomConfigInput');
+    expect(schemas.UpdateRoomSettingsRequest.properties.settings.$ref).toBe('#/components/schemas/RoomSettingsPatch');
     expect(Object.keys(schemas.RoomConfig.properties).sort()).toEqual([...CONFIG_KEYS].sort());
+    expect([...schemas.RoomConfig.required].sort()).toEqual([...CONFIG_KEYS].sort());
+    expect(Object.keys(schemas.RoomConfigInput.properties).sort()).toEqual([...CONFIG_KEYS].sort());
+    expect(schemas.RoomConfigInput.required).toBeUndefined();
+    expect(Object.keys(schemas.RoomSettingsPatch.properties).sort()).toEqual([...MUTABLE_KEYS].sort());
+    expect(schemas.RoomSettingsPatch.required).toBeUndefined();
+    for (const [name, property] of [
+      ['CreateRoomResponse', 'config'] as const,
+      ['RoomState', 'config'],
+      ['UpdateRoomSettingsResponse', 'config'],
+      ['DiscoveryDocument', 'room_config_defaults'],
+    ]) {
+      expect(schemas[name].properties[property].$ref, name).toBe('#/components/schemas/RoomConfig');
+    }
   });
 
   it('gives every operation a 2xx response example and every request body an example', () => {

@@ -151,7 +151,7 @@ interface components {
       /** @description vendor:conclave:method_not_allowed: the methods the route allows. */
       allowed?: string[];
     };
-    /** @description Room settings. Every key is optional when creating (the rest take the defaults) and when changing settings (type, visibility and mechanism cannot change); reads return every key resolved. Unknown keys are refused with input.invalid. */
+    /** @description The resolved room settings: every key present, those never set holding their defaults. */
     RoomConfig: {
       /**
        * @description ephemeral rooms open no further decision once one has sealed; persistent rooms keep opening decisions until closed. Fixed at creation.
@@ -231,6 +231,125 @@ interface components {
       kind: 'none' | 'operator' | 'designated' | 'any_participant';
       /** @description The participant ids holding the authority; required and non-empty when kind is designated, ignored otherwise. */
       participant_ids?: string[];
+    };
+    /** @description Room settings. Every key is optional when creating (the rest take the defaults) and when changing settings (type, visibility and mechanism cannot change); reads return every key resolved. Unknown keys are refused with input.invalid. */
+    RoomConfigInput: {
+      /**
+       * @description ephemeral rooms open no further decision once one has sealed; persistent rooms keep opening decisions until closed. Fixed at creation.
+       * @enum {string}
+       */
+      type?: 'ephemeral' | 'persistent';
+      /**
+       * @description public rooms are listed and readable by anyone; unlisted rooms are readable by anyone with the slug; private rooms need a seat, an invite or the room password to read. A room created with a password defaults to private. Fixed at creation.
+       * @enum {string}
+       */
+      visibility?: 'public' | 'unlisted' | 'private';
+      /**
+       * @description How ballots are counted, and so the shape of a choice: simple_majority, supermajority and plurality take one option; approval, ranked_choice and ranked_pairwise take an array of options; score_vote and quadratic_vote take an object mapping options to numbers. Reserved mechanisms (budget_allocation, conviction_vote, bilateral_negotiation) are refused. Fixed at creation.
+       * @enum {string}
+       */
+      mechanism?:
+        | 'simple_majority'
+        | 'supermajority'
+        | 'plurality'
+        | 'approval'
+        | 'ranked_choice'
+        | 'ranked_pairwise'
+        | 'score_vote'
+        | 'quadratic_vote';
+      /** @description Who may create, list and revoke invites. */
+      invite_authority?: components['schemas']['AuthorityConfig'];
+      /** @description Who may propose options. kind none also closes proposals on every decision. */
+      option_proposal_authority?: components['schemas']['AuthorityConfig'];
+      /** @description Who may open decisions (ask) and start choosing. */
+      decision_opening_authority?: components['schemas']['AuthorityConfig'];
+      /** @description Who may close the room. */
+      conclusion_authority?: components['schemas']['AuthorityConfig'];
+      /**
+       * @description Which seat credentials the room accepts: token_only (participant tokens; mandates are refused), mandate_required (every seat act needs a signed mandate; joining without one is refused), either. Operator credentials are accepted for operator acts whatever this says.
+       * @enum {string}
+       */
+      auth?: 'token_only' | 'mandate_required' | 'either';
+      /** @description Responses (choices plus abstentions) a decision needs to resolve with a winner, and also the floor of its electorate size when counting; null means no quorum. A decision whose window closes below quorum resolves without a winner. */
+      quorum?: number | null;
+      /** @description How long a decision accepts choices once choosing opens (60 to 1 209 600, i.e. one minute to 14 days). A change applies to decisions opened afterwards. In seconds. */
+      voting_window?: number;
+      /**
+       * @description optional lets members post discussion messages; disabled refuses discuss.
+       * @enum {string}
+       */
+      deliberation_mode?: 'optional' | 'disabled';
+      /** @description Most seats the room holds (creator and observers included); further joins are refused with room.at_capacity. null means no limit. A capacity ceiling, not an access control. */
+      max_participants?: number | null;
+      /** @description Most options one decision may hold, counting proposals (2 to 500). */
+      max_options?: number;
+      /** @description Most discussion messages one member may post per decision (room-scoped messages: per rolling 24 hours), 1 to 500. */
+      max_deliberation_messages_per_participant?: number;
+      /** @description Most discussion messages all members together may post per decision (room-scoped messages: per rolling 24 hours), 1 to 5000. */
+      max_total_deliberation_messages?: number;
+      /** @description When true, the full room state shows each member's last_seen_at; when false it is always null. */
+      read_receipts?: boolean;
+      /**
+       * @description When individual choices are shown to members: live (as they are cast), after_decided (once the decision seals), never (only totals and the outcome). Hidden choices are redacted from events too.
+       * @enum {string}
+       */
+      choice_visibility?: 'live' | 'after_decided' | 'never';
+      /** @description When true, a decision seals as soon as its outcome can no longer change (after settle_window); when false it runs to the end of voting_window. */
+      early_close?: boolean;
+      /** @description With early_close, how long a determined outcome settles before it seals (0 to 3600; 0 seals at once). Late acts still count; one that changes the winner restarts the window, at most 4 times. Without early_close it has no effect. In seconds. */
+      settle_window?: number;
+      /** @description false makes the creator a non-voting host: its seat does not count in the electorate and cannot choose. */
+      creator_votes?: boolean;
+      /** @description How many decisions may be open at once (1 to 5); ask is refused with decision.already_open beyond it. Acts without a decision number target the oldest open one. */
+      max_open_decisions?: number;
+    };
+    /** @description The room settings to change, each optional; the others keep their values. type, visibility and mechanism are fixed at creation and refused here (input.invalid, reason immutable_key), as are unknown keys. */
+    RoomSettingsPatch: {
+      /** @description Who may create, list and revoke invites. */
+      invite_authority?: components['schemas']['AuthorityConfig'];
+      /** @description Who may propose options. kind none also closes proposals on every decision. */
+      option_proposal_authority?: components['schemas']['AuthorityConfig'];
+      /** @description Who may open decisions (ask) and start choosing. */
+      decision_opening_authority?: components['schemas']['AuthorityConfig'];
+      /** @description Who may close the room. */
+      conclusion_authority?: components['schemas']['AuthorityConfig'];
+      /**
+       * @description Which seat credentials the room accepts: token_only (participant tokens; mandates are refused), mandate_required (every seat act needs a signed mandate; joining without one is refused), either. Operator credentials are accepted for operator acts whatever this says.
+       * @enum {string}
+       */
+      auth?: 'token_only' | 'mandate_required' | 'either';
+      /** @description Responses (choices plus abstentions) a decision needs to resolve with a winner, and also the floor of its electorate size when counting; null means no quorum. A decision whose window closes below quorum resolves without a winner. */
+      quorum?: number | null;
+      /** @description How long a decision accepts choices once choosing opens (60 to 1 209 600, i.e. one minute to 14 days). A change applies to decisions opened afterwards. In seconds. */
+      voting_window?: number;
+      /**
+       * @description optional lets members post discussion messages; disabled refuses discuss.
+       * @enum {string}
+       */
+      deliberation_mode?: 'optional' | 'disabled';
+      /** @description Most seats the room holds (creator and observers included); further joins are refused with room.at_capacity. null means no limit. A capacity ceiling, not an access control. */
+      max_participants?: number | null;
+      /** @description Most options one decision may hold, counting proposals (2 to 500). */
+      max_options?: number;
+      /** @description Most discussion messages one member may post per decision (room-scoped messages: per rolling 24 hours), 1 to 500. */
+      max_deliberation_messages_per_participant?: number;
+      /** @description Most discussion messages all members together may post per decision (room-scoped messages: per rolling 24 hours), 1 to 5000. */
+      max_total_deliberation_messages?: number;
+      /** @description When true, the full room state shows each member's last_seen_at; when false it is always null. */
+      read_receipts?: boolean;
+      /**
+       * @description When individual choices are shown to members: live (as they are cast), after_decided (once the decision seals), never (only totals and the outcome). Hidden choices are redacted from events too.
+       * @enum {string}
+       */
+      choice_visibility?: 'live' | 'after_decided' | 'never';
+      /** @description When true, a decision seals as soon as its outcome can no longer change (after settle_window); when false it runs to the end of voting_window. */
+      early_close?: boolean;
+      /** @description With early_close, how long a determined outcome settles before it seals (0 to 3600; 0 seals at once). Late acts still count; one that changes the winner restarts the window, at most 4 times. Without early_close it has no effect. In seconds. */
+      settle_window?: number;
+      /** @description false makes the creator a non-voting host: its seat does not count in the electorate and cannot choose. */
+      creator_votes?: boolean;
+      /** @description How many decisions may be open at once (1 to 5); ask is refused with decision.already_open beyond it. Acts without a decision number target the oldest open one. */
+      max_open_decisions?: number;
     };
     /** @description One Ed25519 public key that signs receipts. */
     JwksKey: {
@@ -2828,125 +2947,6 @@ interface components {
         joined_at: string;
       }[];
     };
-    /** @description Room settings. Every key is optional when creating (the rest take the defaults) and when changing settings (type, visibility and mechanism cannot change); reads return every key resolved. Unknown keys are refused with input.invalid. */
-    RoomConfigInput: {
-      /**
-       * @description ephemeral rooms open no further decision once one has sealed; persistent rooms keep opening decisions until closed. Fixed at creation.
-       * @enum {string}
-       */
-      type?: 'ephemeral' | 'persistent';
-      /**
-       * @description public rooms are listed and readable by anyone; unlisted rooms are readable by anyone with the slug; private rooms need a seat, an invite or the room password to read. A room created with a password defaults to private. Fixed at creation.
-       * @enum {string}
-       */
-      visibility?: 'public' | 'unlisted' | 'private';
-      /**
-       * @description How ballots are counted, and so the shape of a choice: simple_majority, supermajority and plurality take one option; approval, ranked_choice and ranked_pairwise take an array of options; score_vote and quadratic_vote take an object mapping options to numbers. Reserved mechanisms (budget_allocation, conviction_vote, bilateral_negotiation) are refused. Fixed at creation.
-       * @enum {string}
-       */
-      mechanism?:
-        | 'simple_majority'
-        | 'supermajority'
-        | 'plurality'
-        | 'approval'
-        | 'ranked_choice'
-        | 'ranked_pairwise'
-        | 'score_vote'
-        | 'quadratic_vote';
-      /** @description Who may create, list and revoke invites. */
-      invite_authority?: components['schemas']['AuthorityConfig'];
-      /** @description Who may propose options. kind none also closes proposals on every decision. */
-      option_proposal_authority?: components['schemas']['AuthorityConfig'];
-      /** @description Who may open decisions (ask) and start choosing. */
-      decision_opening_authority?: components['schemas']['AuthorityConfig'];
-      /** @description Who may close the room. */
-      conclusion_authority?: components['schemas']['AuthorityConfig'];
-      /**
-       * @description Which seat credentials the room accepts: token_only (participant tokens; mandates are refused), mandate_required (every seat act needs a signed mandate; joining without one is refused), either. Operator credentials are accepted for operator acts whatever this says.
-       * @enum {string}
-       */
-      auth?: 'token_only' | 'mandate_required' | 'either';
-      /** @description Responses (choices plus abstentions) a decision needs to resolve with a winner, and also the floor of its electorate size when counting; null means no quorum. A decision whose window closes below quorum resolves without a winner. */
-      quorum?: number | null;
-      /** @description How long a decision accepts choices once choosing opens (60 to 1 209 600, i.e. one minute to 14 days). A change applies to decisions opened afterwards. In seconds. */
-      voting_window?: number;
-      /**
-       * @description optional lets members post discussion messages; disabled refuses discuss.
-       * @enum {string}
-       */
-      deliberation_mode?: 'optional' | 'disabled';
-      /** @description Most seats the room holds (creator and observers included); further joins are refused with room.at_capacity. null means no limit. A capacity ceiling, not an access control. */
-      max_participants?: number | null;
-      /** @description Most options one decision may hold, counting proposals (2 to 500). */
-      max_options?: number;
-      /** @description Most discussion messages one member may post per decision (room-scoped messages: per rolling 24 hours), 1 to 500. */
-      max_deliberation_messages_per_participant?: number;
-      /** @description Most discussion messages all members together may post per decision (room-scoped messages: per rolling 24 hours), 1 to 5000. */
-      max_total_deliberation_messages?: number;
-      /** @description When true, the full room state shows each member's last_seen_at; when false it is always null. */
-      read_receipts?: boolean;
-      /**
-       * @description When individual choices are shown to members: live (as they are cast), after_decided (once the decision seals), never (only totals and the outcome). Hidden choices are redacted from events too.
-       * @enum {string}
-       */
-      choice_visibility?: 'live' | 'after_decided' | 'never';
-      /** @description When true, a decision seals as soon as its outcome can no longer change (after settle_window); when false it runs to the end of voting_window. */
-      early_close?: boolean;
-      /** @description With early_close, how long a determined outcome settles before it seals (0 to 3600; 0 seals at once). Late acts still count; one that changes the winner restarts the window, at most 4 times. Without early_close it has no effect. In seconds. */
-      settle_window?: number;
-      /** @description false makes the creator a non-voting host: its seat does not count in the electorate and cannot choose. */
-      creator_votes?: boolean;
-      /** @description How many decisions may be open at once (1 to 5); ask is refused with decision.already_open beyond it. Acts without a decision number target the oldest open one. */
-      max_open_decisions?: number;
-    };
-    /** @description The mutable RoomConfig keys (type, visibility, mechanism are fixed at creation), each optional. */
-    RoomSettingsPatch: {
-      /** @description Who may create, list and revoke invites. */
-      invite_authority?: components['schemas']['AuthorityConfig'];
-      /** @description Who may propose options. kind none also closes proposals on every decision. */
-      option_proposal_authority?: components['schemas']['AuthorityConfig'];
-      /** @description Who may open decisions (ask) and start choosing. */
-      decision_opening_authority?: components['schemas']['AuthorityConfig'];
-      /** @description Who may close the room. */
-      conclusion_authority?: components['schemas']['AuthorityConfig'];
-      /**
-       * @description Which seat credentials the room accepts: token_only (participant tokens; mandates are refused), mandate_required (every seat act needs a signed mandate; joining without one is refused), either. Operator credentials are accepted for operator acts whatever this says.
-       * @enum {string}
-       */
-      auth?: 'token_only' | 'mandate_required' | 'either';
-      /** @description Responses (choices plus abstentions) a decision needs to resolve with a winner, and also the floor of its electorate size when counting; null means no quorum. A decision whose window closes below quorum resolves without a winner. */
-      quorum?: number | null;
-      /** @description How long a decision accepts choices once choosing opens (60 to 1 209 600, i.e. one minute to 14 days). A change applies to decisions opened afterwards. In seconds. */
-      voting_window?: number;
-      /**
-       * @description optional lets members post discussion messages; disabled refuses discuss.
-       * @enum {string}
-       */
-      deliberation_mode?: 'optional' | 'disabled';
-      /** @description Most seats the room holds (creator and observers included); further joins are refused with room.at_capacity. null means no limit. A capacity ceiling, not an access control. */
-      max_participants?: number | null;
-      /** @description Most options one decision may hold, counting proposals (2 to 500). */
-      max_options?: number;
-      /** @description Most discussion messages one member may post per decision (room-scoped messages: per rolling 24 hours), 1 to 500. */
-      max_deliberation_messages_per_participant?: number;
-      /** @description Most discussion messages all members together may post per decision (room-scoped messages: per rolling 24 hours), 1 to 5000. */
-      max_total_deliberation_messages?: number;
-      /** @description When true, the full room state shows each member's last_seen_at; when false it is always null. */
-      read_receipts?: boolean;
-      /**
-       * @description When individual choices are shown to members: live (as they are cast), after_decided (once the decision seals), never (only totals and the outcome). Hidden choices are redacted from events too.
-       * @enum {string}
-       */
-      choice_visibility?: 'live' | 'after_decided' | 'never';
-      /** @description When true, a decision seals as soon as its outcome can no longer change (after settle_window); when false it runs to the end of voting_window. */
-      early_close?: boolean;
-      /** @description With early_close, how long a determined outcome settles before it seals (0 to 3600; 0 seals at once). Late acts still count; one that changes the winner restarts the window, at most 4 times. Without early_close it has no effect. In seconds. */
-      settle_window?: number;
-      /** @description false makes the creator a non-voting host: its seat does not count in the electorate and cannot choose. */
-      creator_votes?: boolean;
-      /** @description How many decisions may be open at once (1 to 5); ask is refused with decision.already_open beyond it. Acts without a decision number target the oldest open one. */
-      max_open_decisions?: number;
-    };
   };
   responses: never;
   parameters: never;
@@ -2958,10 +2958,14 @@ interface components {
 export type ErrorEnvelope = components['schemas']['ErrorEnvelope'];
 /** Machine-readable specifics of an error; which fields appear depends on the code. */
 export type ErrorDetails = components['schemas']['ErrorDetails'];
-/** Room settings. Every key is optional when creating (the rest take the defaults) and when changing settings (type, visibility and mechanism cannot change); reads return every key resolved. Unknown keys are refused with input.invalid. */
+/** The resolved room settings: every key present, those never set holding their defaults. */
 export type RoomConfig = components['schemas']['RoomConfig'];
 /** Who may perform one class of room act. */
 export type AuthorityConfig = components['schemas']['AuthorityConfig'];
+/** Room settings. Every key is optional when creating (the rest take the defaults) and when changing settings (type, visibility and mechanism cannot change); reads return every key resolved. Unknown keys are refused with input.invalid. */
+export type RoomConfigInput = components['schemas']['RoomConfigInput'];
+/** The room settings to change, each optional; the others keep their values. type, visibility and mechanism are fixed at creation and refused here (input.invalid, reason immutable_key), as are unknown keys. */
+export type RoomSettingsPatch = components['schemas']['RoomSettingsPatch'];
 /** One Ed25519 public key that signs receipts. */
 export type JwksKey = components['schemas']['JwksKey'];
 /** The receipt signing keys. */
@@ -3154,10 +3158,6 @@ export type LogInclusionProofRequest = components['schemas']['LogInclusionProofR
 export type LogConsistencyProofRequest = components['schemas']['LogConsistencyProofRequest'];
 /** Your rooms. */
 export type ListRoomsResponse = components['schemas']['ListRoomsResponse'];
-/** Room settings. Every key is optional when creating (the rest take the defaults) and when changing settings (type, visibility and mechanism cannot change); reads return every key resolved. Unknown keys are refused with input.invalid. */
-export type RoomConfigInput = components['schemas']['RoomConfigInput'];
-/** The mutable RoomConfig keys (type, visibility, mechanism are fixed at creation), each optional. */
-export type RoomSettingsPatch = components['schemas']['RoomSettingsPatch'];
 
 // Names for parts of the types above.
 /** GET /api/rooms/{slug}/outcome: the decisions in seal order with their receipts. */

@@ -5,7 +5,7 @@
  * the e2e suites validate every response against the generated document, so a drift fails a test.
  */
 import { z } from 'zod';
-import { roomConfigSchema } from '../config.js';
+import { resolvedRoomConfigSchema } from '../config.js';
 import { canonicalBallotSchema, mechanismOutputSchema } from './event-schemas.js';
 
 export const text = (description: string) => z.string().describe(description);
@@ -289,7 +289,7 @@ export const roomStateSchema = z
     slug: text('The room slug.'),
     about: z.string().nullable().describe("The room's standing description; null if none."),
     status: roomStatusSchema,
-    config: roomConfigSchema.describe('The resolved room config: every key present.'),
+    config: resolvedRoomConfigSchema.describe('The resolved room config: every key present.'),
     question: z
       .string()
       .nullable()
