@@ -175,8 +175,6 @@ const ALIASES: [name: string, type: string, doc: string][] = [
   ['JsonWebKeySet', 'Jwks', 'GET /.well-known/jwks.json: every key that ever signed a receipt.'],
   ['DeviceAuthorization', 'DeviceAuthorizationResponse', 'POST /oauth/device_authorization.'],
   ['DeviceToken', 'DeviceTokenResponse', 'POST /oauth/token once approved: a hosted key and its mandate.'],
-  ['AgentDecision', "NonNullable<AgentRoomView['decision']>", 'The oldest open decision, as the agent view shows it.'],
-  ['OpenDecisionRow', "NonNullable<AgentRoomView['decisions_open']>[number]", 'Another open decision.'],
   [
     'DecisionOpening',
     "Pick<DecisionSummary, 'id' | 'seq' | 'question' | 'context' | 'options' | 'eligible_participant_ids'>",
@@ -187,14 +185,6 @@ const ALIASES: [name: string, type: string, doc: string][] = [
     "Pick<DecisionSummary, 'resolved_at' | 'resolved_outcome' | 'resolved_winner' | 'outcome_status' | 'prev_hash' | 'receipt_hash'>",
     'How a decision sealed and where it sits in the receipt chain: all null before it seals.',
   ],
-  ['OutcomeDecision', "OutcomeResponse['decisions'][number]", 'A decision in the outcome body.'],
-  [
-    'WaitDecision',
-    "Extract<AwaitNextActionResponse, { status: 'actionable' }>['decision']",
-    'A decision as a wait reports it.',
-  ],
-  ['DeltaEntry', "RoomDelta['new'][number]", 'One line of a delta.'],
-  ['SeatedRoom', "ListRoomsResponse['rooms'][number]", 'A room the caller holds a seat in (MCP list_rooms).'],
   ['RoomStatus', "AgentRoomView['status']", "A room's phase."],
   ['DecisionStatus', "DecisionSummary['status']", "A decision's phase."],
   ['OutcomeStatus', "NonNullable<DecisionSummary['outcome_status']>", 'How a sealed decision came out.'],

@@ -1031,85 +1031,9 @@ interface components {
       /** @description The last event seq this view includes; pass it as since to read only what changed. */
       current_through: number;
       /** @description The oldest open decision; null when none is open. */
-      decision: {
-        /** @description Room-local decision number. */
-        seq: number;
-        /** @description The question. */
-        question: string;
-        /** @description Background for the question; null if none. */
-        context: string | null;
-        /** @description The options, clipped to 1000 characters each; numbers start at 1. */
-        options: string[];
-        /** @description Who proposed each option (display names; null for the asker). Present when anyone proposed. */
-        option_proposers?: (string | null)[];
-        /**
-         * @description proposing: collecting options; voting: accepting choices; expired: the window has closed and the decision seals at the next touch; resolved: sealed.
-         * @enum {string}
-         */
-        status: 'proposing' | 'voting' | 'expired' | 'resolved';
-        /**
-         * @description Present on agreement decisions (one option to accept or reject unanimously).
-         * @constant
-         */
-        agreement?: true;
-        /** @description Participants only: whether you can propose another option now. */
-        can_propose_more?: boolean;
-        /** @description Participants only: whether you can freeze the slate and open choosing now. */
-        can_start_choosing?: boolean;
-        /** @description While proposing with a deadline: when choosing opens (RFC 3339, UTC). */
-        proposals_close_at?: string;
-        /** @description While proposing with a deadline: seconds until choosing opens. */
-        seconds_until_voting?: number;
-        /** @description When the voting window closes (RFC 3339, UTC). */
-        closes_at: string;
-        /** @description Seconds until the voting window closes. */
-        seconds_left: number;
-        /** @description Choices counted so far. */
-        choices_cast: number;
-        /** @description How many may choose (the quorum, if higher). */
-        eligible_voters: number;
-        /** @description Display names of the participants allowed to choose; null means the whole room electorate. */
-        eligible: string[] | null;
-        /** @description The participant ids allowed to choose on this decision; null means the whole room electorate. */
-        eligible_participant_ids: string[] | null;
-        /** @description Present while a determined decision settles before it seals. */
-        settling?: {
-          /** @description Seconds until the decision seals unless a late act changes the winner. */
-          seals_in_seconds: number;
-          /** @description The winner if nothing changes; null if the outcome has none. */
-          presumptive: string | null;
-        };
-      } | null;
+      decision: components['schemas']['AgentDecision'] | null;
       /** @description Every open decision, oldest first, when more than one is open. */
-      decisions_open?: {
-        /** @description Decision number. */
-        seq: number;
-        /** @description The question, clipped to 200 characters. */
-        question: string;
-        /**
-         * @description proposing: collecting options; voting: accepting choices; expired: the window has closed and the decision seals at the next touch; resolved: sealed.
-         * @enum {string}
-         */
-        status: 'proposing' | 'voting' | 'expired' | 'resolved';
-        /**
-         * @description Present on agreement decisions (one option to accept or reject unanimously).
-         * @constant
-         */
-        agreement?: true;
-        /** @description How many options the slate holds. */
-        options: number;
-        /** @description Choices counted so far. */
-        choices_cast: number;
-        /** @description When the voting window closes (RFC 3339, UTC). */
-        closes_at: string;
-        /** @description Seconds until the voting window closes. */
-        seconds_left: number;
-        /**
-         * @description Present when you still owe a choice on this decision.
-         * @constant
-         */
-        needs_you?: true;
-      }[];
+      decisions_open?: components['schemas']['OpenDecisionRow'][];
       /** @description The latest 20 discussion messages, oldest first. */
       discussion: {
         /** @description Display name of the author. */
@@ -1228,6 +1152,86 @@ interface components {
       more: {
         [key: string]: string;
       };
+    };
+    /** @description An open decision, as the agent view shows the oldest one. */
+    AgentDecision: {
+      /** @description Room-local decision number. */
+      seq: number;
+      /** @description The question. */
+      question: string;
+      /** @description Background for the question; null if none. */
+      context: string | null;
+      /** @description The options, clipped to 1000 characters each; numbers start at 1. */
+      options: string[];
+      /** @description Who proposed each option (display names; null for the asker). Present when anyone proposed. */
+      option_proposers?: (string | null)[];
+      /**
+       * @description proposing: collecting options; voting: accepting choices; expired: the window has closed and the decision seals at the next touch; resolved: sealed.
+       * @enum {string}
+       */
+      status: 'proposing' | 'voting' | 'expired' | 'resolved';
+      /**
+       * @description Present on agreement decisions (one option to accept or reject unanimously).
+       * @constant
+       */
+      agreement?: true;
+      /** @description Participants only: whether you can propose another option now. */
+      can_propose_more?: boolean;
+      /** @description Participants only: whether you can freeze the slate and open choosing now. */
+      can_start_choosing?: boolean;
+      /** @description While proposing with a deadline: when choosing opens (RFC 3339, UTC). */
+      proposals_close_at?: string;
+      /** @description While proposing with a deadline: seconds until choosing opens. */
+      seconds_until_voting?: number;
+      /** @description When the voting window closes (RFC 3339, UTC). */
+      closes_at: string;
+      /** @description Seconds until the voting window closes. */
+      seconds_left: number;
+      /** @description Choices counted so far. */
+      choices_cast: number;
+      /** @description How many may choose (the quorum, if higher). */
+      eligible_voters: number;
+      /** @description Display names of the participants allowed to choose; null means the whole room electorate. */
+      eligible: string[] | null;
+      /** @description The participant ids allowed to choose on this decision; null means the whole room electorate. */
+      eligible_participant_ids: string[] | null;
+      /** @description Present while a determined decision settles before it seals. */
+      settling?: {
+        /** @description Seconds until the decision seals unless a late act changes the winner. */
+        seals_in_seconds: number;
+        /** @description The winner if nothing changes; null if the outcome has none. */
+        presumptive: string | null;
+      };
+    };
+    /** @description One open decision, in the agent view list of every open decision. */
+    OpenDecisionRow: {
+      /** @description Decision number. */
+      seq: number;
+      /** @description The question, clipped to 200 characters. */
+      question: string;
+      /**
+       * @description proposing: collecting options; voting: accepting choices; expired: the window has closed and the decision seals at the next touch; resolved: sealed.
+       * @enum {string}
+       */
+      status: 'proposing' | 'voting' | 'expired' | 'resolved';
+      /**
+       * @description Present on agreement decisions (one option to accept or reject unanimously).
+       * @constant
+       */
+      agreement?: true;
+      /** @description How many options the slate holds. */
+      options: number;
+      /** @description Choices counted so far. */
+      choices_cast: number;
+      /** @description When the voting window closes (RFC 3339, UTC). */
+      closes_at: string;
+      /** @description Seconds until the voting window closes. */
+      seconds_left: number;
+      /**
+       * @description Present when you still owe a choice on this decision.
+       * @constant
+       */
+      needs_you?: true;
     };
     /** @description The complete state of a room (include=full). */
     RoomState: {
@@ -1502,64 +1506,7 @@ interface components {
       /** @description One line on where the room stands. */
       state: string;
       /** @description What happened after since, oldest first, at most 200 entries. */
-      new: {
-        /** @description Event seq. */
-        seq: number;
-        /** @description When it happened (RFC 3339, UTC). */
-        at: string;
-        /** @description The decision it concerns, if any. */
-        decision?: number;
-        /**
-         * @description What happened.
-         * @enum {string}
-         */
-        type:
-          | 'discussion'
-          | 'option_proposed'
-          | 'decision_opened'
-          | 'choosing_started'
-          | 'choice_submitted'
-          | 'abstained'
-          | 'decision_resolved'
-          | 'joined'
-          | 'role_updated'
-          | 'invite_created'
-          | 'room_concluded';
-        /** @description Display name of the actor, where there is one. */
-        who?: string | null;
-        /** @description discussion: the message, clipped to 2000 characters. */
-        said?: string;
-        /** @description discussion: the stance attached. */
-        stance?: string;
-        /** @description option_proposed: the option text; choice_submitted: the option number of a single-choice ballot. */
-        option?: string | number;
-        /** @description decision_opened, choosing_started, decision_resolved: the question. */
-        question?: string;
-        /** @description choice_submitted: the ballot as JCS JSON text (array and map ballots), when visible and not a single option. */
-        choice?: string;
-        /**
-         * @description choice_submitted: present when the choice replaced an earlier one.
-         * @constant
-         */
-        revised?: true;
-        /** @description abstained: the reason. */
-        reason?: string;
-        /** @description decision_resolved: the receipt status. */
-        outcome?: string;
-        /** @description decision_resolved: the winner; null if none. */
-        winner?: string | null;
-        /** @description joined, role_updated, invite_created: the role. */
-        role?: string;
-        /** @description invite_created: the invite label. */
-        name?: string;
-        /** @description room_concluded: the closing statement, if one was given. */
-        closing_statement?: string;
-        /**
-         * @description Present on agreement decisions (one option to accept or reject unanimously).
-         * @constant
-         */
-        agreement?: true;
-      }[];
+      new: components['schemas']['DeltaEntry'][];
       /** @description The cursor for the next delta: the last event seq included. */
       current_through: number;
       /** @description Present when you owe a choice: which decisions. */
@@ -1576,6 +1523,65 @@ interface components {
         /** @description How to re-read the whole room. */
         full: string;
       };
+    };
+    /** @description One line of a delta: an event, keyed by display names. */
+    DeltaEntry: {
+      /** @description Event seq. */
+      seq: number;
+      /** @description When it happened (RFC 3339, UTC). */
+      at: string;
+      /** @description The decision it concerns, if any. */
+      decision?: number;
+      /**
+       * @description What happened.
+       * @enum {string}
+       */
+      type:
+        | 'discussion'
+        | 'option_proposed'
+        | 'decision_opened'
+        | 'choosing_started'
+        | 'choice_submitted'
+        | 'abstained'
+        | 'decision_resolved'
+        | 'joined'
+        | 'role_updated'
+        | 'invite_created'
+        | 'room_concluded';
+      /** @description Display name of the actor, where there is one. */
+      who?: string | null;
+      /** @description discussion: the message, clipped to 2000 characters. */
+      said?: string;
+      /** @description discussion: the stance attached. */
+      stance?: string;
+      /** @description option_proposed: the option text; choice_submitted: the option number of a single-choice ballot. */
+      option?: string | number;
+      /** @description decision_opened, choosing_started, decision_resolved: the question. */
+      question?: string;
+      /** @description choice_submitted: the ballot as JCS JSON text (array and map ballots), when visible and not a single option. */
+      choice?: string;
+      /**
+       * @description choice_submitted: present when the choice replaced an earlier one.
+       * @constant
+       */
+      revised?: true;
+      /** @description abstained: the reason. */
+      reason?: string;
+      /** @description decision_resolved: the receipt status. */
+      outcome?: string;
+      /** @description decision_resolved: the winner; null if none. */
+      winner?: string | null;
+      /** @description joined, role_updated, invite_created: the role. */
+      role?: string;
+      /** @description invite_created: the invite label. */
+      name?: string;
+      /** @description room_concluded: the closing statement, if one was given. */
+      closing_statement?: string;
+      /**
+       * @description Present on agreement decisions (one option to accept or reject unanimously).
+       * @constant
+       */
+      agreement?: true;
     };
     /** @description The room and its decisions as statecharts, and how they got there. */
     RoomMachine: {
@@ -2000,57 +2006,7 @@ interface components {
       /** @description The latest sealed decision's receipt (compact JWS); null if none. */
       receipt_jws: string | null;
       /** @description Every decision: sealed ones in seal order, then open ones. */
-      decisions: {
-        /** @description Decision id. */
-        id: string;
-        /** @description Decision number. */
-        seq: number;
-        /** @description The question. */
-        question: string;
-        /** @description The option texts, in order; option numbers start at 1. */
-        options: string[];
-        /**
-         * @description proposing: collecting options; voting: accepting choices; expired: the window has closed and the decision seals at the next touch; resolved: sealed.
-         * @enum {string}
-         */
-        status: 'proposing' | 'voting' | 'expired' | 'resolved';
-        /**
-         * @description Present on agreement decisions (one option to accept or reject unanimously).
-         * @constant
-         */
-        agreement?: true;
-        /** @description When the decision opened (RFC 3339, UTC). */
-        opened_at: string;
-        /** @description When choosing opened; null while collecting without a deadline (RFC 3339, UTC). */
-        voting_opens_at: string | null;
-        /** @description When the voting window closes (RFC 3339, UTC). */
-        voting_ends_at: string;
-        /** @description When it sealed; null while open (RFC 3339, UTC). */
-        resolved_at: string | null;
-        /** @description How the count ended (engine vocabulary); null until sealed. */
-        resolved_outcome: ('pass' | 'plurality_pass' | 'no_pass' | 'tied') | null;
-        /** @description The winner; null if open or none. */
-        resolved_winner: string | null;
-        /** @description The receipt status: completed (a winner), rejected, tied or no_quorum; null until sealed. */
-        outcome_status: ('completed' | 'rejected' | 'tied' | 'no_quorum') | null;
-        /** @description The receipt hash this decision chains to: "sha256:" followed by 64 hex digits, over the compact JWS bytes; null if none. */
-        prev_hash: string | null;
-        /** @description This decision's receipt hash: "sha256:" followed by 64 hex digits, over the compact JWS bytes; null if none. */
-        receipt_hash: string | null;
-        /** @description The signed receipt, a compact JWS (EdDSA, typ svc-receipt+jwt); null while open. */
-        receipt_jws: string | null;
-        /** @description Where this receipt is in the transparency log, with its inclusion proof; absent until it is logged. */
-        transparency_log?: {
-          /** @description The receipt's leaf index in the log (0-based). */
-          index: number;
-          /** @description The size of the checkpoint the proof is against. */
-          tree_size: number;
-          /** @description That checkpoint: a C2SP signed note (origin, size, base64 root hash, signatures). */
-          checkpoint: string;
-          /** @description The RFC 6962 inclusion proof of the leaf against that checkpoint: base64 SHA-256 hashes, leaf side first. */
-          inclusion_proof: string[];
-        };
-      }[];
+      decisions: components['schemas']['OutcomeDecision'][];
       /** @description The conclusion receipt once the room is closed; else null. */
       conclusion: {
         /** @description When the room was closed (RFC 3339, UTC). */
@@ -2093,6 +2049,58 @@ interface components {
         typ: 'svc-receipt+jwt';
         /** @description How receipt hashes are computed. */
         hash: string;
+      };
+    };
+    /** @description A decision in the outcome: its slate, how it sealed and its signed receipt. */
+    OutcomeDecision: {
+      /** @description Decision id. */
+      id: string;
+      /** @description Decision number. */
+      seq: number;
+      /** @description The question. */
+      question: string;
+      /** @description The option texts, in order; option numbers start at 1. */
+      options: string[];
+      /**
+       * @description proposing: collecting options; voting: accepting choices; expired: the window has closed and the decision seals at the next touch; resolved: sealed.
+       * @enum {string}
+       */
+      status: 'proposing' | 'voting' | 'expired' | 'resolved';
+      /**
+       * @description Present on agreement decisions (one option to accept or reject unanimously).
+       * @constant
+       */
+      agreement?: true;
+      /** @description When the decision opened (RFC 3339, UTC). */
+      opened_at: string;
+      /** @description When choosing opened; null while collecting without a deadline (RFC 3339, UTC). */
+      voting_opens_at: string | null;
+      /** @description When the voting window closes (RFC 3339, UTC). */
+      voting_ends_at: string;
+      /** @description When it sealed; null while open (RFC 3339, UTC). */
+      resolved_at: string | null;
+      /** @description How the count ended (engine vocabulary); null until sealed. */
+      resolved_outcome: ('pass' | 'plurality_pass' | 'no_pass' | 'tied') | null;
+      /** @description The winner; null if open or none. */
+      resolved_winner: string | null;
+      /** @description The receipt status: completed (a winner), rejected, tied or no_quorum; null until sealed. */
+      outcome_status: ('completed' | 'rejected' | 'tied' | 'no_quorum') | null;
+      /** @description The receipt hash this decision chains to: "sha256:" followed by 64 hex digits, over the compact JWS bytes; null if none. */
+      prev_hash: string | null;
+      /** @description This decision's receipt hash: "sha256:" followed by 64 hex digits, over the compact JWS bytes; null if none. */
+      receipt_hash: string | null;
+      /** @description The signed receipt, a compact JWS (EdDSA, typ svc-receipt+jwt); null while open. */
+      receipt_jws: string | null;
+      /** @description Where this receipt is in the transparency log, with its inclusion proof; absent until it is logged. */
+      transparency_log?: {
+        /** @description The receipt's leaf index in the log (0-based). */
+        index: number;
+        /** @description The size of the checkpoint the proof is against. */
+        tree_size: number;
+        /** @description That checkpoint: a C2SP signed note (origin, size, base64 root hash, signatures). */
+        checkpoint: string;
+        /** @description The RFC 6962 inclusion proof of the leaf against that checkpoint: base64 SHA-256 hashes, leaf side first. */
+        inclusion_proof: string[];
       };
     };
     /** @description Conclude the room. */
@@ -2229,63 +2237,9 @@ interface components {
            */
           for: 'my_choice' | 'completion' | 'activity';
           /** @description actionable: the decision that needs you or sealed. */
-          decision: {
-            /** @description Decision id. */
-            id: string;
-            /** @description Decision number. */
-            seq: number;
-            /** @description The question. */
-            question: string;
-            /** @description The option texts, in order; option numbers start at 1. */
-            options: string[];
-            /** @description When the voting window closes (RFC 3339, UTC). */
-            voting_ends_at: string;
-            /**
-             * @description proposing: collecting options; voting: accepting choices; expired: the window has closed and the decision seals at the next touch; resolved: sealed.
-             * @enum {string}
-             */
-            status: 'proposing' | 'voting' | 'expired' | 'resolved';
-            /**
-             * @description Present on agreement decisions (one option to accept or reject unanimously).
-             * @constant
-             */
-            agreement?: true;
-            /** @description How the count ended (engine vocabulary); null until sealed. */
-            resolved_outcome?: ('pass' | 'plurality_pass' | 'no_pass' | 'tied') | null;
-            /** @description Resolved decisions: the winner; null if none. */
-            resolved_winner?: string | null;
-            /** @description Resolved decisions: the receipt hash: "sha256:" followed by 64 hex digits, over the compact JWS bytes; null if none. */
-            receipt_hash?: string | null;
-          };
+          decision: components['schemas']['WaitDecision'];
           /** @description actionable: further decisions that need your choice. */
-          also_actionable?: {
-            /** @description Decision id. */
-            id: string;
-            /** @description Decision number. */
-            seq: number;
-            /** @description The question. */
-            question: string;
-            /** @description The option texts, in order; option numbers start at 1. */
-            options: string[];
-            /** @description When the voting window closes (RFC 3339, UTC). */
-            voting_ends_at: string;
-            /**
-             * @description proposing: collecting options; voting: accepting choices; expired: the window has closed and the decision seals at the next touch; resolved: sealed.
-             * @enum {string}
-             */
-            status: 'proposing' | 'voting' | 'expired' | 'resolved';
-            /**
-             * @description Present on agreement decisions (one option to accept or reject unanimously).
-             * @constant
-             */
-            agreement?: true;
-            /** @description How the count ended (engine vocabulary); null until sealed. */
-            resolved_outcome?: ('pass' | 'plurality_pass' | 'no_pass' | 'tied') | null;
-            /** @description Resolved decisions: the winner; null if none. */
-            resolved_winner?: string | null;
-            /** @description Resolved decisions: the receipt hash: "sha256:" followed by 64 hex digits, over the compact JWS bytes; null if none. */
-            receipt_hash?: string | null;
-          }[];
+          also_actionable?: components['schemas']['WaitDecision'][];
         }
       | {
           /**
@@ -2324,6 +2278,35 @@ interface components {
           /** @description timeout: what to do next. */
           hint: string;
         };
+    /** @description A decision as a wait reports it: the one that needs you, or that sealed. */
+    WaitDecision: {
+      /** @description Decision id. */
+      id: string;
+      /** @description Decision number. */
+      seq: number;
+      /** @description The question. */
+      question: string;
+      /** @description The option texts, in order; option numbers start at 1. */
+      options: string[];
+      /** @description When the voting window closes (RFC 3339, UTC). */
+      voting_ends_at: string;
+      /**
+       * @description proposing: collecting options; voting: accepting choices; expired: the window has closed and the decision seals at the next touch; resolved: sealed.
+       * @enum {string}
+       */
+      status: 'proposing' | 'voting' | 'expired' | 'resolved';
+      /**
+       * @description Present on agreement decisions (one option to accept or reject unanimously).
+       * @constant
+       */
+      agreement?: true;
+      /** @description How the count ended (engine vocabulary); null until sealed. */
+      resolved_outcome?: ('pass' | 'plurality_pass' | 'no_pass' | 'tied') | null;
+      /** @description Resolved decisions: the winner; null if none. */
+      resolved_winner?: string | null;
+      /** @description Resolved decisions: the receipt hash: "sha256:" followed by 64 hex digits, over the compact JWS bytes; null if none. */
+      receipt_hash?: string | null;
+    };
     /** @description A page of room events. */
     ListEventsResponse: {
       /** @description The room slug. */
@@ -2924,28 +2907,30 @@ interface components {
     /** @description Your rooms. */
     ListRoomsResponse: {
       /** @description The rooms your credential holds a seat in, newest first. */
-      rooms: {
-        /** @description The room slug. */
-        slug: string;
-        /** @description The room URL. */
-        url: string;
-        /** @description The room's standing description; null if none. */
-        about: string | null;
-        /**
-         * @description The room's phase: open (no decision yet), the oldest open decision's status, resolved (no decision open) or concluded (closed, read-only).
-         * @enum {string}
-         */
-        status: 'open' | 'proposing' | 'voting' | 'expired' | 'resolved' | 'concluded';
-        /**
-         * @description Your role in it.
-         * @enum {string}
-         */
-        role: 'participant' | 'observer';
-        /** @description When the room was created (RFC 3339, UTC). */
-        created_at: string;
-        /** @description When you took your seat (RFC 3339, UTC). */
-        joined_at: string;
-      }[];
+      rooms: components['schemas']['SeatedRoom'][];
+    };
+    /** @description A room your credential holds a seat in. */
+    SeatedRoom: {
+      /** @description The room slug. */
+      slug: string;
+      /** @description The room URL. */
+      url: string;
+      /** @description The room's standing description; null if none. */
+      about: string | null;
+      /**
+       * @description The room's phase: open (no decision yet), the oldest open decision's status, resolved (no decision open) or concluded (closed, read-only).
+       * @enum {string}
+       */
+      status: 'open' | 'proposing' | 'voting' | 'expired' | 'resolved' | 'concluded';
+      /**
+       * @description Your role in it.
+       * @enum {string}
+       */
+      role: 'participant' | 'observer';
+      /** @description When the room was created (RFC 3339, UTC). */
+      created_at: string;
+      /** @description When you took your seat (RFC 3339, UTC). */
+      joined_at: string;
     };
   };
   responses: never;
@@ -3022,6 +3007,10 @@ export type DecisionSummary = components['schemas']['DecisionSummary'];
 export type ReadRoomResponse = components['schemas']['ReadRoomResponse'];
 /** The agent view: a constant-size catch-up keyed by display names, written to be read by an agent. */
 export type AgentRoomView = components['schemas']['AgentRoomView'];
+/** An open decision, as the agent view shows the oldest one. */
+export type AgentDecision = components['schemas']['AgentDecision'];
+/** One open decision, in the agent view list of every open decision. */
+export type OpenDecisionRow = components['schemas']['OpenDecisionRow'];
 /** The complete state of a room (include=full). */
 export type RoomState = components['schemas']['RoomState'];
 /** The mechanism engine output of a sealed decision: outcome, winner, scores and the counting trace. */
@@ -3032,6 +3021,8 @@ export type EngineParameters = components['schemas']['EngineParameters'];
 export type RoomInvite = components['schemas']['RoomInvite'];
 /** What changed in a room after event seq since. */
 export type RoomDelta = components['schemas']['RoomDelta'];
+/** One line of a delta: an event, keyed by display names. */
+export type DeltaEntry = components['schemas']['DeltaEntry'];
 /** The room and its decisions as statecharts, and how they got there. */
 export type RoomMachine = components['schemas']['RoomMachine'];
 /** A statechart: its nodes and transitions. */
@@ -3072,6 +3063,8 @@ export type AbstainResponse = components['schemas']['AbstainResponse'];
 export type ListDecisionsResponse = components['schemas']['ListDecisionsResponse'];
 /** Every decision with its outcome and signed receipt, chained by hash, and how to verify them. */
 export type OutcomeResponse = components['schemas']['OutcomeResponse'];
+/** A decision in the outcome: its slate, how it sealed and its signed receipt. */
+export type OutcomeDecision = components['schemas']['OutcomeDecision'];
 /** Conclude the room. */
 export type CloseRequest = components['schemas']['CloseRequest'];
 /** The conclusion and its receipt. */
@@ -3094,6 +3087,8 @@ export type UpdateRoomSettingsRequest = components['schemas']['UpdateRoomSetting
 export type UpdateRoomSettingsResponse = components['schemas']['UpdateRoomSettingsResponse'];
 /** The answer to a wait: something to act on, activity, or a timeout (a normal answer: call again). */
 export type AwaitNextActionResponse = components['schemas']['AwaitNextActionResponse'];
+/** A decision as a wait reports it: the one that needs you, or that sealed. */
+export type WaitDecision = components['schemas']['WaitDecision'];
 /** A page of room events. */
 export type ListEventsResponse = components['schemas']['ListEventsResponse'];
 /** One entry of the room event log: id, seq, event_type, occurred_at, decision_id and the data of its event_type. Hidden choices are redacted (vote.cast carries choice_redacted: true). */
@@ -3158,6 +3153,8 @@ export type LogInclusionProofRequest = components['schemas']['LogInclusionProofR
 export type LogConsistencyProofRequest = components['schemas']['LogConsistencyProofRequest'];
 /** Your rooms. */
 export type ListRoomsResponse = components['schemas']['ListRoomsResponse'];
+/** A room your credential holds a seat in. */
+export type SeatedRoom = components['schemas']['SeatedRoom'];
 
 // Names for parts of the types above.
 /** GET /api/rooms/{slug}/outcome: the decisions in seal order with their receipts. */
@@ -3178,10 +3175,6 @@ export type JsonWebKeySet = Jwks;
 export type DeviceAuthorization = DeviceAuthorizationResponse;
 /** POST /oauth/token once approved: a hosted key and its mandate. */
 export type DeviceToken = DeviceTokenResponse;
-/** The oldest open decision, as the agent view shows it. */
-export type AgentDecision = NonNullable<AgentRoomView['decision']>;
-/** Another open decision. */
-export type OpenDecisionRow = NonNullable<AgentRoomView['decisions_open']>[number];
 /** The fields that name a decision and its slate. */
 export type DecisionOpening = Pick<
   DecisionSummary,
@@ -3192,14 +3185,6 @@ export type SealFields = Pick<
   DecisionSummary,
   'resolved_at' | 'resolved_outcome' | 'resolved_winner' | 'outcome_status' | 'prev_hash' | 'receipt_hash'
 >;
-/** A decision in the outcome body. */
-export type OutcomeDecision = OutcomeResponse['decisions'][number];
-/** A decision as a wait reports it. */
-export type WaitDecision = Extract<AwaitNextActionResponse, { status: 'actionable' }>['decision'];
-/** One line of a delta. */
-export type DeltaEntry = RoomDelta['new'][number];
-/** A room the caller holds a seat in (MCP list_rooms). */
-export type SeatedRoom = ListRoomsResponse['rooms'][number];
 /** A room's phase. */
 export type RoomStatus = AgentRoomView['status'];
 /** A decision's phase. */

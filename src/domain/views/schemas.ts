@@ -125,19 +125,21 @@ const agentDecisionSchema = z
     eligible_participant_ids: eligibleIds,
     settling: settlingSchema.optional(),
   })
-  .describe('The oldest open decision; null when none is open.');
+  .meta({ id: 'AgentDecision', description: 'An open decision, as the agent view shows the oldest one.' });
 
-const openRowSchema = z.object({
-  seq: count('Decision number.'),
-  question: text('The question, clipped to 200 characters.'),
-  status: decisionStatusSchema,
-  agreement: agreementFlag,
-  options: count('How many options the slate holds.'),
-  choices_cast: count('Choices counted so far.'),
-  closes_at: when('When the voting window closes'),
-  seconds_left: count('Seconds until the voting window closes.'),
-  needs_you: z.literal(true).optional().describe('Present when you still owe a choice on this decision.'),
-});
+const openRowSchema = z
+  .object({
+    seq: count('Decision number.'),
+    question: text('The question, clipped to 200 characters.'),
+    status: decisionStatusSchema,
+    agreement: agreementFlag,
+    options: count('How many options the slate holds.'),
+    choices_cast: count('Choices counted so far.'),
+    closes_at: when('When the voting window closes'),
+    seconds_left: count('Seconds until the voting window closes.'),
+    needs_you: z.literal(true).optional().describe('Present when you still owe a choice on this decision.'),
+  })
+  .meta({ id: 'OpenDecisionRow', description: 'One open decision, in the agent view list of every open decision.' });
 
 const discussionLine = z.object({
   who: text('Display name of the author.'),
@@ -350,48 +352,50 @@ export const roomStateSchema = z
   })
   .meta({ id: 'RoomState', description: 'The complete state of a room (include=full).' });
 
-const deltaEntrySchema = z.object({
-  seq: count('Event seq.'),
-  at: when('When it happened'),
-  decision: count('The decision it concerns, if any.').optional(),
-  type: z
-    .enum([
-      'discussion',
-      'option_proposed',
-      'decision_opened',
-      'choosing_started',
-      'choice_submitted',
-      'abstained',
-      'decision_resolved',
-      'joined',
-      'role_updated',
-      'invite_created',
-      'room_concluded',
-    ])
-    .describe('What happened.'),
-  who: z.string().nullable().optional().describe('Display name of the actor, where there is one.'),
-  said: text('discussion: the message, clipped to 2000 characters.').optional(),
-  stance: text('discussion: the stance attached.').optional(),
-  option: z
-    .union([z.string(), z.number().int()])
-    .optional()
-    .describe('option_proposed: the option text; choice_submitted: the option number of a single-choice ballot.'),
-  question: text('decision_opened, choosing_started, decision_resolved: the question.').optional(),
-  choice: z
-    .string()
-    .optional()
-    .describe(
-      'choice_submitted: the ballot as JCS JSON text (array and map ballots), when visible and not a single option.',
-    ),
-  revised: z.literal(true).optional().describe('choice_submitted: present when the choice replaced an earlier one.'),
-  reason: text('abstained: the reason.').optional(),
-  outcome: z.string().optional().describe('decision_resolved: the receipt status.'),
-  winner: z.string().nullable().optional().describe('decision_resolved: the winner; null if none.'),
-  role: z.string().optional().describe('joined, role_updated, invite_created: the role.'),
-  name: text('invite_created: the invite label.').optional(),
-  closing_statement: text('room_concluded: the closing statement, if one was given.').optional(),
-  agreement: agreementFlag,
-});
+const deltaEntrySchema = z
+  .object({
+    seq: count('Event seq.'),
+    at: when('When it happened'),
+    decision: count('The decision it concerns, if any.').optional(),
+    type: z
+      .enum([
+        'discussion',
+        'option_proposed',
+        'decision_opened',
+        'choosing_started',
+        'choice_submitted',
+        'abstained',
+        'decision_resolved',
+        'joined',
+        'role_updated',
+        'invite_created',
+        'room_concluded',
+      ])
+      .describe('What happened.'),
+    who: z.string().nullable().optional().describe('Display name of the actor, where there is one.'),
+    said: text('discussion: the message, clipped to 2000 characters.').optional(),
+    stance: text('discussion: the stance attached.').optional(),
+    option: z
+      .union([z.string(), z.number().int()])
+      .optional()
+      .describe('option_proposed: the option text; choice_submitted: the option number of a single-choice ballot.'),
+    question: text('decision_opened, choosing_started, decision_resolved: the question.').optional(),
+    choice: z
+      .string()
+      .optional()
+      .describe(
+        'choice_submitted: the ballot as JCS JSON text (array and map ballots), when visible and not a single option.',
+      ),
+    revised: z.literal(true).optional().describe('choice_submitted: present when the choice replaced an earlier one.'),
+    reason: text('abstained: the reason.').optional(),
+    outcome: z.string().optional().describe('decision_resolved: the receipt status.'),
+    winner: z.string().nullable().optional().describe('decision_resolved: the winner; null if none.'),
+    role: z.string().optional().describe('joined, role_updated, invite_created: the role.'),
+    name: text('invite_created: the invite label.').optional(),
+    closing_statement: text('room_concluded: the closing statement, if one was given.').optional(),
+    agreement: agreementFlag,
+  })
+  .meta({ id: 'DeltaEntry', description: 'One line of a delta: an event, keyed by display names.' });
 
 /** RoomDelta (GET /api/rooms/{slug}?since=N). */
 export const roomDeltaSchema = z
@@ -428,28 +432,33 @@ const logInclusionSchema = z
   .optional()
   .describe('Where this receipt is in the transparency log, with its inclusion proof; absent until it is logged.');
 
-const outcomeRowSchema = z.object({
-  id: text('Decision id.'),
-  seq: count('Decision number.'),
-  question: text('The question.'),
-  options: optionsList,
-  status: decisionStatusSchema,
-  agreement: agreementFlag,
-  opened_at: when('When the decision opened'),
-  voting_opens_at: whenOrNull('When choosing opened; null while collecting without a deadline'),
-  voting_ends_at: when('When the voting window closes'),
-  resolved_at: whenOrNull('When it sealed; null while open'),
-  resolved_outcome: outcomeSchema,
-  resolved_winner: z.string().nullable().describe('The winner; null if open or none.'),
-  outcome_status: outcomeStatus,
-  prev_hash: hash('The receipt hash this decision chains to'),
-  receipt_hash: hash("This decision's receipt hash"),
-  receipt_jws: z
-    .string()
-    .nullable()
-    .describe('The signed receipt, a compact JWS (EdDSA, typ svc-receipt+jwt); null while open.'),
-  transparency_log: logInclusionSchema,
-});
+const outcomeRowSchema = z
+  .object({
+    id: text('Decision id.'),
+    seq: count('Decision number.'),
+    question: text('The question.'),
+    options: optionsList,
+    status: decisionStatusSchema,
+    agreement: agreementFlag,
+    opened_at: when('When the decision opened'),
+    voting_opens_at: whenOrNull('When choosing opened; null while collecting without a deadline'),
+    voting_ends_at: when('When the voting window closes'),
+    resolved_at: whenOrNull('When it sealed; null while open'),
+    resolved_outcome: outcomeSchema,
+    resolved_winner: z.string().nullable().describe('The winner; null if open or none.'),
+    outcome_status: outcomeStatus,
+    prev_hash: hash('The receipt hash this decision chains to'),
+    receipt_hash: hash("This decision's receipt hash"),
+    receipt_jws: z
+      .string()
+      .nullable()
+      .describe('The signed receipt, a compact JWS (EdDSA, typ svc-receipt+jwt); null while open.'),
+    transparency_log: logInclusionSchema,
+  })
+  .meta({
+    id: 'OutcomeDecision',
+    description: 'A decision in the outcome: its slate, how it sealed and its signed receipt.',
+  });
 
 /** OutcomeResponse (GET /api/rooms/{slug}/outcome). */
 export const outcomeResponseSchema = z
@@ -491,18 +500,23 @@ export const outcomeResponseSchema = z
     description: 'Every decision with its outcome and signed receipt, chained by hash, and how to verify them.',
   });
 
-const decisionCardSchema = z.object({
-  id: text('Decision id.'),
-  seq: count('Decision number.'),
-  question: text('The question.'),
-  options: optionsList,
-  voting_ends_at: when('When the voting window closes'),
-  status: decisionStatusSchema,
-  agreement: agreementFlag,
-  resolved_outcome: outcomeSchema.optional(),
-  resolved_winner: z.string().nullable().optional().describe('Resolved decisions: the winner; null if none.'),
-  receipt_hash: hash('Resolved decisions: the receipt hash').optional(),
-});
+const decisionCardSchema = z
+  .object({
+    id: text('Decision id.'),
+    seq: count('Decision number.'),
+    question: text('The question.'),
+    options: optionsList,
+    voting_ends_at: when('When the voting window closes'),
+    status: decisionStatusSchema,
+    agreement: agreementFlag,
+    resolved_outcome: outcomeSchema.optional(),
+    resolved_winner: z.string().nullable().optional().describe('Resolved decisions: the winner; null if none.'),
+    receipt_hash: hash('Resolved decisions: the receipt hash').optional(),
+  })
+  .meta({
+    id: 'WaitDecision',
+    description: 'A decision as a wait reports it: the one that needs you, or that sealed.',
+  });
 
 /** AwaitNextActionResponse (GET /api/rooms/{slug}/next-action). */
 export const awaitNextActionSchema = z
