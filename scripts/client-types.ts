@@ -114,14 +114,6 @@ const REFINEMENTS: Record<string, (schema: Json, schemas: Json) => void> = {
       ],
     });
   },
-  /** The fields of a wait's answer depend on its status (the descriptions say which). */
-  AwaitNextActionResponse(schema) {
-    discriminate(schema, 'status', {
-      actionable: ['decision', 'also_actionable?'],
-      activity: ['event'],
-      timeout: ['next_poll_at', 'hint'],
-    });
-  },
   /** An event's type is one of the event types webhooks subscribe to. */
   RoomEvent(schema, schemas) {
     const type = isJson(schema.properties) ? (schema.properties.event_type as Json | undefined) : undefined;
@@ -130,35 +122,6 @@ const REFINEMENTS: Record<string, (schema: Json, schemas: Json) => void> = {
     if (type && !type.enum && !('const' in type) && Array.isArray(known)) type.enum = known;
   },
 };
-
-/**
- * Turns a flat object whose `by` property is an enum into one variant per value: `by` a constant,
- * the listed properties (required unless marked `?`) beside the ones no variant lists.
- */
-function discriminate(schema: Json, by: string, variants: Record<string, string[]>): void {
-  const properties = schema.properties as Record<string, Json> | undefined;
-  const tag = properties?.[by];
-  if (!properties || !tag || !Array.isArray(tag.enum) || schema.oneOf || schema.anyOf) return;
-  const listed = new Set(Object.values(variants).flatMap((names) => names.map((n) => n.replace(/\?$/, ''))));
-  const shared = Object.keys(properties).filter((key) => key !== by && !listed.has(key));
-  const required = ((schema.required ?? []) as string[]).filter((key) => shared.includes(key));
-  const { properties: _p, required: _r, additionalProperties: _a, type: _t, ...rest } = schema;
-  const oneOf = (tag.enum as string[]).map((value) => {
-    const own = (variants[value] ?? []).map((n) => ({ name: n.replace(/\?$/, ''), optional: n.endsWith('?') }));
-    return {
-      type: 'object',
-      properties: {
-        [by]: { const: value, description: tag.description },
-        ...Object.fromEntries(shared.map((key) => [key, properties[key]])),
-        ...Object.fromEntries(own.map(({ name }) => [name, properties[name]])),
-      },
-      required: [by, ...required, ...own.filter((p) => !p.optional).map((p) => p.name)],
-      additionalProperties: false,
-    };
-  });
-  for (const key of Object.keys(schema)) delete schema[key];
-  Object.assign(schema, rest, { oneOf });
-}
 
 /**
  * Names the client has always exported for parts of the generated types: a renamed component, an

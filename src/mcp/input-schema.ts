@@ -65,6 +65,7 @@ export function toolOutputSchema(operation: AnyOperation, envelope: JsonSchema):
 /** Every object branch of a result schema also carries `ok: true`. */
 function withOk(schema: JsonSchema): JsonSchema {
   if (Array.isArray(schema.anyOf)) return { ...schema, anyOf: (schema.anyOf as JsonSchema[]).map(withOk) };
+  if (Array.isArray(schema.oneOf)) return { ...schema, oneOf: (schema.oneOf as JsonSchema[]).map(withOk) };
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
   if ('ok' in properties) return schema;
   return {

@@ -32,7 +32,9 @@ export const updateRoomSettings = {
     .object({
       slug: z.string().describe('The room slug.'),
       config: resolvedRoomConfigSchema.describe('The resolved config after the change: every key present.'),
-      changed: z.array(z.string()).describe('The keys whose values changed.'),
+      changed: z
+        .array(roomSettingsPatchSchema.keyof())
+        .describe('The keys whose values changed (only mutable keys can change).'),
     })
     .meta({ id: 'UpdateRoomSettingsResponse', description: 'The config after the change.' }),
   requestSchemaName: 'UpdateRoomSettingsRequest',

@@ -138,10 +138,17 @@ describe('the OpenAPI document', () => {
       if (!schema) continue;
       expect(schema.$ref, `${method} ${route}`).toMatch(/^#\/components\/schemas\//);
     }
+    // A wait's answer is one closed variant per status, each naming the fields of that status.
+    const wait = schemas.AwaitNextActionResponse;
+    expect(wait.oneOf.map((variant: Json) => variant.properties.status.const)).toEqual([
+      'actionable',
+      'activity',
+      'timeout',
+    ]);
+    for (const variant of wait.oneOf) expect(variant.additionalProperties).toBe(false);
     for (const name of [
       'AgentRoomView',
       'OutcomeResponse',
-      'AwaitNextActionResponse',
       'DecisionSummary',
       'StartChoosingResponse',
       'RoomInvite',

@@ -419,27 +419,51 @@ interface components {
       /** @description How callers authenticate. */
       auth: {
         /** @description token and, when enabled, mandate. */
-        auth_modes: string[];
+        auth_modes: ('token' | 'mandate')[];
         /** @description Whether every call needs a mandate (never, here). */
         mandate_required: boolean;
         /** @description Accepted mandate signature algorithms. */
-        mandate_alg: string[];
+        mandate_alg: 'EdDSA'[];
         /** @description Where the OAuth protected-resource metadata is (when mandates are enabled). */
         oauth_resource_metadata?: string;
       };
       /** @description The voting mechanisms rooms may use. */
-      mechanisms_supported: string[];
+      mechanisms_supported: (
+        | 'simple_majority'
+        | 'supermajority'
+        | 'plurality'
+        | 'approval'
+        | 'ranked_choice'
+        | 'ranked_pairwise'
+        | 'score_vote'
+        | 'quadratic_vote'
+      )[];
       /** @description The actions a mandate may grant; empty when mandates are off. */
-      mandate_actions: string[];
-      /** @description The default room type. */
-      room_kind: string;
+      mandate_actions: (
+        | 'choose'
+        | 'propose'
+        | 'discuss'
+        | 'ask'
+        | 'start_choosing'
+        | 'close'
+        | 'react'
+        | 'coalition_offer'
+        | 'revoke_own_action'
+        | 'member_join_request'
+        | 'member_leave'
+      )[];
+      /**
+       * @description The default room type.
+       * @enum {string}
+       */
+      room_kind: 'ephemeral' | 'persistent';
       /** @description The room visibilities offered. */
-      visibility: string[];
+      visibility: ('public' | 'unlisted' | 'private')[];
       /** @description The deliberation modes offered. */
-      deliberation_modes_supported: string[];
+      deliberation_modes_supported: ('optional' | 'disabled')[];
       /**
        * @description How to follow a room without holding a request.
-       * @enum {unknown}
+       * @enum {string}
        */
       long_running_pattern: 'webhook' | 'poll';
       /** @description Whether GET next-action waits. */
@@ -474,13 +498,19 @@ interface components {
       };
       /** @description How long rooms are kept. */
       room_retention: {
-        /** @description keep_everything: rooms are kept until deleted. */
-        policy: string;
+        /**
+         * @description keep_everything: rooms are kept until deleted.
+         * @constant
+         */
+        policy: 'keep_everything';
       };
       /** @description Who may join rooms. */
       membership_rule: {
-        /** @description open: anyone with the slug, subject to each room. */
-        kind: string;
+        /**
+         * @description open: anyone with the slug, subject to each room.
+         * @constant
+         */
+        kind: 'open';
       };
       /** @description The receipt signing keys. */
       keys: components['schemas']['JwksKey'][];
@@ -1040,8 +1070,11 @@ interface components {
         who: string;
         /** @description The message, clipped to 2000 characters. */
         said: string;
-        /** @description The stance the author attached, if any. */
-        stance?: string;
+        /**
+         * @description The stance the author attached, if any.
+         * @enum {string}
+         */
+        stance?: 'agree' | 'disagree' | 'clarify' | 'extend';
         /** @description When it was posted (RFC 3339, UTC). */
         at: string;
         /** @description The decision the message is about, if any. */
@@ -1314,8 +1347,8 @@ interface components {
         participant_id: string | null;
         /** @description The message. */
         body: string;
-        /** @description The stance attached, if any. */
-        stance: string | null;
+        /** @description The stance attached; null if none. */
+        stance: ('agree' | 'disagree' | 'clarify' | 'extend') | null;
         /** @description When it was posted (RFC 3339, UTC). */
         posted_at: string;
         /** @description The decision it is about; null if room-scoped. */
@@ -1552,8 +1585,11 @@ interface components {
       who?: string | null;
       /** @description discussion: the message, clipped to 2000 characters. */
       said?: string;
-      /** @description discussion: the stance attached. */
-      stance?: string;
+      /**
+       * @description discussion: the stance attached.
+       * @enum {string}
+       */
+      stance?: 'agree' | 'disagree' | 'clarify' | 'extend';
       /** @description option_proposed: the option text; choice_submitted: the option number of a single-choice ballot. */
       option?: string | number;
       /** @description decision_opened, choosing_started, decision_resolved: the question. */
@@ -1567,12 +1603,18 @@ interface components {
       revised?: true;
       /** @description abstained: the reason. */
       reason?: string;
-      /** @description decision_resolved: the receipt status. */
-      outcome?: string;
+      /**
+       * @description decision_resolved: the receipt status: completed (a winner), rejected, tied or no_quorum.
+       * @enum {string}
+       */
+      outcome?: 'completed' | 'rejected' | 'tied' | 'no_quorum';
       /** @description decision_resolved: the winner; null if none. */
       winner?: string | null;
-      /** @description joined, role_updated, invite_created: the role. */
-      role?: string;
+      /**
+       * @description joined, role_updated, invite_created: the role.
+       * @enum {string}
+       */
+      role?: 'participant' | 'observer';
       /** @description invite_created: the invite label. */
       name?: string;
       /** @description room_concluded: the closing statement, if one was given. */
@@ -2220,14 +2262,33 @@ interface components {
       slug: string;
       /** @description The resolved config after the change: every key present. */
       config: components['schemas']['RoomConfig'];
-      /** @description The keys whose values changed. */
-      changed: string[];
+      /** @description The keys whose values changed (only mutable keys can change). */
+      changed: (
+        | 'invite_authority'
+        | 'option_proposal_authority'
+        | 'decision_opening_authority'
+        | 'conclusion_authority'
+        | 'auth'
+        | 'quorum'
+        | 'voting_window'
+        | 'deliberation_mode'
+        | 'max_participants'
+        | 'max_options'
+        | 'max_deliberation_messages_per_participant'
+        | 'max_total_deliberation_messages'
+        | 'read_receipts'
+        | 'choice_visibility'
+        | 'early_close'
+        | 'settle_window'
+        | 'creator_votes'
+        | 'max_open_decisions'
+      )[];
     };
-    /** @description The answer to a wait: something to act on, activity, or a timeout (a normal answer: call again). */
+    /** @description The answer to a wait, by status: actionable (a decision needs you, or sealed), activity (someone else acted), or timeout (a normal answer: call again). */
     AwaitNextActionResponse:
       | {
           /**
-           * @description actionable: a decision needs you (or sealed); activity: someone else acted; timeout: nothing yet, call again.
+           * @description A decision needs your choice, or one you waited on sealed.
            * @constant
            */
           status: 'actionable';
@@ -2236,23 +2297,23 @@ interface components {
            * @enum {string}
            */
           for: 'my_choice' | 'completion' | 'activity';
-          /** @description actionable: the decision that needs you or sealed. */
+          /** @description The decision that needs you or sealed. */
           decision: components['schemas']['WaitDecision'];
-          /** @description actionable: further decisions that need your choice. */
+          /** @description Further decisions that need your choice, when more than one does. */
           also_actionable?: components['schemas']['WaitDecision'][];
         }
       | {
           /**
-           * @description actionable: a decision needs you (or sealed); activity: someone else acted; timeout: nothing yet, call again.
+           * @description Someone else acted.
            * @constant
            */
           status: 'activity';
           /**
-           * @description What the wait was for.
-           * @enum {string}
+           * @description What the wait was for: only for=activity wakes on activity.
+           * @constant
            */
-          for: 'my_choice' | 'completion' | 'activity';
-          /** @description activity: the first event by someone else. */
+          for: 'activity';
+          /** @description The first event by someone else. */
           event: {
             /** @description Event seq; pass it as since to read the change. */
             seq: number;
@@ -2264,7 +2325,7 @@ interface components {
         }
       | {
           /**
-           * @description actionable: a decision needs you (or sealed); activity: someone else acted; timeout: nothing yet, call again.
+           * @description Nothing yet: call again.
            * @constant
            */
           status: 'timeout';
@@ -2273,9 +2334,9 @@ interface components {
            * @enum {string}
            */
           for: 'my_choice' | 'completion' | 'activity';
-          /** @description timeout: when to call again (RFC 3339, UTC). */
+          /** @description When to call again (RFC 3339, UTC). */
           next_poll_at: string;
-          /** @description timeout: what to do next. */
+          /** @description What to do next. */
           hint: string;
         };
     /** @description A decision as a wait reports it: the one that needs you, or that sealed. */
@@ -2488,8 +2549,27 @@ interface components {
       decision_id: null;
       /** @description What changed. */
       data: {
-        /** @description The RoomConfig keys whose values changed. */
-        changed: string[];
+        /** @description The RoomConfig keys whose values changed (only mutable keys can change). */
+        changed: (
+          | 'invite_authority'
+          | 'option_proposal_authority'
+          | 'decision_opening_authority'
+          | 'conclusion_authority'
+          | 'auth'
+          | 'quorum'
+          | 'voting_window'
+          | 'deliberation_mode'
+          | 'max_participants'
+          | 'max_options'
+          | 'max_deliberation_messages_per_participant'
+          | 'max_total_deliberation_messages'
+          | 'read_receipts'
+          | 'choice_visibility'
+          | 'early_close'
+          | 'settle_window'
+          | 'creator_votes'
+          | 'max_open_decisions'
+        )[];
       };
     };
     /** @description A decision opened (ask, or the first decision at room creation) (RoomEvent with event_type decision.opened). */
@@ -3085,7 +3165,7 @@ export type UpdateMemberRoleResponse = components['schemas']['UpdateMemberRoleRe
 export type UpdateRoomSettingsRequest = components['schemas']['UpdateRoomSettingsRequest'];
 /** The config after the change. */
 export type UpdateRoomSettingsResponse = components['schemas']['UpdateRoomSettingsResponse'];
-/** The answer to a wait: something to act on, activity, or a timeout (a normal answer: call again). */
+/** The answer to a wait, by status: actionable (a decision needs you, or sealed), activity (someone else acted), or timeout (a normal answer: call again). */
 export type AwaitNextActionResponse = components['schemas']['AwaitNextActionResponse'];
 /** A decision as a wait reports it: the one that needs you, or that sealed. */
 export type WaitDecision = components['schemas']['WaitDecision'];

@@ -30,6 +30,12 @@ export const roomStatusSchema = z
     "The room's phase: open (no decision yet), the oldest open decision's status, resolved (no decision open) or concluded (closed, read-only).",
   );
 
+/** The stances a discussion message may carry (DiscussRequest). */
+export const STANCES = ['agree', 'disagree', 'clarify', 'extend'] as const;
+const stance = (description: string) => z.enum(STANCES).describe(description);
+
+const ROLES = ['participant', 'observer'] as const;
+
 const outcomeSchema = z
   .enum(['pass', 'plurality_pass', 'no_pass', 'tied'])
   .nullable()
@@ -144,7 +150,7 @@ const openRowSchema = z
 const discussionLine = z.object({
   who: text('Display name of the author.'),
   said: text('The message, clipped to 2000 characters.'),
-  stance: text('The stance the author attached, if any.').optional(),
+  stance: stance('The stance the author attached, if any.').optional(),
   at: when('When it was posted'),
   decision: count('The decision the message is about, if any.').optional(),
 });
@@ -321,7 +327,7 @@ export const roomStateSchema = z
           id: text('Message id.'),
           participant_id: z.string().nullable().describe('The author seat; null for the operator.'),
           body: text('The message.'),
-          stance: z.string().nullable().describe('The stance attached, if any.'),
+          stance: z.enum(STANCES).nullable().describe('The stance attached; null if none.'),
           posted_at: when('When it was posted'),
           decision_id: z.string().nullable().describe('The decision it is about; null if room-scoped.'),
         }),
@@ -374,7 +380,7 @@ const deltaEntrySchema = z
       .describe('What happened.'),
     who: z.string().nullable().optional().describe('Display name of the actor, where there is one.'),
     said: text('discussion: the message, clipped to 2000 characters.').optional(),
-    stance: text('discussion: the stance attached.').optional(),
+    stance: stance('discussion: the stance attached.').optional(),
     option: z
       .union([z.string(), z.number().int()])
       .optional()
@@ -388,9 +394,12 @@ const deltaEntrySchema = z
       ),
     revised: z.literal(true).optional().describe('choice_submitted: present when the choice replaced an earlier one.'),
     reason: text('abstained: the reason.').optional(),
-    outcome: z.string().optional().describe('decision_resolved: the receipt status.'),
+    outcome: z
+      .enum(['completed', 'rejected', 'tied', 'no_quorum'])
+      .optional()
+      .describe('decision_resolved: the receipt status: completed (a winner), rejected, tied or no_quorum.'),
     winner: z.string().nullable().optional().describe('decision_resolved: the winner; null if none.'),
-    role: z.string().optional().describe('joined, role_updated, invite_created: the role.'),
+    role: z.enum(ROLES).optional().describe('joined, role_updated, invite_created: the role.'),
     name: text('invite_created: the invite label.').optional(),
     closing_statement: text('room_concluded: the closing statement, if one was given.').optional(),
     agreement: agreementFlag,
@@ -518,34 +527,48 @@ const decisionCardSchema = z
     description: 'A decision as a wait reports it: the one that needs you, or that sealed.',
   });
 
-/** AwaitNextActionResponse (GET /api/rooms/{slug}/next-action). */
+const waitFor = z.enum(['my_choice', 'completion', 'activity']).describe('What the wait was for.');
+
+/** AwaitNextActionResponse (GET /api/rooms/{slug}/next-action): one variant per status (wait-response.ts). */
 export const awaitNextActionSchema = z
-  .object({
-    status: z
-      .enum(['actionable', 'activity', 'timeout'])
-      .describe(
-        'actionable: a decision needs you (or sealed); activity: someone else acted; timeout: nothing yet, call again.',
-      ),
-    for: z.enum(['my_choice', 'completion', 'activity']).describe('What the wait was for.'),
-    decision: decisionCardSchema.optional().describe('actionable: the decision that needs you or sealed.'),
-    also_actionable: z
-      .array(decisionCardSchema)
-      .optional()
-      .describe('actionable: further decisions that need your choice.'),
-    event: z
+  .discriminatedUnion('status', [
+    z
       .object({
-        seq: count('Event seq; pass it as since to read the change.'),
-        type: text('What happened (delta vocabulary).'),
-        who: z.string().nullable().describe('Who acted, if known.'),
+        status: z.literal('actionable').describe('A decision needs your choice, or one you waited on sealed.'),
+        for: waitFor,
+        decision: decisionCardSchema.describe('The decision that needs you or sealed.'),
+        also_actionable: z
+          .array(decisionCardSchema)
+          .optional()
+          .describe('Further decisions that need your choice, when more than one does.'),
       })
-      .optional()
-      .describe('activity: the first event by someone else.'),
-    next_poll_at: when('timeout: when to call again').optional(),
-    hint: text('timeout: what to do next.').optional(),
-  })
+      .describe('actionable: a decision needs you (or sealed).'),
+    z
+      .object({
+        status: z.literal('activity').describe('Someone else acted.'),
+        for: z.literal('activity').describe('What the wait was for: only for=activity wakes on activity.'),
+        event: z
+          .object({
+            seq: count('Event seq; pass it as since to read the change.'),
+            type: text('What happened (delta vocabulary).'),
+            who: z.string().nullable().describe('Who acted, if known.'),
+          })
+          .describe('The first event by someone else.'),
+      })
+      .describe('activity: someone else acted.'),
+    z
+      .object({
+        status: z.literal('timeout').describe('Nothing yet: call again.'),
+        for: waitFor,
+        next_poll_at: when('When to call again'),
+        hint: text('What to do next.'),
+      })
+      .describe('timeout: nothing yet, call again.'),
+  ])
   .meta({
     id: 'AwaitNextActionResponse',
-    description: 'The answer to a wait: something to act on, activity, or a timeout (a normal answer: call again).',
+    description:
+      'The answer to a wait, by status: actionable (a decision needs you, or sealed), activity (someone else acted), or timeout (a normal answer: call again).',
   });
 
 /** The decision object of ask responses. */
