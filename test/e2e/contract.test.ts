@@ -408,11 +408,14 @@ describe.each(ERAS)('MCP tools/list ($era)', ({ connect }) => {
     expect(config.properties.voting_window.description).toMatch(/seconds/i);
   });
 
-  it('types choose.choice as string | integer | string[] | object and says which mechanism takes which', () => {
+  it('types choose.choice as string | integer | (string | integer)[] | object and says which mechanism takes which', () => {
     const choose = listed['/mcp']!.find((t) => t.name === 'choose')!;
     const choice = choose.inputSchema.properties!.choice;
-    const types = (choice.anyOf as Json[]).map((b) => (b.type === 'array' ? `${b.items.type}[]` : b.type));
-    expect(types.sort()).toEqual(['integer', 'object', 'string', 'string[]']);
+    const types = (choice.anyOf as Json[]).map((b) =>
+      b.type === 'array' ? `(${(b.items.anyOf as Json[]).map((i) => i.type).join(' | ')})[]` : b.type,
+    );
+    // An array ballot names options by number or exact text, as a single choice does (src/domain/ballots.ts).
+    expect(types.sort()).toEqual(['(string | integer)[]', 'integer', 'object', 'string']);
     expect(choice.description).toMatch(/approval.*array.*score_vote.*object/s);
   });
 

@@ -1927,7 +1927,7 @@ interface components {
       choice:
         | string
         | number
-        | string[]
+        | (string | number)[]
         | {
             [key: string]: number;
           };
