@@ -94,26 +94,6 @@ function clientComponents(doc: OpenApiDocument): Json {
  * it, so it becomes a no-op once the schema says it.
  */
 const REFINEMENTS: Record<string, (schema: Json, schemas: Json) => void> = {
-  /** A room needs a question or an about text (refused with input.invalid otherwise). */
-  CreateRoomRequest(schema) {
-    const properties = schema.properties as Record<string, Json> | undefined;
-    if (!properties?.question || !properties.about || schema.anyOf || schema.oneOf || schema.allOf) return;
-    if ((schema.required as string[] | undefined)?.length) return;
-    const base = { ...schema };
-    for (const key of Object.keys(schema)) delete schema[key];
-    Object.assign(schema, {
-      description: base.description,
-      allOf: [
-        base,
-        {
-          anyOf: [
-            { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] },
-            { type: 'object', properties: { about: { type: 'string' } }, required: ['about'] },
-          ],
-        },
-      ],
-    });
-  },
   /** An event's type is one of the event types webhooks subscribe to. */
   RoomEvent(schema, schemas) {
     const type = isJson(schema.properties) ? (schema.properties.event_type as Json | undefined) : undefined;

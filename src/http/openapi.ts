@@ -109,11 +109,13 @@ const PATH_PARAMETERS: Record<string, string> = {
 /** The operation's input as a JSON object schema without its path parameters (they live only in the path). */
 function requestShape(op: AnyOperation, components: Json): { properties: Json; required: string[]; rest: Json } {
   const inPath = new Set(pathParams(op.path).map((p) => p.name as string));
+  // The input's metadata beyond its id (a description, a schema-level anyOf) applies to the body too.
+  const { id: _id, description, ...meta } = z.globalRegistry.get(op.input) ?? {};
   const input =
     op.input instanceof z.ZodObject
       ? z
           .object(Object.fromEntries(Object.entries(op.input.shape).filter(([key]) => !inPath.has(key))))
-          .describe(z.globalRegistry.get(op.input)?.description ?? op.summary)
+          .meta({ ...meta, description: description ?? op.summary })
       : op.input;
   const json = schemaOf(input, 'input', components);
   const { properties = {}, required = [], ...rest } = json as { properties?: Json; required?: string[] };

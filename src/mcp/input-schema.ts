@@ -45,7 +45,9 @@ export function toolInputSchema(operation: AnyOperation, map: ToolArgumentMap): 
   if (operation.mutating) properties.idempotency_key = IDEMPOTENCY_ARGUMENT;
   const required = fieldRequired.filter((field) => !hidden.has(field)).map((field) => argumentOf[field] ?? field);
 
-  const { additionalProperties: _closed, properties: _fields, required: _required, ...rest } = json;
+  // A schema-level allOf (CreateRoomRequest: a question or an about text) stays out of the tool's
+  // schema: model APIs refuse combinators at the root of a tool's input, and the field descriptions say it.
+  const { additionalProperties: _closed, properties: _fields, required: _required, allOf: _also, ...rest } = json;
   return { ...rest, type: 'object', properties, ...(required.length > 0 ? { required } : {}) };
 }
 

@@ -81,7 +81,28 @@ export const createRoomInput = z
       .optional()
       .describe('The creator seat\'s display name (1 to 100 characters); default "creator".'),
   })
-  .meta({ id: 'CreateRoomRequest', description: 'A new room, around a question or an about text.' });
+  .meta({
+    id: 'CreateRoomRequest',
+    description: 'A new room, around a question or an about text (at least one of the two).',
+    // What checkCreateFields refuses, stated in the schema: no question and no (non-null) about text.
+    // Inside allOf, so generators intersect it with the properties rather than offer it as an alternative.
+    allOf: [
+      {
+        anyOf: [
+          {
+            type: 'object',
+            required: ['question'],
+            properties: { question: { type: 'string', description: 'A question opens the first decision.' } },
+          },
+          {
+            type: 'object',
+            required: ['about'],
+            properties: { about: { type: 'string', description: 'Without a question, the about text is required.' } },
+          },
+        ],
+      },
+    ],
+  });
 
 export const createRoomOutput = z
   .object({

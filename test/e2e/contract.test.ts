@@ -159,6 +159,10 @@ describe('the OpenAPI document', () => {
       expect(Object.keys(schema.properties ?? {}).length, name).toBeGreaterThan(2);
       expect(schema.additionalProperties, name).toBe(false);
     }
+    // A room needs a question or an about text (a non-null string): the body schema says so.
+    const either = schemas.CreateRoomRequest.allOf[0].anyOf as Json[];
+    expect(either.map((branch) => branch.required)).toEqual([['question'], ['about']]);
+    expect(either[1]!.properties.about.type).toBe('string');
     // Requests send the all-optional RoomConfigInput (a settings patch without the keys fixed at
     // creation); every answer that carries a config refers to RoomConfig, every key required.
     const create = schemas.CreateRoomRequest.properties.config;

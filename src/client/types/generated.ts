@@ -937,7 +937,7 @@ interface components {
       /** @description The consistency proof hashes (empty when first is 0 or equals second). */
       consistency_proof: string[];
     };
-    /** @description A new room, around a question or an about text. */
+    /** @description A new room, around a question or an about text (at least one of the two). */
     CreateRoomRequest: {
       /** @description The question of the first decision (3 to 500 characters). Send a question, an about text, or both. */
       question?: string;
@@ -957,9 +957,11 @@ interface components {
       display_name?: string;
     } & (
       | {
+          /** @description A question opens the first decision. */
           question: string;
         }
       | {
+          /** @description Without a question, the about text is required. */
           about: string;
         }
     );
@@ -3077,7 +3079,7 @@ export type LogCheckpointSizes = components['schemas']['LogCheckpointSizes'];
 export type LogInclusionProof = components['schemas']['LogInclusionProof'];
 /** An RFC 6962 consistency proof: the tree of size first is a prefix of the tree of size second. */
 export type LogConsistencyProof = components['schemas']['LogConsistencyProof'];
-/** A new room, around a question or an about text. */
+/** A new room, around a question or an about text (at least one of the two). */
 export type CreateRoomRequest = components['schemas']['CreateRoomRequest'];
 /** The new room and its one-time creator token. */
 export type CreateRoomResponse = components['schemas']['CreateRoomResponse'];
