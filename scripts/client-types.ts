@@ -82,26 +82,8 @@ function clientComponents(doc: OpenApiDocument): Json {
   for (const op of OPERATIONS) {
     if (op.mcpOnly) addZodComponent(schemas, op.responseSchemaName ?? `${pascal(op.name)}Response`, op.output);
   }
-  for (const [name, refine] of Object.entries(REFINEMENTS)) {
-    if (isJson(schemas[name])) refine(schemas[name] as Json, schemas);
-  }
   return schemas;
 }
-
-/**
- * What the service guarantees but a schema does not state yet (a zod refinement or a flat object
- * standing for a union), told to the type system. Each applies only while its schema still lacks
- * it, so it becomes a no-op once the schema says it.
- */
-const REFINEMENTS: Record<string, (schema: Json, schemas: Json) => void> = {
-  /** An event's type is one of the event types webhooks subscribe to. */
-  RoomEvent(schema, schemas) {
-    const type = isJson(schema.properties) ? (schema.properties.event_type as Json | undefined) : undefined;
-    const webhook = schemas.RegisterWebhookRequest as { properties?: { event_types?: { items?: Json } } };
-    const known = webhook.properties?.event_types?.items?.enum;
-    if (type && !type.enum && !('const' in type) && Array.isArray(known)) type.enum = known;
-  },
-};
 
 /**
  * Names the client has always exported for parts of the generated types: a renamed component, an
