@@ -15,7 +15,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import type ts from 'typescript';
-import { IMMUTABLE_KEYS } from '../src/domain/config.js';
 import { buildOpenApi } from '../src/http/openapi.js';
 import { jsonSchemaOf } from '../src/operations/json-schema.js';
 import { OPERATIONS } from '../src/operations/table.js';
@@ -34,29 +33,6 @@ export const CLIENT_TYPES_COMMAND = 'npm run client-types';
 const REF = '#/components/schemas/';
 const pascal = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
 const isJson = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** Every component name `node` refers to, transitively through `schemas`. */
-function reachable(node: unknown, schemas: Json, seen = new Set<string>()): Set<string> {
-  if (Array.isArray(node)) for (const item of node) reachable(item, schemas, seen);
-  else if (isJson(node)) {
-    const target = typeof node.$ref === 'string' && node.$ref.startsWith(REF) ? node.$ref.slice(REF.length) : null;
-    if (target && !seen.has(target)) {
-      seen.add(target);
-      reachable(schemas[target], schemas, seen);
-    }
-    for (const [key, value] of Object.entries(node)) if (key !== '$ref') reachable(value, schemas, seen);
-  }
-  return seen;
-}
-
-/** Replaces every reference to component `from` inside `node` by one to `to`. */
-function retarget(node: unknown, from: string, to: string): void {
-  if (Array.isArray(node)) for (const item of node) retarget(item, from, to);
-  else if (isJson(node)) {
-    if (node.$ref === `${REF}${from}`) node.$ref = `${REF}${to}`;
-    for (const value of Object.values(node)) retarget(value, from, to);
-  }
-}
 
 /** A zod schema's JSON Schema as a component, its named sub-schemas as components beside it. */
 function addZodComponent(schemas: Json, name: string, schema: Parameters<typeof jsonSchemaOf>[0]): void {
@@ -81,14 +57,12 @@ function jsonContent(holder: unknown): Json | undefined {
  */
 function clientComponents(doc: OpenApiDocument): Json {
   const schemas = structuredClone(doc.components.schemas);
-  const requestRoots = new Set<string>();
 
   for (const item of Object.values(doc.paths)) {
     for (const operation of Object.values(item)) {
       const id = pascal(String(operation.operationId));
       const body = jsonContent(operation.requestBody);
       if (body && typeof body.$ref !== 'string') schemas[`${id}Request`] ??= structuredClone(body);
-      if (body) requestRoots.add(typeof body.$ref === 'string' ? body.$ref.slice(REF.length) : `${id}Request`);
       const query = ((operation.parameters ?? []) as Json[]).filter((p) => p.in === 'query');
       if (!body && query.length > 0 && !(`${id}Request` in schemas)) {
         schemas[`${id}Request`] = {
@@ -100,7 +74,6 @@ function clientComponents(doc: OpenApiDocument): Json {
           required: query.filter((p) => p.required === true).map((p) => p.name),
           additionalProperties: false,
         };
-        requestRoots.add(`${id}Request`);
       }
       const answer = jsonContent((operation.responses as Json | undefined)?.['200']);
       if (answer && typeof answer.$ref !== 'string') schemas[`${id}Response`] ??= structuredClone(answer);
@@ -109,119 +82,7 @@ function clientComponents(doc: OpenApiDocument): Json {
   for (const op of OPERATIONS) {
     if (op.mcpOnly) addZodComponent(schemas, op.responseSchemaName ?? `${pascal(op.name)}Response`, op.output);
   }
-  splitRoomConfig(schemas, requestRoots);
-  for (const [name, refine] of Object.entries(REFINEMENTS)) {
-    if (isJson(schemas[name])) refine(schemas[name] as Json, schemas);
-  }
   return schemas;
-}
-
-/**
- * What the service guarantees but a schema does not state yet (a zod refinement or a flat object
- * standing for a union), told to the type system. Each applies only while its schema still lacks
- * it, so it becomes a no-op once the schema says it.
- */
-const REFINEMENTS: Record<string, (schema: Json, schemas: Json) => void> = {
-  /** A room needs a question or an about text (refused with input.invalid otherwise). */
-  CreateRoomRequest(schema) {
-    const properties = schema.properties as Record<string, Json> | undefined;
-    if (!properties?.question || !properties.about || schema.anyOf || schema.oneOf || schema.allOf) return;
-    if ((schema.required as string[] | undefined)?.length) return;
-    const base = { ...schema };
-    for (const key of Object.keys(schema)) delete schema[key];
-    Object.assign(schema, {
-      description: base.description,
-      allOf: [
-        base,
-        {
-          anyOf: [
-            { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] },
-            { type: 'object', properties: { about: { type: 'string' } }, required: ['about'] },
-          ],
-        },
-      ],
-    });
-  },
-  /** The fields of a wait's answer depend on its status (the descriptions say which). */
-  AwaitNextActionResponse(schema) {
-    discriminate(schema, 'status', {
-      actionable: ['decision', 'also_actionable?'],
-      activity: ['event'],
-      timeout: ['next_poll_at', 'hint'],
-    });
-  },
-  /** An event's type is one of the event types webhooks subscribe to. */
-  RoomEvent(schema, schemas) {
-    const type = isJson(schema.properties) ? (schema.properties.event_type as Json | undefined) : undefined;
-    const webhook = schemas.RegisterWebhookRequest as { properties?: { event_types?: { items?: Json } } };
-    const known = webhook.properties?.event_types?.items?.enum;
-    if (type && !type.enum && !('const' in type) && Array.isArray(known)) type.enum = known;
-  },
-};
-
-/**
- * Turns a flat object whose `by` property is an enum into one variant per value: `by` a constant,
- * the listed properties (required unless marked `?`) beside the ones no variant lists.
- */
-function discriminate(schema: Json, by: string, variants: Record<string, string[]>): void {
-  const properties = schema.properties as Record<string, Json> | undefined;
-  const tag = properties?.[by];
-  if (!properties || !tag || !Array.isArray(tag.enum) || schema.oneOf || schema.anyOf) return;
-  const listed = new Set(Object.values(variants).flatMap((names) => names.map((n) => n.replace(/\?$/, ''))));
-  const shared = Object.keys(properties).filter((key) => key !== by && !listed.has(key));
-  const required = ((schema.required ?? []) as string[]).filter((key) => shared.includes(key));
-  const { properties: _p, required: _r, additionalProperties: _a, type: _t, ...rest } = schema;
-  const oneOf = (tag.enum as string[]).map((value) => {
-    const own = (variants[value] ?? []).map((n) => ({ name: n.replace(/\?$/, ''), optional: n.endsWith('?') }));
-    return {
-      type: 'object',
-      properties: {
-        [by]: { const: value, description: tag.description },
-        ...Object.fromEntries(shared.map((key) => [key, properties[key]])),
-        ...Object.fromEntries(own.map(({ name }) => [name, properties[name]])),
-      },
-      required: [by, ...required, ...own.filter((p) => !p.optional).map((p) => p.name)],
-      additionalProperties: false,
-    };
-  });
-  for (const key of Object.keys(schema)) delete schema[key];
-  Object.assign(schema, rest, { oneOf });
-}
-
-/**
- * RoomConfig is one schema in the document, every key optional: what a request sends. Reads return
- * every key resolved (the schema's description says so), so the client's `RoomConfig` requires
- * every key and answers refer to it; requests refer to `RoomConfigInput`, and a settings patch to
- * `RoomSettingsPatch`, which leaves out the keys fixed at creation (IMMUTABLE_KEYS, src/domain/config.ts).
- */
-function splitRoomConfig(schemas: Json, requestRoots: Set<string>): void {
-  const config = schemas.RoomConfig;
-  if (!isJson(config) || !isJson(config.properties)) return;
-  const { required: _required, ...input } = structuredClone(config);
-  schemas.RoomConfigInput ??= input;
-  schemas.RoomConfig = { ...structuredClone(config), required: Object.keys(config.properties) };
-  if (!schemas.RoomSettingsPatch) {
-    const immutable = new Set<string>(IMMUTABLE_KEYS);
-    const patch = structuredClone(input) as Json & { properties: Json };
-    patch.properties = Object.fromEntries(Object.entries(patch.properties).filter(([key]) => !immutable.has(key)));
-    patch.description = `The mutable RoomConfig keys (${IMMUTABLE_KEYS.join(', ')} are fixed at creation), each optional.`;
-    schemas.RoomSettingsPatch = patch;
-  }
-  const requests = new Set<string>();
-  for (const root of requestRoots) {
-    requests.add(root);
-    for (const name of reachable(schemas[root], schemas)) requests.add(name);
-  }
-  requests.delete('RoomConfig');
-  requests.delete('RoomConfigInput');
-  requests.delete('RoomSettingsPatch');
-  for (const name of requests) {
-    const schema = schemas[name];
-    if (isJson(schema) && isJson(schema.properties) && isJson(schema.properties.settings)) {
-      retarget(schema.properties.settings, 'RoomConfig', 'RoomSettingsPatch');
-    }
-    retarget(schema, 'RoomConfig', 'RoomConfigInput');
-  }
 }
 
 /**
@@ -239,8 +100,6 @@ const ALIASES: [name: string, type: string, doc: string][] = [
   ['JsonWebKeySet', 'Jwks', 'GET /.well-known/jwks.json: every key that ever signed a receipt.'],
   ['DeviceAuthorization', 'DeviceAuthorizationResponse', 'POST /oauth/device_authorization.'],
   ['DeviceToken', 'DeviceTokenResponse', 'POST /oauth/token once approved: a hosted key and its mandate.'],
-  ['AgentDecision', "NonNullable<AgentRoomView['decision']>", 'The oldest open decision, as the agent view shows it.'],
-  ['OpenDecisionRow', "NonNullable<AgentRoomView['decisions_open']>[number]", 'Another open decision.'],
   [
     'DecisionOpening',
     "Pick<DecisionSummary, 'id' | 'seq' | 'question' | 'context' | 'options' | 'eligible_participant_ids'>",
@@ -251,14 +110,6 @@ const ALIASES: [name: string, type: string, doc: string][] = [
     "Pick<DecisionSummary, 'resolved_at' | 'resolved_outcome' | 'resolved_winner' | 'outcome_status' | 'prev_hash' | 'receipt_hash'>",
     'How a decision sealed and where it sits in the receipt chain: all null before it seals.',
   ],
-  ['OutcomeDecision', "OutcomeResponse['decisions'][number]", 'A decision in the outcome body.'],
-  [
-    'WaitDecision',
-    "Extract<AwaitNextActionResponse, { status: 'actionable' }>['decision']",
-    'A decision as a wait reports it.',
-  ],
-  ['DeltaEntry', "RoomDelta['new'][number]", 'One line of a delta.'],
-  ['SeatedRoom', "ListRoomsResponse['rooms'][number]", 'A room the caller holds a seat in (MCP list_rooms).'],
   ['RoomStatus', "AgentRoomView['status']", "A room's phase."],
   ['DecisionStatus', "DecisionSummary['status']", "A decision's phase."],
   ['OutcomeStatus', "NonNullable<DecisionSummary['outcome_status']>", 'How a sealed decision came out.'],

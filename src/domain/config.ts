@@ -93,92 +93,114 @@ export const authorityConfigSchema = z
 
 const seconds = (text: string) => `${text} In seconds.`;
 
+/** Every key of a room's config, each required: the resolved config every read returns. */
+const roomConfigShape = z.strictObject({
+  type: z
+    .enum(['ephemeral', 'persistent'])
+    .describe(
+      'ephemeral rooms open no further decision once one has sealed; persistent rooms keep opening decisions until closed. Fixed at creation.',
+    ),
+  visibility: z
+    .enum(['public', 'unlisted', 'private'])
+    .describe(
+      'public rooms are listed and readable by anyone; unlisted rooms are readable by anyone with the slug; private rooms need a seat, an invite or the room password to read. A room created with a password defaults to private. Fixed at creation.',
+    ),
+  mechanism: z
+    .enum(WIRED_MECHANISMS as unknown as [string, ...string[]])
+    .describe(
+      'How ballots are counted, and so the shape of a choice: simple_majority, supermajority and plurality take one option; approval, ranked_choice and ranked_pairwise take an array of options; score_vote and quadratic_vote take an object mapping options to numbers. Reserved mechanisms (budget_allocation, conviction_vote, bilateral_negotiation) are refused. Fixed at creation.',
+    ),
+  invite_authority: authorityConfigSchema.describe('Who may create, list and revoke invites.'),
+  option_proposal_authority: authorityConfigSchema.describe(
+    'Who may propose options. kind none also closes proposals on every decision.',
+  ),
+  decision_opening_authority: authorityConfigSchema.describe('Who may open decisions (ask) and start choosing.'),
+  conclusion_authority: authorityConfigSchema.describe('Who may close the room.'),
+  auth: z
+    .enum(['token_only', 'mandate_required', 'either'])
+    .describe(
+      'Which seat credentials the room accepts: token_only (participant tokens; mandates are refused), mandate_required (every seat act needs a signed mandate; joining without one is refused), either. Operator credentials are accepted for operator acts whatever this says.',
+    ),
+  quorum: int(1, 1_000_000)
+    .nullable()
+    .describe(
+      'Responses (choices plus abstentions) a decision needs to resolve with a winner, and also the floor of its electorate size when counting; null means no quorum. A decision whose window closes below quorum resolves without a winner.',
+    ),
+  voting_window: int(60, 1_209_600).describe(
+    seconds(
+      'How long a decision accepts choices once choosing opens (60 to 1 209 600, i.e. one minute to 14 days). A change applies to decisions opened afterwards.',
+    ),
+  ),
+  deliberation_mode: z
+    .enum(['optional', 'disabled'])
+    .describe('optional lets members post discussion messages; disabled refuses discuss.'),
+  max_participants: int(1, 1_000_000)
+    .nullable()
+    .describe(
+      'Most seats the room holds (creator and observers included); further joins are refused with room.at_capacity. null means no limit. A capacity ceiling, not an access control.',
+    ),
+  max_options: int(2, 500).describe('Most options one decision may hold, counting proposals (2 to 500).'),
+  max_deliberation_messages_per_participant: int(1, 500).describe(
+    'Most discussion messages one member may post per decision (room-scoped messages: per rolling 24 hours), 1 to 500.',
+  ),
+  max_total_deliberation_messages: int(1, 5000).describe(
+    'Most discussion messages all members together may post per decision (room-scoped messages: per rolling 24 hours), 1 to 5000.',
+  ),
+  read_receipts: z
+    .boolean()
+    .describe("When true, the full room state shows each member's last_seen_at; when false it is always null."),
+  choice_visibility: z
+    .enum(['live', 'after_decided', 'never'])
+    .describe(
+      'When individual choices are shown to members: live (as they are cast), after_decided (once the decision seals), never (only totals and the outcome). Hidden choices are redacted from events too.',
+    ),
+  early_close: z
+    .boolean()
+    .describe(
+      'When true, a decision seals as soon as its outcome can no longer change (after settle_window); when false it runs to the end of voting_window.',
+    ),
+  settle_window: int(0, 3600).describe(
+    seconds(
+      'With early_close, how long a determined outcome settles before it seals (0 to 3600; 0 seals at once). Late acts still count; one that changes the winner restarts the window, at most 4 times. Without early_close it has no effect.',
+    ),
+  ),
+  creator_votes: z
+    .boolean()
+    .describe(
+      'false makes the creator a non-voting host: its seat does not count in the electorate and cannot choose.',
+    ),
+  max_open_decisions: int(1, 5).describe(
+    'How many decisions may be open at once (1 to 5); ask is refused with decision.already_open beyond it. Acts without a decision number target the oldest open one.',
+  ),
+});
+
+/**
+ * The resolved room config, as reads (create, full state, settings, discovery) return it: every key
+ * present, the ones never set holding their defaults.
+ */
+export const resolvedRoomConfigSchema = roomConfigShape.meta({
+  id: 'RoomConfig',
+  description: 'The resolved room settings: every key present, those never set holding their defaults.',
+});
+
 /** Every key optional: the shape accepted at creation; the resolved config has them all. */
-export const roomConfigSchema = z
-  .strictObject({
-    type: z
-      .enum(['ephemeral', 'persistent'])
-      .describe(
-        'ephemeral rooms open no further decision once one has sealed; persistent rooms keep opening decisions until closed. Fixed at creation.',
-      ),
-    visibility: z
-      .enum(['public', 'unlisted', 'private'])
-      .describe(
-        'public rooms are listed and readable by anyone; unlisted rooms are readable by anyone with the slug; private rooms need a seat, an invite or the room password to read. A room created with a password defaults to private. Fixed at creation.',
-      ),
-    mechanism: z
-      .enum(WIRED_MECHANISMS as unknown as [string, ...string[]])
-      .describe(
-        'How ballots are counted, and so the shape of a choice: simple_majority, supermajority and plurality take one option; approval, ranked_choice and ranked_pairwise take an array of options; score_vote and quadratic_vote take an object mapping options to numbers. Reserved mechanisms (budget_allocation, conviction_vote, bilateral_negotiation) are refused. Fixed at creation.',
-      ),
-    invite_authority: authorityConfigSchema.describe('Who may create, list and revoke invites.'),
-    option_proposal_authority: authorityConfigSchema.describe(
-      'Who may propose options. kind none also closes proposals on every decision.',
-    ),
-    decision_opening_authority: authorityConfigSchema.describe('Who may open decisions (ask) and start choosing.'),
-    conclusion_authority: authorityConfigSchema.describe('Who may close the room.'),
-    auth: z
-      .enum(['token_only', 'mandate_required', 'either'])
-      .describe(
-        'Which seat credentials the room accepts: token_only (participant tokens; mandates are refused), mandate_required (every seat act needs a signed mandate; joining without one is refused), either. Operator credentials are accepted for operator acts whatever this says.',
-      ),
-    quorum: int(1, 1_000_000)
-      .nullable()
-      .describe(
-        'Responses (choices plus abstentions) a decision needs to resolve with a winner, and also the floor of its electorate size when counting; null means no quorum. A decision whose window closes below quorum resolves without a winner.',
-      ),
-    voting_window: int(60, 1_209_600).describe(
-      seconds(
-        'How long a decision accepts choices once choosing opens (60 to 1 209 600, i.e. one minute to 14 days). A change applies to decisions opened afterwards.',
-      ),
-    ),
-    deliberation_mode: z
-      .enum(['optional', 'disabled'])
-      .describe('optional lets members post discussion messages; disabled refuses discuss.'),
-    max_participants: int(1, 1_000_000)
-      .nullable()
-      .describe(
-        'Most seats the room holds (creator and observers included); further joins are refused with room.at_capacity. null means no limit. A capacity ceiling, not an access control.',
-      ),
-    max_options: int(2, 500).describe('Most options one decision may hold, counting proposals (2 to 500).'),
-    max_deliberation_messages_per_participant: int(1, 500).describe(
-      'Most discussion messages one member may post per decision (room-scoped messages: per rolling 24 hours), 1 to 500.',
-    ),
-    max_total_deliberation_messages: int(1, 5000).describe(
-      'Most discussion messages all members together may post per decision (room-scoped messages: per rolling 24 hours), 1 to 5000.',
-    ),
-    read_receipts: z
-      .boolean()
-      .describe("When true, the full room state shows each member's last_seen_at; when false it is always null."),
-    choice_visibility: z
-      .enum(['live', 'after_decided', 'never'])
-      .describe(
-        'When individual choices are shown to members: live (as they are cast), after_decided (once the decision seals), never (only totals and the outcome). Hidden choices are redacted from events too.',
-      ),
-    early_close: z
-      .boolean()
-      .describe(
-        'When true, a decision seals as soon as its outcome can no longer change (after settle_window); when false it runs to the end of voting_window.',
-      ),
-    settle_window: int(0, 3600).describe(
-      seconds(
-        'With early_close, how long a determined outcome settles before it seals (0 to 3600; 0 seals at once). Late acts still count; one that changes the winner restarts the window, at most 4 times. Without early_close it has no effect.',
-      ),
-    ),
-    creator_votes: z
-      .boolean()
-      .describe(
-        'false makes the creator a non-voting host: its seat does not count in the electorate and cannot choose.',
-      ),
-    max_open_decisions: int(1, 5).describe(
-      'How many decisions may be open at once (1 to 5); ask is refused with decision.already_open beyond it. Acts without a decision number target the oldest open one.',
-    ),
-  })
+export const roomConfigSchema = roomConfigShape.partial().meta({
+  id: 'RoomConfigInput',
+  description:
+    'Room settings. Every key is optional when creating (the rest take the defaults) and when changing settings (type, visibility and mechanism cannot change); reads return every key resolved. Unknown keys are refused with input.invalid.',
+});
+
+/**
+ * A settings patch: the mutable keys, each optional (IMMUTABLE_KEYS are fixed at creation; the
+ * handler refuses them with reason immutable_key, applySettings below).
+ */
+export const roomSettingsPatchSchema = roomConfigShape
+  .omit({ type: true, visibility: true, mechanism: true })
   .partial()
   .meta({
-    id: 'RoomConfig',
+    id: 'RoomSettingsPatch',
     description:
-      'Room settings. Every key is optional when creating (the rest take the defaults) and when changing settings (type, visibility and mechanism cannot change); reads return every key resolved. Unknown keys are refused with input.invalid.',
+      'The room settings to change, each optional; the others keep their values. type, visibility and mechanism are fixed at creation and refused here (input.invalid, reason immutable_key), as are unknown keys.',
   });
 
 /** Turns a zod issue list into the protocol's input.invalid with a reason an agent can act on. */

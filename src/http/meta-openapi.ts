@@ -3,6 +3,7 @@
  * discovery, the JWKS, health, readiness and the OpenAPI document itself, each answer a closed,
  * named component with an example.
  */
+import { MANDATE_ACTIONS } from '../auth/mandate-claims.js';
 import { DEFAULT_ROOM_CONFIG } from '../domain/config.js';
 import type { ErrorCode } from '../errors.js';
 import { WIRED_MECHANISMS } from '../mechanisms/index.js';
@@ -15,6 +16,12 @@ const strings = (description: string) => ({
   type: 'array',
   description,
   items: { type: 'string', description: 'One entry.' },
+});
+/** An array whose items are one of `values` (a fixed set the service knows). */
+const among = (description: string, values: readonly string[], item: string) => ({
+  type: 'array',
+  description,
+  items: { type: 'string', enum: [...values], description: item },
 });
 /** A closed object: every property listed, `required` the ones always present. */
 const closed = (description: string, properties: Json, required: string[] = Object.keys(properties)): Json => ({
@@ -84,19 +91,28 @@ export const META_OPENAPI_SCHEMAS: Json = {
       auth: closed(
         'How callers authenticate.',
         {
-          auth_modes: strings('token and, when enabled, mandate.'),
+          auth_modes: among('token and, when enabled, mandate.', ['token', 'mandate'], 'An auth mode.'),
           mandate_required: { type: 'boolean', description: 'Whether every call needs a mandate (never, here).' },
-          mandate_alg: strings('Accepted mandate signature algorithms.'),
+          mandate_alg: among('Accepted mandate signature algorithms.', ['EdDSA'], 'A JWS algorithm.'),
           oauth_resource_metadata: str('Where the OAuth protected-resource metadata is (when mandates are enabled).'),
         },
         ['auth_modes', 'mandate_required', 'mandate_alg'],
       ),
-      mechanisms_supported: strings('The voting mechanisms rooms may use.'),
-      mandate_actions: strings('The actions a mandate may grant; empty when mandates are off.'),
-      room_kind: str('The default room type.'),
-      visibility: strings('The room visibilities offered.'),
-      deliberation_modes_supported: strings('The deliberation modes offered.'),
+      mechanisms_supported: among('The voting mechanisms rooms may use.', WIRED_MECHANISMS, 'A mechanism.'),
+      mandate_actions: among(
+        'The actions a mandate may grant; empty when mandates are off.',
+        MANDATE_ACTIONS,
+        'A mandate action.',
+      ),
+      room_kind: { type: 'string', enum: ['ephemeral', 'persistent'], description: 'The default room type.' },
+      visibility: among('The room visibilities offered.', ['public', 'unlisted', 'private'], 'A visibility.'),
+      deliberation_modes_supported: among(
+        'The deliberation modes offered.',
+        ['optional', 'disabled'],
+        'A deliberation mode.',
+      ),
       long_running_pattern: {
+        type: 'string',
         enum: ['webhook', 'poll'],
         description: 'How to follow a room without holding a request.',
       },
@@ -118,10 +134,10 @@ export const META_OPENAPI_SCHEMAS: Json = {
         witnesses: strings('Verifier keys of the witnesses that cosign checkpoints.'),
       }),
       room_retention: closed('How long rooms are kept.', {
-        policy: str('keep_everything: rooms are kept until deleted.'),
+        policy: { const: 'keep_everything', description: 'keep_everything: rooms are kept until deleted.' },
       }),
       membership_rule: closed('Who may join rooms.', {
-        kind: str('open: anyone with the slug, subject to each room.'),
+        kind: { const: 'open', description: 'open: anyone with the slug, subject to each room.' },
       }),
       keys: { type: 'array', description: 'The receipt signing keys.', items: ref('JwksKey') },
       jwks_url: str('Where the receipt signing keys are.'),
@@ -399,7 +415,7 @@ const DISCOVERY_EXAMPLE = {
     oauth_resource_metadata: `${BASE}/.well-known/oauth-protected-resource`,
   },
   mechanisms_supported: [...WIRED_MECHANISMS],
-  mandate_actions: ['discuss', 'propose', 'choose', 'abstain', 'member_join_request'],
+  mandate_actions: [...MANDATE_ACTIONS],
   room_kind: 'ephemeral',
   visibility: ['public', 'unlisted', 'private'],
   deliberation_modes_supported: ['optional', 'disabled'],

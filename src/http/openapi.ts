@@ -3,7 +3,12 @@
  * 2020-12 is OpenAPI 3.1's schema dialect) plus the service's fixed meta routes.
  */
 import { z } from 'zod';
-import { authorityConfigSchema, roomConfigSchema } from '../domain/config.js';
+import {
+  authorityConfigSchema,
+  resolvedRoomConfigSchema,
+  roomConfigSchema,
+  roomSettingsPatchSchema,
+} from '../domain/config.js';
 import { ROOM_EVENT_COMPONENTS } from '../domain/views/event-schemas.js';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { errorCodes, errorEnvelopeSchema } from '../operations/error-codes.js';
@@ -104,11 +109,13 @@ const PATH_PARAMETERS: Record<string, string> = {
 /** The operation's input as a JSON object schema without its path parameters (they live only in the path). */
 function requestShape(op: AnyOperation, components: Json): { properties: Json; required: string[]; rest: Json } {
   const inPath = new Set(pathParams(op.path).map((p) => p.name as string));
+  // The input's metadata beyond its id (a description, a schema-level anyOf) applies to the body too.
+  const { id: _id, description, ...meta } = z.globalRegistry.get(op.input) ?? {};
   const input =
     op.input instanceof z.ZodObject
       ? z
           .object(Object.fromEntries(Object.entries(op.input.shape).filter(([key]) => !inPath.has(key))))
-          .describe(z.globalRegistry.get(op.input)?.description ?? op.summary)
+          .meta({ ...meta, description: description ?? op.summary })
       : op.input;
   const json = schemaOf(input, 'input', components);
   const { properties = {}, required = [], ...rest } = json as { properties?: Json; required?: string[] };
@@ -302,7 +309,9 @@ const TAGS: Record<string, string> = {
 export function buildOpenApi(operations: readonly AnyOperation[], baseUrl: string, version: string): Json {
   const components: Json = {};
   schemaOf(errorEnvelopeSchema, 'output', components);
+  schemaOf(resolvedRoomConfigSchema, 'output', components);
   schemaOf(roomConfigSchema, 'input', components);
+  schemaOf(roomSettingsPatchSchema, 'input', components);
   schemaOf(authorityConfigSchema, 'input', components);
   Object.assign(components, META_OPENAPI_SCHEMAS, OAUTH_OPENAPI_SCHEMAS, LOG_OPENAPI_SCHEMAS);
 

@@ -45,7 +45,9 @@ export function toolInputSchema(operation: AnyOperation, map: ToolArgumentMap): 
   if (operation.mutating) properties.idempotency_key = IDEMPOTENCY_ARGUMENT;
   const required = fieldRequired.filter((field) => !hidden.has(field)).map((field) => argumentOf[field] ?? field);
 
-  const { additionalProperties: _closed, properties: _fields, required: _required, ...rest } = json;
+  // A schema-level allOf (CreateRoomRequest: a question or an about text) stays out of the tool's
+  // schema: model APIs refuse combinators at the root of a tool's input, and the field descriptions say it.
+  const { additionalProperties: _closed, properties: _fields, required: _required, allOf: _also, ...rest } = json;
   return { ...rest, type: 'object', properties, ...(required.length > 0 ? { required } : {}) };
 }
 
@@ -65,6 +67,7 @@ export function toolOutputSchema(operation: AnyOperation, envelope: JsonSchema):
 /** Every object branch of a result schema also carries `ok: true`. */
 function withOk(schema: JsonSchema): JsonSchema {
   if (Array.isArray(schema.anyOf)) return { ...schema, anyOf: (schema.anyOf as JsonSchema[]).map(withOk) };
+  if (Array.isArray(schema.oneOf)) return { ...schema, oneOf: (schema.oneOf as JsonSchema[]).map(withOk) };
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
   if ('ok' in properties) return schema;
   return {

@@ -14,9 +14,23 @@ const choiceSchema = checkedLater(
   z.unknown().describe(CHOICE_RULE),
   z.union([
     z.string().describe('One option: its number ("5", "#5") or exact text.'),
-    z.number().int().describe('One option, by number.'),
-    z.array(z.string()).describe('Several options (approval), or all in preference order (ranked).'),
-    z.record(z.string(), z.number()).describe('Options mapped to scores (score_vote) or credits (quadratic_vote).'),
+    z.number().int().min(1).describe('One option, by number (from 1).'),
+    z
+      .array(
+        z.union([
+          z.string().describe('An option by its number ("5", "#5") or exact text.'),
+          z.number().int().min(1).describe('An option by number (from 1).'),
+        ]),
+      )
+      .min(1)
+      .describe(
+        'Several options (approval), or options in preference order, best first, without repeats (ranked_choice, ranked_pairwise): each by number or exact text.',
+      ),
+    z
+      .record(z.string(), z.number().min(0))
+      .describe(
+        'Options (by number or exact text) mapped to scores from 0 to 5, at least one above 0 (score_vote), or to whole credits, 1 to 9 in total (quadratic_vote).',
+      ),
   ]),
 );
 

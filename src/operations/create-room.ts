@@ -5,7 +5,14 @@ import type { RoomCommand } from '../../machines/room.events.js';
 import type { RoomInput } from '../../machines/room.machine.js';
 import { limitRoomCreation } from '../auth/creation-limit.js';
 import { hashPassword, hashSecret, randomToken } from '../auth/secrets.js';
-import { parsePartialConfig, resolveConfig, roomConfigSchema, slateTextError, TEXT_LIMITS } from '../domain/config.js';
+import {
+  parsePartialConfig,
+  resolveConfig,
+  resolvedRoomConfigSchema,
+  roomConfigSchema,
+  slateTextError,
+  TEXT_LIMITS,
+} from '../domain/config.js';
 import { duplicateOptions } from '../domain/shown-text.js';
 import type { Actor } from '../domain/types.js';
 import { iso } from '../domain/format.js';
@@ -74,7 +81,28 @@ export const createRoomInput = z
       .optional()
       .describe('The creator seat\'s display name (1 to 100 characters); default "creator".'),
   })
-  .meta({ id: 'CreateRoomRequest', description: 'A new room, around a question or an about text.' });
+  .meta({
+    id: 'CreateRoomRequest',
+    description: 'A new room, around a question or an about text (at least one of the two).',
+    // What checkCreateFields refuses, stated in the schema: no question and no (non-null) about text.
+    // Inside allOf, so generators intersect it with the properties rather than offer it as an alternative.
+    allOf: [
+      {
+        anyOf: [
+          {
+            type: 'object',
+            required: ['question'],
+            properties: { question: { type: 'string', description: 'A question opens the first decision.' } },
+          },
+          {
+            type: 'object',
+            required: ['about'],
+            properties: { about: { type: 'string', description: 'Without a question, the about text is required.' } },
+          },
+        ],
+      },
+    ],
+  });
 
 export const createRoomOutput = z
   .object({
@@ -93,7 +121,7 @@ export const createRoomOutput = z
       .describe("When the first decision's window closes (RFC 3339, UTC); null without a first decision."),
     expires_at: z.null().describe('Always null: rooms do not expire.'),
     owner_principal_id: z.string().nullable().describe('The agent DID of a mandate creator; null for token creators.'),
-    config: roomConfigSchema.describe('The resolved room config: every key present.'),
+    config: resolvedRoomConfigSchema.describe('The resolved room config: every key present.'),
     decision: decisionSummarySchema.nullable().describe('The first decision; null when none was opened.'),
   })
   .meta({ id: 'CreateRoomResponse', description: 'The new room and its one-time creator token.' });

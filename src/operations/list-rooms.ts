@@ -54,15 +54,17 @@ export const listRooms = {
     .object({
       rooms: z
         .array(
-          z.object({
-            slug: z.string().describe('The room slug.'),
-            url: z.string().describe('The room URL.'),
-            about: z.string().nullable().describe("The room's standing description; null if none."),
-            status: roomStatusSchema,
-            role: z.enum(['participant', 'observer']).describe('Your role in it.'),
-            created_at: z.string().describe('When the room was created (RFC 3339, UTC).'),
-            joined_at: z.string().describe('When you took your seat (RFC 3339, UTC).'),
-          }),
+          z
+            .object({
+              slug: z.string().describe('The room slug.'),
+              url: z.string().describe('The room URL.'),
+              about: z.string().nullable().describe("The room's standing description; null if none."),
+              status: roomStatusSchema,
+              role: z.enum(['participant', 'observer']).describe('Your role in it.'),
+              created_at: z.string().describe('When the room was created (RFC 3339, UTC).'),
+              joined_at: z.string().describe('When you took your seat (RFC 3339, UTC).'),
+            })
+            .meta({ id: 'SeatedRoom', description: 'A room your credential holds a seat in.' }),
         )
         .describe('The rooms your credential holds a seat in, newest first.'),
     })

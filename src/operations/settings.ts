@@ -1,6 +1,6 @@
 /** PATCH /api/rooms/{slug}/settings — update the mutable config keys (docs/configuration.md). */
 import { z } from 'zod';
-import { roomConfigSchema } from '../domain/config.js';
+import { resolvedRoomConfigSchema, roomSettingsPatchSchema } from '../domain/config.js';
 import { invalidInput } from '../errors.js';
 import { checkedLater } from './json-schema.js';
 import { act, slugSchema } from './shared.js';
@@ -13,7 +13,7 @@ const settingsInput = z
       z
         .record(z.string(), z.unknown())
         .describe('The RoomConfig keys to change (not type, visibility or mechanism); the others keep their values.'),
-      roomConfigSchema,
+      roomSettingsPatchSchema,
     ),
   })
   .meta({ id: 'UpdateRoomSettingsRequest', description: 'Changes to the mutable room settings.' });
@@ -31,8 +31,10 @@ export const updateRoomSettings = {
   output: z
     .object({
       slug: z.string().describe('The room slug.'),
-      config: roomConfigSchema.describe('The resolved config after the change: every key present.'),
-      changed: z.array(z.string()).describe('The keys whose values changed.'),
+      config: resolvedRoomConfigSchema.describe('The resolved config after the change: every key present.'),
+      changed: z
+        .array(roomSettingsPatchSchema.keyof())
+        .describe('The keys whose values changed (only mutable keys can change).'),
     })
     .meta({ id: 'UpdateRoomSettingsResponse', description: 'The config after the change.' }),
   requestSchemaName: 'UpdateRoomSettingsRequest',

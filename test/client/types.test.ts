@@ -116,6 +116,23 @@ describe('client wire types', () => {
     expectTypeOf<W.ChooseResponse['cast_choice']>().toEqualTypeOf<CanonicalBallot>();
   });
 
+  it('state what the schemas state: known sets as unions, a wait answer per status, settings without the fixed keys', () => {
+    type Wait<S extends W.AwaitNextActionResponse['status']> = Extract<W.AwaitNextActionResponse, { status: S }>;
+    expectTypeOf<Wait<'activity'>['for']>().toEqualTypeOf<'activity'>();
+    expectTypeOf<Wait<'actionable'>['decision']>().toEqualTypeOf<W.WaitDecision>();
+    expectTypeOf<Wait<'timeout'>['hint']>().toEqualTypeOf<string>();
+    expectTypeOf<NonNullable<W.DeltaEntry['stance']>>().toEqualTypeOf<Stance>();
+    expectTypeOf<NonNullable<W.DeltaEntry['role']>>().toEqualTypeOf<Role>();
+    expectTypeOf<NonNullable<W.DeltaEntry['outcome']>>().toEqualTypeOf<NonNullable<W.OutcomeStatus>>();
+    expectTypeOf<NonNullable<W.RoomState['discussion'][number]['stance']>>().toEqualTypeOf<Stance>();
+    expectTypeOf<W.UpdateRoomSettingsResponse['changed'][number]>().toEqualTypeOf<keyof W.RoomSettingsPatch>();
+    // IMMUTABLE_KEYS (src/domain/config.ts): fixed at creation.
+    expectTypeOf<keyof W.RoomSettingsPatch>().toEqualTypeOf<
+      Exclude<keyof W.RoomConfig, 'type' | 'visibility' | 'mechanism'>
+    >();
+    expectTypeOf<W.ServiceDocument['mechanisms_supported'][number]>().toEqualTypeOf<MechanismName>();
+  });
+
   it('write the receipt payloads as the server signs them', () => {
     expectTypeOf<W.DecisionReceipt>().toEqualTypeOf<DecisionReceiptPayload>();
     expectTypeOf<ConclusionReceiptPayload>().toExtend<W.ConclusionReceipt>();

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONFIG_KEYS } from '../../src/domain/config.js';
+import { CONFIG_KEYS, MUTABLE_KEYS } from '../../src/domain/config.js';
 import { buildOpenApi } from '../../src/http/openapi.js';
 import { OPERATIONS } from '../../src/operations/table.js';
 import { SERVICE_VERSION } from '../../src/service.js';
@@ -138,10 +138,17 @@ describe('the OpenAPI document', () => {
       if (!schema) continue;
       expect(schema.$ref, `${method} ${route}`).toMatch(/^#\/components\/schemas\//);
     }
+    // A wait's answer is one closed variant per status, each naming the fields of that status.
+    const wait = schemas.AwaitNextActionResponse;
+    expect(wait.oneOf.map((variant: Json) => variant.properties.status.const)).toEqual([
+      'actionable',
+      'activity',
+      'timeout',
+    ]);
+    for (const variant of wait.oneOf) expect(variant.additionalProperties).toBe(false);
     for (const name of [
       'AgentRoomView',
       'OutcomeResponse',
-      'AwaitNextActionResponse',
       'DecisionSummary',
       'StartChoosingResponse',
       'RoomInvite',
@@ -152,10 +159,29 @@ describe('the OpenAPI document', () => {
       expect(Object.keys(schema.properties ?? {}).length, name).toBeGreaterThan(2);
       expect(schema.additionalProperties, name).toBe(false);
     }
+    // A room needs a question or an about text (a non-null string): the body schema says so.
+    const either = schemas.CreateRoomRequest.allOf[0].anyOf as Json[];
+    expect(either.map((branch) => branch.required)).toEqual([['question'], ['about']]);
+    expect(either[1]!.properties.about.type).toBe('string');
+    // Requests send the all-optional RoomConfigInput (a settings patch without the keys fixed at
+    // creation); every answer that carries a config refers to RoomConfig, every key required.
     const create = schemas.CreateRoomRequest.properties.config;
-    expect(create.$ref).toBe('#/components/schemas/RoomConfig');
-    expect(schemas.UpdateRoomSettingsRequest.properties.settings.$ref).toBe('#/components/schemas/RoomConfig');
+    expect(create.$ref).toBe('#/components/schemas/RoomConfigInput');
+    expect(schemas.UpdateRoomSettingsRequest.properties.settings.$ref).toBe('#/components/schemas/RoomSettingsPatch');
     expect(Object.keys(schemas.RoomConfig.properties).sort()).toEqual([...CONFIG_KEYS].sort());
+    expect([...schemas.RoomConfig.required].sort()).toEqual([...CONFIG_KEYS].sort());
+    expect(Object.keys(schemas.RoomConfigInput.properties).sort()).toEqual([...CONFIG_KEYS].sort());
+    expect(schemas.RoomConfigInput.required).toBeUndefined();
+    expect(Object.keys(schemas.RoomSettingsPatch.properties).sort()).toEqual([...MUTABLE_KEYS].sort());
+    expect(schemas.RoomSettingsPatch.required).toBeUndefined();
+    for (const [name, property] of [
+      ['CreateRoomResponse', 'config'] as const,
+      ['RoomState', 'config'],
+      ['UpdateRoomSettingsResponse', 'config'],
+      ['DiscoveryDocument', 'room_config_defaults'],
+    ]) {
+      expect(schemas[name].properties[property].$ref, name).toBe('#/components/schemas/RoomConfig');
+    }
   });
 
   it('gives every operation a 2xx response example and every request body an example', () => {
@@ -386,11 +412,14 @@ describe.each(ERAS)('MCP tools/list ($era)', ({ connect }) => {
     expect(config.properties.voting_window.description).toMatch(/seconds/i);
   });
 
-  it('types choose.choice as string | integer | string[] | object and says which mechanism takes which', () => {
+  it('types choose.choice as string | integer | (string | integer)[] | object and says which mechanism takes which', () => {
     const choose = listed['/mcp']!.find((t) => t.name === 'choose')!;
     const choice = choose.inputSchema.properties!.choice;
-    const types = (choice.anyOf as Json[]).map((b) => (b.type === 'array' ? `${b.items.type}[]` : b.type));
-    expect(types.sort()).toEqual(['integer', 'object', 'string', 'string[]']);
+    const types = (choice.anyOf as Json[]).map((b) =>
+      b.type === 'array' ? `(${(b.items.anyOf as Json[]).map((i) => i.type).join(' | ')})[]` : b.type,
+    );
+    // An array ballot names options by number or exact text, as a single choice does (src/domain/ballots.ts).
+    expect(types.sort()).toEqual(['(string | integer)[]', 'integer', 'object', 'string']);
     expect(choice.description).toMatch(/approval.*array.*score_vote.*object/s);
   });
 

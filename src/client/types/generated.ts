@@ -153,7 +153,7 @@ interface components {
       /** @description vendor:conclave:method_not_allowed: the methods the route allows. */
       allowed?: string[];
     };
-    /** @description Room settings. Every key is optional when creating (the rest take the defaults) and when changing settings (type, visibility and mechanism cannot change); reads return every key resolved. Unknown keys are refused with input.invalid. */
+    /** @description The resolved room settings: every key present, those never set holding their defaults. */
     RoomConfig: {
       /**
        * @description ephemeral rooms open no further decision once one has sealed; persistent rooms keep opening decisions until closed. Fixed at creation.
@@ -234,6 +234,125 @@ interface components {
       /** @description The participant ids holding the authority; required and non-empty when kind is designated, ignored otherwise. */
       participant_ids?: string[];
     };
+    /** @description Room settings. Every key is optional when creating (the rest take the defaults) and when changing settings (type, visibility and mechanism cannot change); reads return every key resolved. Unknown keys are refused with input.invalid. */
+    RoomConfigInput: {
+      /**
+       * @description ephemeral rooms open no further decision once one has sealed; persistent rooms keep opening decisions until closed. Fixed at creation.
+       * @enum {string}
+       */
+      type?: 'ephemeral' | 'persistent';
+      /**
+       * @description public rooms are listed and readable by anyone; unlisted rooms are readable by anyone with the slug; private rooms need a seat, an invite or the room password to read. A room created with a password defaults to private. Fixed at creation.
+       * @enum {string}
+       */
+      visibility?: 'public' | 'unlisted' | 'private';
+      /**
+       * @description How ballots are counted, and so the shape of a choice: simple_majority, supermajority and plurality take one option; approval, ranked_choice and ranked_pairwise take an array of options; score_vote and quadratic_vote take an object mapping options to numbers. Reserved mechanisms (budget_allocation, conviction_vote, bilateral_negotiation) are refused. Fixed at creation.
+       * @enum {string}
+       */
+      mechanism?:
+        | 'simple_majority'
+        | 'supermajority'
+        | 'plurality'
+        | 'approval'
+        | 'ranked_choice'
+        | 'ranked_pairwise'
+        | 'score_vote'
+        | 'quadratic_vote';
+      /** @description Who may create, list and revoke invites. */
+      invite_authority?: components['schemas']['AuthorityConfig'];
+      /** @description Who may propose options. kind none also closes proposals on every decision. */
+      option_proposal_authority?: components['schemas']['AuthorityConfig'];
+      /** @description Who may open decisions (ask) and start choosing. */
+      decision_opening_authority?: components['schemas']['AuthorityConfig'];
+      /** @description Who may close the room. */
+      conclusion_authority?: components['schemas']['AuthorityConfig'];
+      /**
+       * @description Which seat credentials the room accepts: token_only (participant tokens; mandates are refused), mandate_required (every seat act needs a signed mandate; joining without one is refused), either. Operator credentials are accepted for operator acts whatever this says.
+       * @enum {string}
+       */
+      auth?: 'token_only' | 'mandate_required' | 'either';
+      /** @description Responses (choices plus abstentions) a decision needs to resolve with a winner, and also the floor of its electorate size when counting; null means no quorum. A decision whose window closes below quorum resolves without a winner. */
+      quorum?: number | null;
+      /** @description How long a decision accepts choices once choosing opens (60 to 1 209 600, i.e. one minute to 14 days). A change applies to decisions opened afterwards. In seconds. */
+      voting_window?: number;
+      /**
+       * @description optional lets members post discussion messages; disabled refuses discuss.
+       * @enum {string}
+       */
+      deliberation_mode?: 'optional' | 'disabled';
+      /** @description Most seats the room holds (creator and observers included); further joins are refused with room.at_capacity. null means no limit. A capacity ceiling, not an access control. */
+      max_participants?: number | null;
+      /** @description Most options one decision may hold, counting proposals (2 to 500). */
+      max_options?: number;
+      /** @description Most discussion messages one member may post per decision (room-scoped messages: per rolling 24 hours), 1 to 500. */
+      max_deliberation_messages_per_participant?: number;
+      /** @description Most discussion messages all members together may post per decision (room-scoped messages: per rolling 24 hours), 1 to 5000. */
+      max_total_deliberation_messages?: number;
+      /** @description When true, the full room state shows each member's last_seen_at; when false it is always null. */
+      read_receipts?: boolean;
+      /**
+       * @description When individual choices are shown to members: live (as they are cast), after_decided (once the decision seals), never (only totals and the outcome). Hidden choices are redacted from events too.
+       * @enum {string}
+       */
+      choice_visibility?: 'live' | 'after_decided' | 'never';
+      /** @description When true, a decision seals as soon as its outcome can no longer change (after settle_window); when false it runs to the end of voting_window. */
+      early_close?: boolean;
+      /** @description With early_close, how long a determined outcome settles before it seals (0 to 3600; 0 seals at once). Late acts still count; one that changes the winner restarts the window, at most 4 times. Without early_close it has no effect. In seconds. */
+      settle_window?: number;
+      /** @description false makes the creator a non-voting host: its seat does not count in the electorate and cannot choose. */
+      creator_votes?: boolean;
+      /** @description How many decisions may be open at once (1 to 5); ask is refused with decision.already_open beyond it. Acts without a decision number target the oldest open one. */
+      max_open_decisions?: number;
+    };
+    /** @description The room settings to change, each optional; the others keep their values. type, visibility and mechanism are fixed at creation and refused here (input.invalid, reason immutable_key), as are unknown keys. */
+    RoomSettingsPatch: {
+      /** @description Who may create, list and revoke invites. */
+      invite_authority?: components['schemas']['AuthorityConfig'];
+      /** @description Who may propose options. kind none also closes proposals on every decision. */
+      option_proposal_authority?: components['schemas']['AuthorityConfig'];
+      /** @description Who may open decisions (ask) and start choosing. */
+      decision_opening_authority?: components['schemas']['AuthorityConfig'];
+      /** @description Who may close the room. */
+      conclusion_authority?: components['schemas']['AuthorityConfig'];
+      /**
+       * @description Which seat credentials the room accepts: token_only (participant tokens; mandates are refused), mandate_required (every seat act needs a signed mandate; joining without one is refused), either. Operator credentials are accepted for operator acts whatever this says.
+       * @enum {string}
+       */
+      auth?: 'token_only' | 'mandate_required' | 'either';
+      /** @description Responses (choices plus abstentions) a decision needs to resolve with a winner, and also the floor of its electorate size when counting; null means no quorum. A decision whose window closes below quorum resolves without a winner. */
+      quorum?: number | null;
+      /** @description How long a decision accepts choices once choosing opens (60 to 1 209 600, i.e. one minute to 14 days). A change applies to decisions opened afterwards. In seconds. */
+      voting_window?: number;
+      /**
+       * @description optional lets members post discussion messages; disabled refuses discuss.
+       * @enum {string}
+       */
+      deliberation_mode?: 'optional' | 'disabled';
+      /** @description Most seats the room holds (creator and observers included); further joins are refused with room.at_capacity. null means no limit. A capacity ceiling, not an access control. */
+      max_participants?: number | null;
+      /** @description Most options one decision may hold, counting proposals (2 to 500). */
+      max_options?: number;
+      /** @description Most discussion messages one member may post per decision (room-scoped messages: per rolling 24 hours), 1 to 500. */
+      max_deliberation_messages_per_participant?: number;
+      /** @description Most discussion messages all members together may post per decision (room-scoped messages: per rolling 24 hours), 1 to 5000. */
+      max_total_deliberation_messages?: number;
+      /** @description When true, the full room state shows each member's last_seen_at; when false it is always null. */
+      read_receipts?: boolean;
+      /**
+       * @description When individual choices are shown to members: live (as they are cast), after_decided (once the decision seals), never (only totals and the outcome). Hidden choices are redacted from events too.
+       * @enum {string}
+       */
+      choice_visibility?: 'live' | 'after_decided' | 'never';
+      /** @description When true, a decision seals as soon as its outcome can no longer change (after settle_window); when false it runs to the end of voting_window. */
+      early_close?: boolean;
+      /** @description With early_close, how long a determined outcome settles before it seals (0 to 3600; 0 seals at once). Late acts still count; one that changes the winner restarts the window, at most 4 times. Without early_close it has no effect. In seconds. */
+      settle_window?: number;
+      /** @description false makes the creator a non-voting host: its seat does not count in the electorate and cannot choose. */
+      creator_votes?: boolean;
+      /** @description How many decisions may be open at once (1 to 5); ask is refused with decision.already_open beyond it. Acts without a decision number target the oldest open one. */
+      max_open_decisions?: number;
+    };
     /** @description One Ed25519 public key that signs receipts. */
     JwksKey: {
       /**
@@ -302,27 +421,51 @@ interface components {
       /** @description How callers authenticate. */
       auth: {
         /** @description token and, when enabled, mandate. */
-        auth_modes: string[];
+        auth_modes: ('token' | 'mandate')[];
         /** @description Whether every call needs a mandate (never, here). */
         mandate_required: boolean;
         /** @description Accepted mandate signature algorithms. */
-        mandate_alg: string[];
+        mandate_alg: 'EdDSA'[];
         /** @description Where the OAuth protected-resource metadata is (when mandates are enabled). */
         oauth_resource_metadata?: string;
       };
       /** @description The voting mechanisms rooms may use. */
-      mechanisms_supported: string[];
+      mechanisms_supported: (
+        | 'simple_majority'
+        | 'supermajority'
+        | 'plurality'
+        | 'approval'
+        | 'ranked_choice'
+        | 'ranked_pairwise'
+        | 'score_vote'
+        | 'quadratic_vote'
+      )[];
       /** @description The actions a mandate may grant; empty when mandates are off. */
-      mandate_actions: string[];
-      /** @description The default room type. */
-      room_kind: string;
+      mandate_actions: (
+        | 'choose'
+        | 'propose'
+        | 'discuss'
+        | 'ask'
+        | 'start_choosing'
+        | 'close'
+        | 'react'
+        | 'coalition_offer'
+        | 'revoke_own_action'
+        | 'member_join_request'
+        | 'member_leave'
+      )[];
+      /**
+       * @description The default room type.
+       * @enum {string}
+       */
+      room_kind: 'ephemeral' | 'persistent';
       /** @description The room visibilities offered. */
-      visibility: string[];
+      visibility: ('public' | 'unlisted' | 'private')[];
       /** @description The deliberation modes offered. */
-      deliberation_modes_supported: string[];
+      deliberation_modes_supported: ('optional' | 'disabled')[];
       /**
        * @description How to follow a room without holding a request.
-       * @enum {unknown}
+       * @enum {string}
        */
       long_running_pattern: 'webhook' | 'poll';
       /** @description Whether GET next-action waits. */
@@ -357,13 +500,19 @@ interface components {
       };
       /** @description How long rooms are kept. */
       room_retention: {
-        /** @description keep_everything: rooms are kept until deleted. */
-        policy: string;
+        /**
+         * @description keep_everything: rooms are kept until deleted.
+         * @constant
+         */
+        policy: 'keep_everything';
       };
       /** @description Who may join rooms. */
       membership_rule: {
-        /** @description open: anyone with the slug, subject to each room. */
-        kind: string;
+        /**
+         * @description open: anyone with the slug, subject to each room.
+         * @constant
+         */
+        kind: 'open';
       };
       /** @description The receipt signing keys. */
       keys: components['schemas']['JwksKey'][];
@@ -790,7 +939,7 @@ interface components {
       /** @description The consistency proof hashes (empty when first is 0 or equals second). */
       consistency_proof: string[];
     };
-    /** @description A new room, around a question or an about text. */
+    /** @description A new room, around a question or an about text (at least one of the two). */
     CreateRoomRequest: {
       /** @description The question of the first decision (3 to 500 characters). Send a question, an about text, or both. */
       question?: string;
@@ -810,9 +959,11 @@ interface components {
       display_name?: string;
     } & (
       | {
+          /** @description A question opens the first decision. */
           question: string;
         }
       | {
+          /** @description Without a question, the about text is required. */
           about: string;
         }
     );
@@ -914,93 +1065,20 @@ interface components {
       /** @description The last event seq this view includes; pass it as since to read only what changed. */
       current_through: number;
       /** @description The oldest open decision; null when none is open. */
-      decision: {
-        /** @description Room-local decision number. */
-        seq: number;
-        /** @description The question. */
-        question: string;
-        /** @description Background for the question; null if none. */
-        context: string | null;
-        /** @description The options, clipped to 1000 characters each; numbers start at 1. */
-        options: string[];
-        /** @description Who proposed each option (display names; null for the asker). Present when anyone proposed. */
-        option_proposers?: (string | null)[];
-        /**
-         * @description proposing: collecting options; voting: accepting choices; expired: the window has closed and the decision seals at the next touch; resolved: sealed.
-         * @enum {string}
-         */
-        status: 'proposing' | 'voting' | 'expired' | 'resolved';
-        /**
-         * @description Present on agreement decisions (one option to accept or reject unanimously).
-         * @constant
-         */
-        agreement?: true;
-        /** @description Participants only: whether you can propose another option now. */
-        can_propose_more?: boolean;
-        /** @description Participants only: whether you can freeze the slate and open choosing now. */
-        can_start_choosing?: boolean;
-        /** @description While proposing with a deadline: when choosing opens (RFC 3339, UTC). */
-        proposals_close_at?: string;
-        /** @description While proposing with a deadline: seconds until choosing opens. */
-        seconds_until_voting?: number;
-        /** @description When the voting window closes (RFC 3339, UTC). */
-        closes_at: string;
-        /** @description Seconds until the voting window closes. */
-        seconds_left: number;
-        /** @description Choices counted so far. */
-        choices_cast: number;
-        /** @description How many may choose (the quorum, if higher). */
-        eligible_voters: number;
-        /** @description Display names of the participants allowed to choose; null means the whole room electorate. */
-        eligible: string[] | null;
-        /** @description The participant ids allowed to choose on this decision; null means the whole room electorate. */
-        eligible_participant_ids: string[] | null;
-        /** @description Present while a determined decision settles before it seals. */
-        settling?: {
-          /** @description Seconds until the decision seals unless a late act changes the winner. */
-          seals_in_seconds: number;
-          /** @description The winner if nothing changes; null if the outcome has none. */
-          presumptive: string | null;
-        };
-      } | null;
+      decision: components['schemas']['AgentDecision'] | null;
       /** @description Every open decision, oldest first, when more than one is open. */
-      decisions_open?: {
-        /** @description Decision number. */
-        seq: number;
-        /** @description The question, clipped to 200 characters. */
-        question: string;
-        /**
-         * @description proposing: collecting options; voting: accepting choices; expired: the window has closed and the decision seals at the next touch; resolved: sealed.
-         * @enum {string}
-         */
-        status: 'proposing' | 'voting' | 'expired' | 'resolved';
-        /**
-         * @description Present on agreement decisions (one option to accept or reject unanimously).
-         * @constant
-         */
-        agreement?: true;
-        /** @description How many options the slate holds. */
-        options: number;
-        /** @description Choices counted so far. */
-        choices_cast: number;
-        /** @description When the voting window closes (RFC 3339, UTC). */
-        closes_at: string;
-        /** @description Seconds until the voting window closes. */
-        seconds_left: number;
-        /**
-         * @description Present when you still owe a choice on this decision.
-         * @constant
-         */
-        needs_you?: true;
-      }[];
+      decisions_open?: components['schemas']['OpenDecisionRow'][];
       /** @description The latest 20 discussion messages, oldest first. */
       discussion: {
         /** @description Display name of the author. */
         who: string;
         /** @description The message, clipped to 2000 characters. */
         said: string;
-        /** @description The stance the author attached, if any. */
-        stance?: string;
+        /**
+         * @description The stance the author attached, if any.
+         * @enum {string}
+         */
+        stance?: 'agree' | 'disagree' | 'clarify' | 'extend';
         /** @description When it was posted (RFC 3339, UTC). */
         at: string;
         /** @description The decision the message is about, if any. */
@@ -1112,6 +1190,86 @@ interface components {
         [key: string]: string;
       };
     };
+    /** @description An open decision, as the agent view shows the oldest one. */
+    AgentDecision: {
+      /** @description Room-local decision number. */
+      seq: number;
+      /** @description The question. */
+      question: string;
+      /** @description Background for the question; null if none. */
+      context: string | null;
+      /** @description The options, clipped to 1000 characters each; numbers start at 1. */
+      options: string[];
+      /** @description Who proposed each option (display names; null for the asker). Present when anyone proposed. */
+      option_proposers?: (string | null)[];
+      /**
+       * @description proposing: collecting options; voting: accepting choices; expired: the window has closed and the decision seals at the next touch; resolved: sealed.
+       * @enum {string}
+       */
+      status: 'proposing' | 'voting' | 'expired' | 'resolved';
+      /**
+       * @description Present on agreement decisions (one option to accept or reject unanimously).
+       * @constant
+       */
+      agreement?: true;
+      /** @description Participants only: whether you can propose another option now. */
+      can_propose_more?: boolean;
+      /** @description Participants only: whether you can freeze the slate and open choosing now. */
+      can_start_choosing?: boolean;
+      /** @description While proposing with a deadline: when choosing opens (RFC 3339, UTC). */
+      proposals_close_at?: string;
+      /** @description While proposing with a deadline: seconds until choosing opens. */
+      seconds_until_voting?: number;
+      /** @description When the voting window closes (RFC 3339, UTC). */
+      closes_at: string;
+      /** @description Seconds until the voting window closes. */
+      seconds_left: number;
+      /** @description Choices counted so far. */
+      choices_cast: number;
+      /** @description How many may choose (the quorum, if higher). */
+      eligible_voters: number;
+      /** @description Display names of the participants allowed to choose; null means the whole room electorate. */
+      eligible: string[] | null;
+      /** @description The participant ids allowed to choose on this decision; null means the whole room electorate. */
+      eligible_participant_ids: string[] | null;
+      /** @description Present while a determined decision settles before it seals. */
+      settling?: {
+        /** @description Seconds until the decision seals unless a late act changes the winner. */
+        seals_in_seconds: number;
+        /** @description The winner if nothing changes; null if the outcome has none. */
+        presumptive: string | null;
+      };
+    };
+    /** @description One open decision, in the agent view list of every open decision. */
+    OpenDecisionRow: {
+      /** @description Decision number. */
+      seq: number;
+      /** @description The question, clipped to 200 characters. */
+      question: string;
+      /**
+       * @description proposing: collecting options; voting: accepting choices; expired: the window has closed and the decision seals at the next touch; resolved: sealed.
+       * @enum {string}
+       */
+      status: 'proposing' | 'voting' | 'expired' | 'resolved';
+      /**
+       * @description Present on agreement decisions (one option to accept or reject unanimously).
+       * @constant
+       */
+      agreement?: true;
+      /** @description How many options the slate holds. */
+      options: number;
+      /** @description Choices counted so far. */
+      choices_cast: number;
+      /** @description When the voting window closes (RFC 3339, UTC). */
+      closes_at: string;
+      /** @description Seconds until the voting window closes. */
+      seconds_left: number;
+      /**
+       * @description Present when you still owe a choice on this decision.
+       * @constant
+       */
+      needs_you?: true;
+    };
     /** @description The complete state of a room (include=full). */
     RoomState: {
       /** @description The room slug. */
@@ -1193,8 +1351,8 @@ interface components {
         participant_id: string | null;
         /** @description The message. */
         body: string;
-        /** @description The stance attached, if any. */
-        stance: string | null;
+        /** @description The stance attached; null if none. */
+        stance: ('agree' | 'disagree' | 'clarify' | 'extend') | null;
         /** @description When it was posted (RFC 3339, UTC). */
         posted_at: string;
         /** @description The decision it is about; null if room-scoped. */
@@ -1385,64 +1543,7 @@ interface components {
       /** @description One line on where the room stands. */
       state: string;
       /** @description What happened after since, oldest first, at most 200 entries. */
-      new: {
-        /** @description Event seq. */
-        seq: number;
-        /** @description When it happened (RFC 3339, UTC). */
-        at: string;
-        /** @description The decision it concerns, if any. */
-        decision?: number;
-        /**
-         * @description What happened.
-         * @enum {string}
-         */
-        type:
-          | 'discussion'
-          | 'option_proposed'
-          | 'decision_opened'
-          | 'choosing_started'
-          | 'choice_submitted'
-          | 'abstained'
-          | 'decision_resolved'
-          | 'joined'
-          | 'role_updated'
-          | 'invite_created'
-          | 'room_concluded';
-        /** @description Display name of the actor, where there is one. */
-        who?: string | null;
-        /** @description discussion: the message, clipped to 2000 characters. */
-        said?: string;
-        /** @description discussion: the stance attached. */
-        stance?: string;
-        /** @description option_proposed: the option text; choice_submitted: the option number of a single-choice ballot. */
-        option?: string | number;
-        /** @description decision_opened, choosing_started, decision_resolved: the question. */
-        question?: string;
-        /** @description choice_submitted: the ballot as JCS JSON text (array and map ballots), when visible and not a single option. */
-        choice?: string;
-        /**
-         * @description choice_submitted: present when the choice replaced an earlier one.
-         * @constant
-         */
-        revised?: true;
-        /** @description abstained: the reason. */
-        reason?: string;
-        /** @description decision_resolved: the receipt status. */
-        outcome?: string;
-        /** @description decision_resolved: the winner; null if none. */
-        winner?: string | null;
-        /** @description joined, role_updated, invite_created: the role. */
-        role?: string;
-        /** @description invite_created: the invite label. */
-        name?: string;
-        /** @description room_concluded: the closing statement, if one was given. */
-        closing_statement?: string;
-        /**
-         * @description Present on agreement decisions (one option to accept or reject unanimously).
-         * @constant
-         */
-        agreement?: true;
-      }[];
+      new: components['schemas']['DeltaEntry'][];
       /** @description The cursor for the next delta: the last event seq included. */
       current_through: number;
       /** @description Present when you owe a choice: which decisions. */
@@ -1459,6 +1560,74 @@ interface components {
         /** @description How to re-read the whole room. */
         full: string;
       };
+    };
+    /** @description One line of a delta: an event, keyed by display names. */
+    DeltaEntry: {
+      /** @description Event seq. */
+      seq: number;
+      /** @description When it happened (RFC 3339, UTC). */
+      at: string;
+      /** @description The decision it concerns, if any. */
+      decision?: number;
+      /**
+       * @description What happened.
+       * @enum {string}
+       */
+      type:
+        | 'discussion'
+        | 'option_proposed'
+        | 'decision_opened'
+        | 'choosing_started'
+        | 'choice_submitted'
+        | 'abstained'
+        | 'decision_resolved'
+        | 'joined'
+        | 'role_updated'
+        | 'invite_created'
+        | 'room_concluded';
+      /** @description Display name of the actor, where there is one. */
+      who?: string | null;
+      /** @description discussion: the message, clipped to 2000 characters. */
+      said?: string;
+      /**
+       * @description discussion: the stance attached.
+       * @enum {string}
+       */
+      stance?: 'agree' | 'disagree' | 'clarify' | 'extend';
+      /** @description option_proposed: the option text; choice_submitted: the option number of a single-choice ballot. */
+      option?: string | number;
+      /** @description decision_opened, choosing_started, decision_resolved: the question. */
+      question?: string;
+      /** @description choice_submitted: the ballot as JCS JSON text (array and map ballots), when visible and not a single option. */
+      choice?: string;
+      /**
+       * @description choice_submitted: present when the choice replaced an earlier one.
+       * @constant
+       */
+      revised?: true;
+      /** @description abstained: the reason. */
+      reason?: string;
+      /**
+       * @description decision_resolved: the receipt status: completed (a winner), rejected, tied or no_quorum.
+       * @enum {string}
+       */
+      outcome?: 'completed' | 'rejected' | 'tied' | 'no_quorum';
+      /** @description decision_resolved: the winner; null if none. */
+      winner?: string | null;
+      /**
+       * @description joined, role_updated, invite_created: the role.
+       * @enum {string}
+       */
+      role?: 'participant' | 'observer';
+      /** @description invite_created: the invite label. */
+      name?: string;
+      /** @description room_concluded: the closing statement, if one was given. */
+      closing_statement?: string;
+      /**
+       * @description Present on agreement decisions (one option to accept or reject unanimously).
+       * @constant
+       */
+      agreement?: true;
     };
     /** @description The room and its decisions as statecharts, and how they got there. */
     RoomMachine: {
@@ -1762,7 +1931,7 @@ interface components {
       choice:
         | string
         | number
-        | string[]
+        | (string | number)[]
         | {
             [key: string]: number;
           };
@@ -1883,57 +2052,7 @@ interface components {
       /** @description The latest sealed decision's receipt (compact JWS); null if none. */
       receipt_jws: string | null;
       /** @description Every decision: sealed ones in seal order, then open ones. */
-      decisions: {
-        /** @description Decision id. */
-        id: string;
-        /** @description Decision number. */
-        seq: number;
-        /** @description The question. */
-        question: string;
-        /** @description The option texts, in order; option numbers start at 1. */
-        options: string[];
-        /**
-         * @description proposing: collecting options; voting: accepting choices; expired: the window has closed and the decision seals at the next touch; resolved: sealed.
-         * @enum {string}
-         */
-        status: 'proposing' | 'voting' | 'expired' | 'resolved';
-        /**
-         * @description Present on agreement decisions (one option to accept or reject unanimously).
-         * @constant
-         */
-        agreement?: true;
-        /** @description When the decision opened (RFC 3339, UTC). */
-        opened_at: string;
-        /** @description When choosing opened; null while collecting without a deadline (RFC 3339, UTC). */
-        voting_opens_at: string | null;
-        /** @description When the voting window closes (RFC 3339, UTC). */
-        voting_ends_at: string;
-        /** @description When it sealed; null while open (RFC 3339, UTC). */
-        resolved_at: string | null;
-        /** @description How the count ended (engine vocabulary); null until sealed. */
-        resolved_outcome: ('pass' | 'plurality_pass' | 'no_pass' | 'tied') | null;
-        /** @description The winner; null if open or none. */
-        resolved_winner: string | null;
-        /** @description The receipt status: completed (a winner), rejected, tied or no_quorum; null until sealed. */
-        outcome_status: ('completed' | 'rejected' | 'tied' | 'no_quorum') | null;
-        /** @description The receipt hash this decision chains to: "sha256:" followed by 64 hex digits, over the compact JWS bytes; null if none. */
-        prev_hash: string | null;
-        /** @description This decision's receipt hash: "sha256:" followed by 64 hex digits, over the compact JWS bytes; null if none. */
-        receipt_hash: string | null;
-        /** @description The signed receipt, a compact JWS (EdDSA, typ svc-receipt+jwt); null while open. */
-        receipt_jws: string | null;
-        /** @description Where this receipt is in the transparency log, with its inclusion proof; absent until it is logged. */
-        transparency_log?: {
-          /** @description The receipt's leaf index in the log (0-based). */
-          index: number;
-          /** @description The size of the checkpoint the proof is against. */
-          tree_size: number;
-          /** @description That checkpoint: a C2SP signed note (origin, size, base64 root hash, signatures). */
-          checkpoint: string;
-          /** @description The RFC 6962 inclusion proof of the leaf against that checkpoint: base64 SHA-256 hashes, leaf side first. */
-          inclusion_proof: string[];
-        };
-      }[];
+      decisions: components['schemas']['OutcomeDecision'][];
       /** @description The conclusion receipt once the room is closed; else null. */
       conclusion: {
         /** @description When the room was closed (RFC 3339, UTC). */
@@ -1976,6 +2095,58 @@ interface components {
         typ: 'svc-receipt+jwt';
         /** @description How receipt hashes are computed. */
         hash: string;
+      };
+    };
+    /** @description A decision in the outcome: its slate, how it sealed and its signed receipt. */
+    OutcomeDecision: {
+      /** @description Decision id. */
+      id: string;
+      /** @description Decision number. */
+      seq: number;
+      /** @description The question. */
+      question: string;
+      /** @description The option texts, in order; option numbers start at 1. */
+      options: string[];
+      /**
+       * @description proposing: collecting options; voting: accepting choices; expired: the window has closed and the decision seals at the next touch; resolved: sealed.
+       * @enum {string}
+       */
+      status: 'proposing' | 'voting' | 'expired' | 'resolved';
+      /**
+       * @description Present on agreement decisions (one option to accept or reject unanimously).
+       * @constant
+       */
+      agreement?: true;
+      /** @description When the decision opened (RFC 3339, UTC). */
+      opened_at: string;
+      /** @description When choosing opened; null while collecting without a deadline (RFC 3339, UTC). */
+      voting_opens_at: string | null;
+      /** @description When the voting window closes (RFC 3339, UTC). */
+      voting_ends_at: string;
+      /** @description When it sealed; null while open (RFC 3339, UTC). */
+      resolved_at: string | null;
+      /** @description How the count ended (engine vocabulary); null until sealed. */
+      resolved_outcome: ('pass' | 'plurality_pass' | 'no_pass' | 'tied') | null;
+      /** @description The winner; null if open or none. */
+      resolved_winner: string | null;
+      /** @description The receipt status: completed (a winner), rejected, tied or no_quorum; null until sealed. */
+      outcome_status: ('completed' | 'rejected' | 'tied' | 'no_quorum') | null;
+      /** @description The receipt hash this decision chains to: "sha256:" followed by 64 hex digits, over the compact JWS bytes; null if none. */
+      prev_hash: string | null;
+      /** @description This decision's receipt hash: "sha256:" followed by 64 hex digits, over the compact JWS bytes; null if none. */
+      receipt_hash: string | null;
+      /** @description The signed receipt, a compact JWS (EdDSA, typ svc-receipt+jwt); null while open. */
+      receipt_jws: string | null;
+      /** @description Where this receipt is in the transparency log, with its inclusion proof; absent until it is logged. */
+      transparency_log?: {
+        /** @description The receipt's leaf index in the log (0-based). */
+        index: number;
+        /** @description The size of the checkpoint the proof is against. */
+        tree_size: number;
+        /** @description That checkpoint: a C2SP signed note (origin, size, base64 root hash, signatures). */
+        checkpoint: string;
+        /** @description The RFC 6962 inclusion proof of the leaf against that checkpoint: base64 SHA-256 hashes, leaf side first. */
+        inclusion_proof: string[];
       };
     };
     /** @description Conclude the room. */
@@ -2095,14 +2266,33 @@ interface components {
       slug: string;
       /** @description The resolved config after the change: every key present. */
       config: components['schemas']['RoomConfig'];
-      /** @description The keys whose values changed. */
-      changed: string[];
+      /** @description The keys whose values changed (only mutable keys can change). */
+      changed: (
+        | 'invite_authority'
+        | 'option_proposal_authority'
+        | 'decision_opening_authority'
+        | 'conclusion_authority'
+        | 'auth'
+        | 'quorum'
+        | 'voting_window'
+        | 'deliberation_mode'
+        | 'max_participants'
+        | 'max_options'
+        | 'max_deliberation_messages_per_participant'
+        | 'max_total_deliberation_messages'
+        | 'read_receipts'
+        | 'choice_visibility'
+        | 'early_close'
+        | 'settle_window'
+        | 'creator_votes'
+        | 'max_open_decisions'
+      )[];
     };
-    /** @description The answer to a wait: something to act on, activity, or a timeout (a normal answer: call again). */
+    /** @description The answer to a wait, by status: actionable (a decision needs you, or sealed), activity (someone else acted), or timeout (a normal answer: call again). */
     AwaitNextActionResponse:
       | {
           /**
-           * @description actionable: a decision needs you (or sealed); activity: someone else acted; timeout: nothing yet, call again.
+           * @description A decision needs your choice, or one you waited on sealed.
            * @constant
            */
           status: 'actionable';
@@ -2111,77 +2301,23 @@ interface components {
            * @enum {string}
            */
           for: 'my_choice' | 'completion' | 'activity';
-          /** @description actionable: the decision that needs you or sealed. */
-          decision: {
-            /** @description Decision id. */
-            id: string;
-            /** @description Decision number. */
-            seq: number;
-            /** @description The question. */
-            question: string;
-            /** @description The option texts, in order; option numbers start at 1. */
-            options: string[];
-            /** @description When the voting window closes (RFC 3339, UTC). */
-            voting_ends_at: string;
-            /**
-             * @description proposing: collecting options; voting: accepting choices; expired: the window has closed and the decision seals at the next touch; resolved: sealed.
-             * @enum {string}
-             */
-            status: 'proposing' | 'voting' | 'expired' | 'resolved';
-            /**
-             * @description Present on agreement decisions (one option to accept or reject unanimously).
-             * @constant
-             */
-            agreement?: true;
-            /** @description How the count ended (engine vocabulary); null until sealed. */
-            resolved_outcome?: ('pass' | 'plurality_pass' | 'no_pass' | 'tied') | null;
-            /** @description Resolved decisions: the winner; null if none. */
-            resolved_winner?: string | null;
-            /** @description Resolved decisions: the receipt hash: "sha256:" followed by 64 hex digits, over the compact JWS bytes; null if none. */
-            receipt_hash?: string | null;
-          };
-          /** @description actionable: further decisions that need your choice. */
-          also_actionable?: {
-            /** @description Decision id. */
-            id: string;
-            /** @description Decision number. */
-            seq: number;
-            /** @description The question. */
-            question: string;
-            /** @description The option texts, in order; option numbers start at 1. */
-            options: string[];
-            /** @description When the voting window closes (RFC 3339, UTC). */
-            voting_ends_at: string;
-            /**
-             * @description proposing: collecting options; voting: accepting choices; expired: the window has closed and the decision seals at the next touch; resolved: sealed.
-             * @enum {string}
-             */
-            status: 'proposing' | 'voting' | 'expired' | 'resolved';
-            /**
-             * @description Present on agreement decisions (one option to accept or reject unanimously).
-             * @constant
-             */
-            agreement?: true;
-            /** @description How the count ended (engine vocabulary); null until sealed. */
-            resolved_outcome?: ('pass' | 'plurality_pass' | 'no_pass' | 'tied') | null;
-            /** @description Resolved decisions: the winner; null if none. */
-            resolved_winner?: string | null;
-            /** @description Resolved decisions: the receipt hash: "sha256:" followed by 64 hex digits, over the compact JWS bytes; null if none. */
-            receipt_hash?: string | null;
-          }[];
+          /** @description The decision that needs you or sealed. */
+          decision: components['schemas']['WaitDecision'];
+          /** @description Further decisions that need your choice, when more than one does. */
+          also_actionable?: components['schemas']['WaitDecision'][];
         }
       | {
           /**
-           * @description actionable: a decision needs you (or sealed); activity: someone else acted; timeout: nothing yet, call again.
+           * @description Someone else acted.
            * @constant
            */
           status: 'activity';
           /**
-           * @description What the wait was for.
-           * @enum {string}
+           * @description What the wait was for: only for=activity wakes on activity.
+           * @constant
            */
-          for: 'my_choice' | 'completion' | 'activity';
-          /** @description activity: the first event by someone else. */
+          for: 'activity';
+          /** @description The first event by someone else. */
           event: {
             /** @description Event seq; pass it as since to read the change. */
             seq: number;
@@ -2193,7 +2329,7 @@ interface components {
         }
       | {
           /**
-           * @description actionable: a decision needs you (or sealed); activity: someone else acted; timeout: nothing yet, call again.
+           * @description Nothing yet: call again.
            * @constant
            */
           status: 'timeout';
@@ -2202,11 +2338,40 @@ interface components {
            * @enum {string}
            */
           for: 'my_choice' | 'completion' | 'activity';
-          /** @description timeout: when to call again (RFC 3339, UTC). */
+          /** @description When to call again (RFC 3339, UTC). */
           next_poll_at: string;
-          /** @description timeout: what to do next. */
+          /** @description What to do next. */
           hint: string;
         };
+    /** @description A decision as a wait reports it: the one that needs you, or that sealed. */
+    WaitDecision: {
+      /** @description Decision id. */
+      id: string;
+      /** @description Decision number. */
+      seq: number;
+      /** @description The question. */
+      question: string;
+      /** @description The option texts, in order; option numbers start at 1. */
+      options: string[];
+      /** @description When the voting window closes (RFC 3339, UTC). */
+      voting_ends_at: string;
+      /**
+       * @description proposing: collecting options; voting: accepting choices; expired: the window has closed and the decision seals at the next touch; resolved: sealed.
+       * @enum {string}
+       */
+      status: 'proposing' | 'voting' | 'expired' | 'resolved';
+      /**
+       * @description Present on agreement decisions (one option to accept or reject unanimously).
+       * @constant
+       */
+      agreement?: true;
+      /** @description How the count ended (engine vocabulary); null until sealed. */
+      resolved_outcome?: ('pass' | 'plurality_pass' | 'no_pass' | 'tied') | null;
+      /** @description Resolved decisions: the winner; null if none. */
+      resolved_winner?: string | null;
+      /** @description Resolved decisions: the receipt hash: "sha256:" followed by 64 hex digits, over the compact JWS bytes; null if none. */
+      receipt_hash?: string | null;
+    };
     /** @description A page of room events. */
     ListEventsResponse: {
       /** @description The room slug. */
@@ -2388,8 +2553,27 @@ interface components {
       decision_id: null;
       /** @description What changed. */
       data: {
-        /** @description The RoomConfig keys whose values changed. */
-        changed: string[];
+        /** @description The RoomConfig keys whose values changed (only mutable keys can change). */
+        changed: (
+          | 'invite_authority'
+          | 'option_proposal_authority'
+          | 'decision_opening_authority'
+          | 'conclusion_authority'
+          | 'auth'
+          | 'quorum'
+          | 'voting_window'
+          | 'deliberation_mode'
+          | 'max_participants'
+          | 'max_options'
+          | 'max_deliberation_messages_per_participant'
+          | 'max_total_deliberation_messages'
+          | 'read_receipts'
+          | 'choice_visibility'
+          | 'early_close'
+          | 'settle_window'
+          | 'creator_votes'
+          | 'max_open_decisions'
+        )[];
       };
     };
     /** @description A decision opened (ask, or the first decision at room creation) (RoomEvent with event_type decision.opened). */
@@ -2807,147 +2991,30 @@ interface components {
     /** @description Your rooms. */
     ListRoomsResponse: {
       /** @description The rooms your credential holds a seat in, newest first. */
-      rooms: {
-        /** @description The room slug. */
-        slug: string;
-        /** @description The room URL. */
-        url: string;
-        /** @description The room's standing description; null if none. */
-        about: string | null;
-        /**
-         * @description The room's phase: open (no decision yet), the oldest open decision's status, resolved (no decision open) or concluded (closed, read-only).
-         * @enum {string}
-         */
-        status: 'open' | 'proposing' | 'voting' | 'expired' | 'resolved' | 'concluded';
-        /**
-         * @description Your role in it.
-         * @enum {string}
-         */
-        role: 'participant' | 'observer';
-        /** @description When the room was created (RFC 3339, UTC). */
-        created_at: string;
-        /** @description When you took your seat (RFC 3339, UTC). */
-        joined_at: string;
-      }[];
+      rooms: components['schemas']['SeatedRoom'][];
     };
-    /** @description Room settings. Every key is optional when creating (the rest take the defaults) and when changing settings (type, visibility and mechanism cannot change); reads return every key resolved. Unknown keys are refused with input.invalid. */
-    RoomConfigInput: {
+    /** @description A room your credential holds a seat in. */
+    SeatedRoom: {
+      /** @description The room slug. */
+      slug: string;
+      /** @description The room URL. */
+      url: string;
+      /** @description The room's standing description; null if none. */
+      about: string | null;
       /**
-       * @description ephemeral rooms open no further decision once one has sealed; persistent rooms keep opening decisions until closed. Fixed at creation.
+       * @description The room's phase: open (no decision yet), the oldest open decision's status, resolved (no decision open) or concluded (closed, read-only).
        * @enum {string}
        */
-      type?: 'ephemeral' | 'persistent';
+      status: 'open' | 'proposing' | 'voting' | 'expired' | 'resolved' | 'concluded';
       /**
-       * @description public rooms are listed and readable by anyone; unlisted rooms are readable by anyone with the slug; private rooms need a seat, an invite or the room password to read. A room created with a password defaults to private. Fixed at creation.
+       * @description Your role in it.
        * @enum {string}
        */
-      visibility?: 'public' | 'unlisted' | 'private';
-      /**
-       * @description How ballots are counted, and so the shape of a choice: simple_majority, supermajority and plurality take one option; approval, ranked_choice and ranked_pairwise take an array of options; score_vote and quadratic_vote take an object mapping options to numbers. Reserved mechanisms (budget_allocation, conviction_vote, bilateral_negotiation) are refused. Fixed at creation.
-       * @enum {string}
-       */
-      mechanism?:
-        | 'simple_majority'
-        | 'supermajority'
-        | 'plurality'
-        | 'approval'
-        | 'ranked_choice'
-        | 'ranked_pairwise'
-        | 'score_vote'
-        | 'quadratic_vote';
-      /** @description Who may create, list and revoke invites. */
-      invite_authority?: components['schemas']['AuthorityConfig'];
-      /** @description Who may propose options. kind none also closes proposals on every decision. */
-      option_proposal_authority?: components['schemas']['AuthorityConfig'];
-      /** @description Who may open decisions (ask) and start choosing. */
-      decision_opening_authority?: components['schemas']['AuthorityConfig'];
-      /** @description Who may close the room. */
-      conclusion_authority?: components['schemas']['AuthorityConfig'];
-      /**
-       * @description Which seat credentials the room accepts: token_only (participant tokens; mandates are refused), mandate_required (every seat act needs a signed mandate; joining without one is refused), either. Operator credentials are accepted for operator acts whatever this says.
-       * @enum {string}
-       */
-      auth?: 'token_only' | 'mandate_required' | 'either';
-      /** @description Responses (choices plus abstentions) a decision needs to resolve with a winner, and also the floor of its electorate size when counting; null means no quorum. A decision whose window closes below quorum resolves without a winner. */
-      quorum?: number | null;
-      /** @description How long a decision accepts choices once choosing opens (60 to 1 209 600, i.e. one minute to 14 days). A change applies to decisions opened afterwards. In seconds. */
-      voting_window?: number;
-      /**
-       * @description optional lets members post discussion messages; disabled refuses discuss.
-       * @enum {string}
-       */
-      deliberation_mode?: 'optional' | 'disabled';
-      /** @description Most seats the room holds (creator and observers included); further joins are refused with room.at_capacity. null means no limit. A capacity ceiling, not an access control. */
-      max_participants?: number | null;
-      /** @description Most options one decision may hold, counting proposals (2 to 500). */
-      max_options?: number;
-      /** @description Most discussion messages one member may post per decision (room-scoped messages: per rolling 24 hours), 1 to 500. */
-      max_deliberation_messages_per_participant?: number;
-      /** @description Most discussion messages all members together may post per decision (room-scoped messages: per rolling 24 hours), 1 to 5000. */
-      max_total_deliberation_messages?: number;
-      /** @description When true, the full room state shows each member's last_seen_at; when false it is always null. */
-      read_receipts?: boolean;
-      /**
-       * @description When individual choices are shown to members: live (as they are cast), after_decided (once the decision seals), never (only totals and the outcome). Hidden choices are redacted from events too.
-       * @enum {string}
-       */
-      choice_visibility?: 'live' | 'after_decided' | 'never';
-      /** @description When true, a decision seals as soon as its outcome can no longer change (after settle_window); when false it runs to the end of voting_window. */
-      early_close?: boolean;
-      /** @description With early_close, how long a determined outcome settles before it seals (0 to 3600; 0 seals at once). Late acts still count; one that changes the winner restarts the window, at most 4 times. Without early_close it has no effect. In seconds. */
-      settle_window?: number;
-      /** @description false makes the creator a non-voting host: its seat does not count in the electorate and cannot choose. */
-      creator_votes?: boolean;
-      /** @description How many decisions may be open at once (1 to 5); ask is refused with decision.already_open beyond it. Acts without a decision number target the oldest open one. */
-      max_open_decisions?: number;
-    };
-    /** @description The mutable RoomConfig keys (type, visibility, mechanism are fixed at creation), each optional. */
-    RoomSettingsPatch: {
-      /** @description Who may create, list and revoke invites. */
-      invite_authority?: components['schemas']['AuthorityConfig'];
-      /** @description Who may propose options. kind none also closes proposals on every decision. */
-      option_proposal_authority?: components['schemas']['AuthorityConfig'];
-      /** @description Who may open decisions (ask) and start choosing. */
-      decision_opening_authority?: components['schemas']['AuthorityConfig'];
-      /** @description Who may close the room. */
-      conclusion_authority?: components['schemas']['AuthorityConfig'];
-      /**
-       * @description Which seat credentials the room accepts: token_only (participant tokens; mandates are refused), mandate_required (every seat act needs a signed mandate; joining without one is refused), either. Operator credentials are accepted for operator acts whatever this says.
-       * @enum {string}
-       */
-      auth?: 'token_only' | 'mandate_required' | 'either';
-      /** @description Responses (choices plus abstentions) a decision needs to resolve with a winner, and also the floor of its electorate size when counting; null means no quorum. A decision whose window closes below quorum resolves without a winner. */
-      quorum?: number | null;
-      /** @description How long a decision accepts choices once choosing opens (60 to 1 209 600, i.e. one minute to 14 days). A change applies to decisions opened afterwards. In seconds. */
-      voting_window?: number;
-      /**
-       * @description optional lets members post discussion messages; disabled refuses discuss.
-       * @enum {string}
-       */
-      deliberation_mode?: 'optional' | 'disabled';
-      /** @description Most seats the room holds (creator and observers included); further joins are refused with room.at_capacity. null means no limit. A capacity ceiling, not an access control. */
-      max_participants?: number | null;
-      /** @description Most options one decision may hold, counting proposals (2 to 500). */
-      max_options?: number;
-      /** @description Most discussion messages one member may post per decision (room-scoped messages: per rolling 24 hours), 1 to 500. */
-      max_deliberation_messages_per_participant?: number;
-      /** @description Most discussion messages all members together may post per decision (room-scoped messages: per rolling 24 hours), 1 to 5000. */
-      max_total_deliberation_messages?: number;
-      /** @description When true, the full room state shows each member's last_seen_at; when false it is always null. */
-      read_receipts?: boolean;
-      /**
-       * @description When individual choices are shown to members: live (as they are cast), after_decided (once the decision seals), never (only totals and the outcome). Hidden choices are redacted from events too.
-       * @enum {string}
-       */
-      choice_visibility?: 'live' | 'after_decided' | 'never';
-      /** @description When true, a decision seals as soon as its outcome can no longer change (after settle_window); when false it runs to the end of voting_window. */
-      early_close?: boolean;
-      /** @description With early_close, how long a determined outcome settles before it seals (0 to 3600; 0 seals at once). Late acts still count; one that changes the winner restarts the window, at most 4 times. Without early_close it has no effect. In seconds. */
-      settle_window?: number;
-      /** @description false makes the creator a non-voting host: its seat does not count in the electorate and cannot choose. */
-      creator_votes?: boolean;
-      /** @description How many decisions may be open at once (1 to 5); ask is refused with decision.already_open beyond it. Acts without a decision number target the oldest open one. */
-      max_open_decisions?: number;
+      role: 'participant' | 'observer';
+      /** @description When the room was created (RFC 3339, UTC). */
+      created_at: string;
+      /** @description When you took your seat (RFC 3339, UTC). */
+      joined_at: string;
     };
   };
   responses: never;
@@ -2960,10 +3027,14 @@ interface components {
 export type ErrorEnvelope = components['schemas']['ErrorEnvelope'];
 /** Machine-readable specifics of an error; which fields appear depends on the code. */
 export type ErrorDetails = components['schemas']['ErrorDetails'];
-/** Room settings. Every key is optional when creating (the rest take the defaults) and when changing settings (type, visibility and mechanism cannot change); reads return every key resolved. Unknown keys are refused with input.invalid. */
+/** The resolved room settings: every key present, those never set holding their defaults. */
 export type RoomConfig = components['schemas']['RoomConfig'];
 /** Who may perform one class of room act. */
 export type AuthorityConfig = components['schemas']['AuthorityConfig'];
+/** Room settings. Every key is optional when creating (the rest take the defaults) and when changing settings (type, visibility and mechanism cannot change); reads return every key resolved. Unknown keys are refused with input.invalid. */
+export type RoomConfigInput = components['schemas']['RoomConfigInput'];
+/** The room settings to change, each optional; the others keep their values. type, visibility and mechanism are fixed at creation and refused here (input.invalid, reason immutable_key), as are unknown keys. */
+export type RoomSettingsPatch = components['schemas']['RoomSettingsPatch'];
 /** One Ed25519 public key that signs receipts. */
 export type JwksKey = components['schemas']['JwksKey'];
 /** The receipt signing keys. */
@@ -3010,7 +3081,7 @@ export type LogCheckpointSizes = components['schemas']['LogCheckpointSizes'];
 export type LogInclusionProof = components['schemas']['LogInclusionProof'];
 /** An RFC 6962 consistency proof: the tree of size first is a prefix of the tree of size second. */
 export type LogConsistencyProof = components['schemas']['LogConsistencyProof'];
-/** A new room, around a question or an about text. */
+/** A new room, around a question or an about text (at least one of the two). */
 export type CreateRoomRequest = components['schemas']['CreateRoomRequest'];
 /** The new room and its one-time creator token. */
 export type CreateRoomResponse = components['schemas']['CreateRoomResponse'];
@@ -3020,6 +3091,10 @@ export type DecisionSummary = components['schemas']['DecisionSummary'];
 export type ReadRoomResponse = components['schemas']['ReadRoomResponse'];
 /** The agent view: a constant-size catch-up keyed by display names, written to be read by an agent. */
 export type AgentRoomView = components['schemas']['AgentRoomView'];
+/** An open decision, as the agent view shows the oldest one. */
+export type AgentDecision = components['schemas']['AgentDecision'];
+/** One open decision, in the agent view list of every open decision. */
+export type OpenDecisionRow = components['schemas']['OpenDecisionRow'];
 /** The complete state of a room (include=full). */
 export type RoomState = components['schemas']['RoomState'];
 /** The mechanism engine output of a sealed decision: outcome, winner, scores and the counting trace. */
@@ -3030,6 +3105,8 @@ export type EngineParameters = components['schemas']['EngineParameters'];
 export type RoomInvite = components['schemas']['RoomInvite'];
 /** What changed in a room after event seq since. */
 export type RoomDelta = components['schemas']['RoomDelta'];
+/** One line of a delta: an event, keyed by display names. */
+export type DeltaEntry = components['schemas']['DeltaEntry'];
 /** The room and its decisions as statecharts, and how they got there. */
 export type RoomMachine = components['schemas']['RoomMachine'];
 /** A statechart: its nodes and transitions. */
@@ -3070,6 +3147,8 @@ export type AbstainResponse = components['schemas']['AbstainResponse'];
 export type ListDecisionsResponse = components['schemas']['ListDecisionsResponse'];
 /** Every decision with its outcome and signed receipt, chained by hash, and how to verify them. */
 export type OutcomeResponse = components['schemas']['OutcomeResponse'];
+/** A decision in the outcome: its slate, how it sealed and its signed receipt. */
+export type OutcomeDecision = components['schemas']['OutcomeDecision'];
 /** Conclude the room. */
 export type CloseRequest = components['schemas']['CloseRequest'];
 /** The conclusion and its receipt. */
@@ -3090,8 +3169,10 @@ export type UpdateMemberRoleResponse = components['schemas']['UpdateMemberRoleRe
 export type UpdateRoomSettingsRequest = components['schemas']['UpdateRoomSettingsRequest'];
 /** The config after the change. */
 export type UpdateRoomSettingsResponse = components['schemas']['UpdateRoomSettingsResponse'];
-/** The answer to a wait: something to act on, activity, or a timeout (a normal answer: call again). */
+/** The answer to a wait, by status: actionable (a decision needs you, or sealed), activity (someone else acted), or timeout (a normal answer: call again). */
 export type AwaitNextActionResponse = components['schemas']['AwaitNextActionResponse'];
+/** A decision as a wait reports it: the one that needs you, or that sealed. */
+export type WaitDecision = components['schemas']['WaitDecision'];
 /** A page of room events. */
 export type ListEventsResponse = components['schemas']['ListEventsResponse'];
 /** One entry of the room event log: id, seq, event_type, occurred_at, decision_id and the data of its event_type. Hidden choices are redacted (vote.cast carries choice_redacted: true). */
@@ -3156,10 +3237,8 @@ export type LogInclusionProofRequest = components['schemas']['LogInclusionProofR
 export type LogConsistencyProofRequest = components['schemas']['LogConsistencyProofRequest'];
 /** Your rooms. */
 export type ListRoomsResponse = components['schemas']['ListRoomsResponse'];
-/** Room settings. Every key is optional when creating (the rest take the defaults) and when changing settings (type, visibility and mechanism cannot change); reads return every key resolved. Unknown keys are refused with input.invalid. */
-export type RoomConfigInput = components['schemas']['RoomConfigInput'];
-/** The mutable RoomConfig keys (type, visibility, mechanism are fixed at creation), each optional. */
-export type RoomSettingsPatch = components['schemas']['RoomSettingsPatch'];
+/** A room your credential holds a seat in. */
+export type SeatedRoom = components['schemas']['SeatedRoom'];
 
 // Names for parts of the types above.
 /** GET /api/rooms/{slug}/outcome: the decisions in seal order with their receipts. */
@@ -3180,10 +3259,6 @@ export type JsonWebKeySet = Jwks;
 export type DeviceAuthorization = DeviceAuthorizationResponse;
 /** POST /oauth/token once approved: a hosted key and its mandate. */
 export type DeviceToken = DeviceTokenResponse;
-/** The oldest open decision, as the agent view shows it. */
-export type AgentDecision = NonNullable<AgentRoomView['decision']>;
-/** Another open decision. */
-export type OpenDecisionRow = NonNullable<AgentRoomView['decisions_open']>[number];
 /** The fields that name a decision and its slate. */
 export type DecisionOpening = Pick<
   DecisionSummary,
@@ -3194,14 +3269,6 @@ export type SealFields = Pick<
   DecisionSummary,
   'resolved_at' | 'resolved_outcome' | 'resolved_winner' | 'outcome_status' | 'prev_hash' | 'receipt_hash'
 >;
-/** A decision in the outcome body. */
-export type OutcomeDecision = OutcomeResponse['decisions'][number];
-/** A decision as a wait reports it. */
-export type WaitDecision = Extract<AwaitNextActionResponse, { status: 'actionable' }>['decision'];
-/** One line of a delta. */
-export type DeltaEntry = RoomDelta['new'][number];
-/** A room the caller holds a seat in (MCP list_rooms). */
-export type SeatedRoom = ListRoomsResponse['rooms'][number];
 /** A room's phase. */
 export type RoomStatus = AgentRoomView['status'];
 /** A decision's phase. */

@@ -8,6 +8,7 @@
  * replayed event against them.
  */
 import { z } from 'zod';
+import { roomSettingsPatchSchema } from '../config.js';
 
 const text = (description: string) => z.string().describe(description);
 const count = (description: string) => z.number().int().min(0).describe(description);
@@ -125,7 +126,11 @@ export const roomSettingsUpdatedEvent = roomEvent(
   'room.settings_updated',
   'A settings patch changed the room config',
   z
-    .object({ changed: z.array(z.string()).describe('The RoomConfig keys whose values changed.') })
+    .object({
+      changed: z
+        .array(roomSettingsPatchSchema.keyof())
+        .describe('The RoomConfig keys whose values changed (only mutable keys can change).'),
+    })
     .describe('What changed.'),
   'room',
 );

@@ -5,7 +5,7 @@
  * the e2e suites validate every response against the generated document, so a drift fails a test.
  */
 import { z } from 'zod';
-import { roomConfigSchema } from '../config.js';
+import { resolvedRoomConfigSchema } from '../config.js';
 import { canonicalBallotSchema, mechanismOutputSchema } from './event-schemas.js';
 
 export const text = (description: string) => z.string().describe(description);
@@ -29,6 +29,12 @@ export const roomStatusSchema = z
   .describe(
     "The room's phase: open (no decision yet), the oldest open decision's status, resolved (no decision open) or concluded (closed, read-only).",
   );
+
+/** The stances a discussion message may carry (DiscussRequest). */
+export const STANCES = ['agree', 'disagree', 'clarify', 'extend'] as const;
+const stance = (description: string) => z.enum(STANCES).describe(description);
+
+const ROLES = ['participant', 'observer'] as const;
 
 const outcomeSchema = z
   .enum(['pass', 'plurality_pass', 'no_pass', 'tied'])
@@ -125,24 +131,26 @@ const agentDecisionSchema = z
     eligible_participant_ids: eligibleIds,
     settling: settlingSchema.optional(),
   })
-  .describe('The oldest open decision; null when none is open.');
+  .meta({ id: 'AgentDecision', description: 'An open decision, as the agent view shows the oldest one.' });
 
-const openRowSchema = z.object({
-  seq: count('Decision number.'),
-  question: text('The question, clipped to 200 characters.'),
-  status: decisionStatusSchema,
-  agreement: agreementFlag,
-  options: count('How many options the slate holds.'),
-  choices_cast: count('Choices counted so far.'),
-  closes_at: when('When the voting window closes'),
-  seconds_left: count('Seconds until the voting window closes.'),
-  needs_you: z.literal(true).optional().describe('Present when you still owe a choice on this decision.'),
-});
+const openRowSchema = z
+  .object({
+    seq: count('Decision number.'),
+    question: text('The question, clipped to 200 characters.'),
+    status: decisionStatusSchema,
+    agreement: agreementFlag,
+    options: count('How many options the slate holds.'),
+    choices_cast: count('Choices counted so far.'),
+    closes_at: when('When the voting window closes'),
+    seconds_left: count('Seconds until the voting window closes.'),
+    needs_you: z.literal(true).optional().describe('Present when you still owe a choice on this decision.'),
+  })
+  .meta({ id: 'OpenDecisionRow', description: 'One open decision, in the agent view list of every open decision.' });
 
 const discussionLine = z.object({
   who: text('Display name of the author.'),
   said: text('The message, clipped to 2000 characters.'),
-  stance: text('The stance the author attached, if any.').optional(),
+  stance: stance('The stance the author attached, if any.').optional(),
   at: when('When it was posted'),
   decision: count('The decision the message is about, if any.').optional(),
 });
@@ -289,7 +297,7 @@ export const roomStateSchema = z
     slug: text('The room slug.'),
     about: z.string().nullable().describe("The room's standing description; null if none."),
     status: roomStatusSchema,
-    config: roomConfigSchema.describe('The resolved room config: every key present.'),
+    config: resolvedRoomConfigSchema.describe('The resolved room config: every key present.'),
     question: z
       .string()
       .nullable()
@@ -319,7 +327,7 @@ export const roomStateSchema = z
           id: text('Message id.'),
           participant_id: z.string().nullable().describe('The author seat; null for the operator.'),
           body: text('The message.'),
-          stance: z.string().nullable().describe('The stance attached, if any.'),
+          stance: z.enum(STANCES).nullable().describe('The stance attached; null if none.'),
           posted_at: when('When it was posted'),
           decision_id: z.string().nullable().describe('The decision it is about; null if room-scoped.'),
         }),
@@ -350,48 +358,53 @@ export const roomStateSchema = z
   })
   .meta({ id: 'RoomState', description: 'The complete state of a room (include=full).' });
 
-const deltaEntrySchema = z.object({
-  seq: count('Event seq.'),
-  at: when('When it happened'),
-  decision: count('The decision it concerns, if any.').optional(),
-  type: z
-    .enum([
-      'discussion',
-      'option_proposed',
-      'decision_opened',
-      'choosing_started',
-      'choice_submitted',
-      'abstained',
-      'decision_resolved',
-      'joined',
-      'role_updated',
-      'invite_created',
-      'room_concluded',
-    ])
-    .describe('What happened.'),
-  who: z.string().nullable().optional().describe('Display name of the actor, where there is one.'),
-  said: text('discussion: the message, clipped to 2000 characters.').optional(),
-  stance: text('discussion: the stance attached.').optional(),
-  option: z
-    .union([z.string(), z.number().int()])
-    .optional()
-    .describe('option_proposed: the option text; choice_submitted: the option number of a single-choice ballot.'),
-  question: text('decision_opened, choosing_started, decision_resolved: the question.').optional(),
-  choice: z
-    .string()
-    .optional()
-    .describe(
-      'choice_submitted: the ballot as JCS JSON text (array and map ballots), when visible and not a single option.',
-    ),
-  revised: z.literal(true).optional().describe('choice_submitted: present when the choice replaced an earlier one.'),
-  reason: text('abstained: the reason.').optional(),
-  outcome: z.string().optional().describe('decision_resolved: the receipt status.'),
-  winner: z.string().nullable().optional().describe('decision_resolved: the winner; null if none.'),
-  role: z.string().optional().describe('joined, role_updated, invite_created: the role.'),
-  name: text('invite_created: the invite label.').optional(),
-  closing_statement: text('room_concluded: the closing statement, if one was given.').optional(),
-  agreement: agreementFlag,
-});
+const deltaEntrySchema = z
+  .object({
+    seq: count('Event seq.'),
+    at: when('When it happened'),
+    decision: count('The decision it concerns, if any.').optional(),
+    type: z
+      .enum([
+        'discussion',
+        'option_proposed',
+        'decision_opened',
+        'choosing_started',
+        'choice_submitted',
+        'abstained',
+        'decision_resolved',
+        'joined',
+        'role_updated',
+        'invite_created',
+        'room_concluded',
+      ])
+      .describe('What happened.'),
+    who: z.string().nullable().optional().describe('Display name of the actor, where there is one.'),
+    said: text('discussion: the message, clipped to 2000 characters.').optional(),
+    stance: stance('discussion: the stance attached.').optional(),
+    option: z
+      .union([z.string(), z.number().int()])
+      .optional()
+      .describe('option_proposed: the option text; choice_submitted: the option number of a single-choice ballot.'),
+    question: text('decision_opened, choosing_started, decision_resolved: the question.').optional(),
+    choice: z
+      .string()
+      .optional()
+      .describe(
+        'choice_submitted: the ballot as JCS JSON text (array and map ballots), when visible and not a single option.',
+      ),
+    revised: z.literal(true).optional().describe('choice_submitted: present when the choice replaced an earlier one.'),
+    reason: text('abstained: the reason.').optional(),
+    outcome: z
+      .enum(['completed', 'rejected', 'tied', 'no_quorum'])
+      .optional()
+      .describe('decision_resolved: the receipt status: completed (a winner), rejected, tied or no_quorum.'),
+    winner: z.string().nullable().optional().describe('decision_resolved: the winner; null if none.'),
+    role: z.enum(ROLES).optional().describe('joined, role_updated, invite_created: the role.'),
+    name: text('invite_created: the invite label.').optional(),
+    closing_statement: text('room_concluded: the closing statement, if one was given.').optional(),
+    agreement: agreementFlag,
+  })
+  .meta({ id: 'DeltaEntry', description: 'One line of a delta: an event, keyed by display names.' });
 
 /** RoomDelta (GET /api/rooms/{slug}?since=N). */
 export const roomDeltaSchema = z
@@ -428,28 +441,33 @@ const logInclusionSchema = z
   .optional()
   .describe('Where this receipt is in the transparency log, with its inclusion proof; absent until it is logged.');
 
-const outcomeRowSchema = z.object({
-  id: text('Decision id.'),
-  seq: count('Decision number.'),
-  question: text('The question.'),
-  options: optionsList,
-  status: decisionStatusSchema,
-  agreement: agreementFlag,
-  opened_at: when('When the decision opened'),
-  voting_opens_at: whenOrNull('When choosing opened; null while collecting without a deadline'),
-  voting_ends_at: when('When the voting window closes'),
-  resolved_at: whenOrNull('When it sealed; null while open'),
-  resolved_outcome: outcomeSchema,
-  resolved_winner: z.string().nullable().describe('The winner; null if open or none.'),
-  outcome_status: outcomeStatus,
-  prev_hash: hash('The receipt hash this decision chains to'),
-  receipt_hash: hash("This decision's receipt hash"),
-  receipt_jws: z
-    .string()
-    .nullable()
-    .describe('The signed receipt, a compact JWS (EdDSA, typ svc-receipt+jwt); null while open.'),
-  transparency_log: logInclusionSchema,
-});
+const outcomeRowSchema = z
+  .object({
+    id: text('Decision id.'),
+    seq: count('Decision number.'),
+    question: text('The question.'),
+    options: optionsList,
+    status: decisionStatusSchema,
+    agreement: agreementFlag,
+    opened_at: when('When the decision opened'),
+    voting_opens_at: whenOrNull('When choosing opened; null while collecting without a deadline'),
+    voting_ends_at: when('When the voting window closes'),
+    resolved_at: whenOrNull('When it sealed; null while open'),
+    resolved_outcome: outcomeSchema,
+    resolved_winner: z.string().nullable().describe('The winner; null if open or none.'),
+    outcome_status: outcomeStatus,
+    prev_hash: hash('The receipt hash this decision chains to'),
+    receipt_hash: hash("This decision's receipt hash"),
+    receipt_jws: z
+      .string()
+      .nullable()
+      .describe('The signed receipt, a compact JWS (EdDSA, typ svc-receipt+jwt); null while open.'),
+    transparency_log: logInclusionSchema,
+  })
+  .meta({
+    id: 'OutcomeDecision',
+    description: 'A decision in the outcome: its slate, how it sealed and its signed receipt.',
+  });
 
 /** OutcomeResponse (GET /api/rooms/{slug}/outcome). */
 export const outcomeResponseSchema = z
@@ -491,47 +509,66 @@ export const outcomeResponseSchema = z
     description: 'Every decision with its outcome and signed receipt, chained by hash, and how to verify them.',
   });
 
-const decisionCardSchema = z.object({
-  id: text('Decision id.'),
-  seq: count('Decision number.'),
-  question: text('The question.'),
-  options: optionsList,
-  voting_ends_at: when('When the voting window closes'),
-  status: decisionStatusSchema,
-  agreement: agreementFlag,
-  resolved_outcome: outcomeSchema.optional(),
-  resolved_winner: z.string().nullable().optional().describe('Resolved decisions: the winner; null if none.'),
-  receipt_hash: hash('Resolved decisions: the receipt hash').optional(),
-});
-
-/** AwaitNextActionResponse (GET /api/rooms/{slug}/next-action). */
-export const awaitNextActionSchema = z
+const decisionCardSchema = z
   .object({
-    status: z
-      .enum(['actionable', 'activity', 'timeout'])
-      .describe(
-        'actionable: a decision needs you (or sealed); activity: someone else acted; timeout: nothing yet, call again.',
-      ),
-    for: z.enum(['my_choice', 'completion', 'activity']).describe('What the wait was for.'),
-    decision: decisionCardSchema.optional().describe('actionable: the decision that needs you or sealed.'),
-    also_actionable: z
-      .array(decisionCardSchema)
-      .optional()
-      .describe('actionable: further decisions that need your choice.'),
-    event: z
-      .object({
-        seq: count('Event seq; pass it as since to read the change.'),
-        type: text('What happened (delta vocabulary).'),
-        who: z.string().nullable().describe('Who acted, if known.'),
-      })
-      .optional()
-      .describe('activity: the first event by someone else.'),
-    next_poll_at: when('timeout: when to call again').optional(),
-    hint: text('timeout: what to do next.').optional(),
+    id: text('Decision id.'),
+    seq: count('Decision number.'),
+    question: text('The question.'),
+    options: optionsList,
+    voting_ends_at: when('When the voting window closes'),
+    status: decisionStatusSchema,
+    agreement: agreementFlag,
+    resolved_outcome: outcomeSchema.optional(),
+    resolved_winner: z.string().nullable().optional().describe('Resolved decisions: the winner; null if none.'),
+    receipt_hash: hash('Resolved decisions: the receipt hash').optional(),
   })
   .meta({
+    id: 'WaitDecision',
+    description: 'A decision as a wait reports it: the one that needs you, or that sealed.',
+  });
+
+const waitFor = z.enum(['my_choice', 'completion', 'activity']).describe('What the wait was for.');
+
+/** AwaitNextActionResponse (GET /api/rooms/{slug}/next-action): one variant per status (wait-response.ts). */
+export const awaitNextActionSchema = z
+  .discriminatedUnion('status', [
+    z
+      .object({
+        status: z.literal('actionable').describe('A decision needs your choice, or one you waited on sealed.'),
+        for: waitFor,
+        decision: decisionCardSchema.describe('The decision that needs you or sealed.'),
+        also_actionable: z
+          .array(decisionCardSchema)
+          .optional()
+          .describe('Further decisions that need your choice, when more than one does.'),
+      })
+      .describe('actionable: a decision needs you (or sealed).'),
+    z
+      .object({
+        status: z.literal('activity').describe('Someone else acted.'),
+        for: z.literal('activity').describe('What the wait was for: only for=activity wakes on activity.'),
+        event: z
+          .object({
+            seq: count('Event seq; pass it as since to read the change.'),
+            type: text('What happened (delta vocabulary).'),
+            who: z.string().nullable().describe('Who acted, if known.'),
+          })
+          .describe('The first event by someone else.'),
+      })
+      .describe('activity: someone else acted.'),
+    z
+      .object({
+        status: z.literal('timeout').describe('Nothing yet: call again.'),
+        for: waitFor,
+        next_poll_at: when('When to call again'),
+        hint: text('What to do next.'),
+      })
+      .describe('timeout: nothing yet, call again.'),
+  ])
+  .meta({
     id: 'AwaitNextActionResponse',
-    description: 'The answer to a wait: something to act on, activity, or a timeout (a normal answer: call again).',
+    description:
+      'The answer to a wait, by status: actionable (a decision needs you, or sealed), activity (someone else acted), or timeout (a normal answer: call again).',
   });
 
 /** The decision object of ask responses. */

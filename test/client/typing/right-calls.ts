@@ -38,6 +38,8 @@ export async function rightCalls(client: ConclaveClient): Promise<string> {
   const chosen = await client.choose({ slug, choice: ['pizza', 'sushi'], reason: 'both are fine' });
   assertType<Equal<typeof chosen.revised, boolean>>();
   await client.choose(slug, { choice: 1 });
+  // Array ballots name options by number or exact text alike (src/domain/ballots.ts).
+  await client.choose({ slug, choice: [2, 'sushi'] });
   await client.discuss(slug, { body: 'Pizza is faster.', stance: 'agree' });
   await client.startChoosing(slug);
   await client.updateRoomSettings({ slug, settings: { voting_window: 1200, early_close: true } });
