@@ -32,8 +32,10 @@ export interface EventRow {
   actor: string | null;
 }
 
+/** @internal The store's own statements: left out of the built declarations (tsconfig.build.json). */
 export type SqlStatements = ReturnType<typeof prepareStatements>;
 
+/** @internal */
 export function prepareStatements(db: Database.Database) {
   return {
     reserveSlug: db.prepare<[string, number]>('INSERT OR IGNORE INTO slugs (slug, reserved_at) VALUES (?, ?)'),
