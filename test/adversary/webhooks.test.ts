@@ -142,7 +142,10 @@ describe.each(STORES)('webhook lanes under attack ($store)', ({ store, env, proc
       // second tripped the breaker; per process (each has its own lanes and breaker).
       expect(attempted).toBeLessThanOrEqual(17 * processes);
       expect(parked(after)).toBe(80 - attempted);
-      expect(blackHole.held.length).toBeLessThanOrEqual(17 * processes);
+      // Connections the black hole was ever given: the attempted deliveries above, plus at most one
+      // retry of a delivery whose first attempt timed out before the breaker tripped (seen on Node 26,
+      // whose timers fall differently). Unbounded lanes would give it all 80.
+      expect(blackHole.held.length).toBeLessThanOrEqual(18 * processes);
     },
     60_000,
   );
