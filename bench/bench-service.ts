@@ -12,6 +12,9 @@ export const BENCH_ENV: Record<string, string> = {
   RATE_LIMIT_CREDENTIAL_PER_MIN: '0',
   RATE_LIMIT_CREATE_PER_HOUR: '0',
   RATE_LIMIT_CREDENTIAL_CALLS_PER_MIN: '0',
+  RATE_LIMIT_ISSUER_PER_MIN: '0',
+  RATE_LIMIT_IP_AUTHENTICATED_PER_MIN: '0',
+  RATE_LIMIT_IP_MCP_SETUP_PER_MIN: '0',
   // One load client parks thousands of waits from one address with one token.
   PARKED_SHARE_PER_ADDRESS_PERCENT: '100',
   PARKED_SHARE_PER_CREDENTIAL_PERCENT: '100',

@@ -15,6 +15,7 @@ import type { Capabilities } from './http/meta.js';
 import { registerLogRoutes } from './http/log-routes.js';
 import { registerOAuthRoutes } from './http/oauth-routes.js';
 import { rateLimitHook } from './http/rate-limit-hook.js';
+import { limitsCallsByCaller } from './auth/caller-limits.js';
 import { mcpExtension } from './mcp/index.js';
 import type { Services } from './operations/services.js';
 import { OPERATIONS } from './operations/table.js';
@@ -152,7 +153,14 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     known: identity.knownCredentials,
     settings: { ...config.rateLimits, ...config.callerLimits },
   };
-  services.requestRates = rateLimits;
+  // With every limit by caller off, a request pays for no limiter hook, and on the embedded store
+  // (one process, an in-memory table) for no bookkeeping of proven credentials no one will read.
+  // On Redis the table is shared: another process may have the limits on.
+  const limitsByCaller = limitsCallsByCaller(rateLimits.settings);
+  services.requestRates =
+    limitsByCaller || config.store.kind === 'redis'
+      ? rateLimits
+      : { counter: rateLimits.counter, settings: rateLimits.settings };
   services.guesses =
     config.guessLimitPerMinute > 0
       ? new GuessThrottle(identity.mandates.rateCaps, () => clock.now(), config.guessLimitPerMinute)
@@ -172,7 +180,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
       (app) => registerOAuthRoutes(app, { deviceFlow: identity.deviceFlow, baseUrl, guesses: services.guesses }),
       (app) => registerLogRoutes(app, tlog, config.logWitnesses.length > 0),
     ],
-    onRequest: [rateLimitHook(rateLimits, () => clock.now())],
+    onRequest: limitsByCaller ? [rateLimitHook(rateLimits, () => clock.now())] : [],
     revocations: () => identity.revocations(),
     metrics,
   });

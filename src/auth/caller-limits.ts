@@ -35,6 +35,21 @@ export interface CallerLimitSettings {
 
 export type LimitSettings = RateLimitSettings & CallerLimitSettings;
 
+/**
+ * Whether any limit the request hook enforces is on (ip, per-credential mutations, calls by known
+ * credential, issuer, authenticated address). When none is, the hook has nothing to count and is
+ * not installed, and on the embedded store no one reads the table of known credentials.
+ */
+export function limitsCallsByCaller(settings: LimitSettings): boolean {
+  return (
+    settings.ipPerMinute > 0 ||
+    settings.credentialPerMinute > 0 ||
+    settings.credentialCallsPerMinute > 0 ||
+    settings.issuerPerMinute > 0 ||
+    settings.authenticatedIpPerMinute > 0
+  );
+}
+
 /** Counts one call on a bucket (the hook bounds how long it may take). */
 export type Take = (key: string, limit: number) => Promise<RateDecision>;
 

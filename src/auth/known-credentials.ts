@@ -24,6 +24,8 @@ export interface ProvenCredential {
 }
 
 export interface KnownCredentials {
+  /** Kept in this process's memory: it answers at once and can never hang (no deadline to race). */
+  readonly inProcess?: boolean;
   lookup(key: string): Promise<ProvenCredential | null>;
   remember(key: string, proven: ProvenCredential): Promise<void>;
 }
@@ -96,6 +98,7 @@ class LocalTable {
 }
 
 export class MemoryKnownCredentials implements KnownCredentials {
+  readonly inProcess = true;
   private readonly table = new LocalTable();
 
   constructor(private readonly now: () => number) {}

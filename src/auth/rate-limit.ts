@@ -26,6 +26,8 @@ export interface RateDecision {
 
 /** The request limiters: a request counts only when it is allowed (a refused request does not extend the wait). */
 export interface RequestRateCounter {
+  /** Counts in this process's memory: it answers at once and can never hang (no deadline to race). */
+  readonly inProcess?: boolean;
   take(key: string, limit: number, windowMs: number, now: number): Promise<RateDecision>;
 }
 
@@ -62,6 +64,7 @@ interface Log {
 const SWEEP_EVERY = 1000;
 
 export class MemoryRateCounters implements RequestRateCounter, MandateRateCounter {
+  readonly inProcess = true;
   private readonly logs = new Map<string, Log>();
   private operations = 0;
 

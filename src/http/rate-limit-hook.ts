@@ -59,7 +59,7 @@ export function rateLimitHook(limits: CallerRateLimits, now: () => number): onRe
       if (settings.credentialPerMinute > 0 && isMutating(request.method, route)) {
         const credential = credentialRateKey({ bearer: bearerOf(request), mandate });
         if (credential !== null) {
-          const decision = await bounded(counter.take(credential, settings.credentialPerMinute, WINDOW_MS, at));
+          const decision = await boundedTake(counter, at)(credential, settings.credentialPerMinute);
           if (!decision.allowed) {
             return tooMany(request, reply, 'credential', settings.credentialPerMinute, decision.retryAfterSeconds);
           }
@@ -127,8 +127,13 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** A lookup that cannot answer in time counts as unknown: the call is then counted on its address. */
+/**
+ * A lookup that cannot answer in time counts as unknown: the call is then counted on its address.
+ * An in-process table cannot hang, and a timer raced against each of its lookups and counts was a
+ * measurable share of every request (docs/performance.md, Choose across rooms): it goes unbounded.
+ */
 function boundedKnown(known: KnownCredentials): KnownCredentials {
+  if (known.inProcess) return known;
   return {
     lookup: (key) => within(known.lookup(key), LIMITER_TIMEOUT_MS, () => null),
     remember: (key, proven) => known.remember(key, proven),
@@ -136,6 +141,7 @@ function boundedKnown(known: KnownCredentials): KnownCredentials {
 }
 
 function boundedTake(counter: RequestRateCounter, at: number): Take {
+  if (counter.inProcess) return (key, limit) => counter.take(key, limit, WINDOW_MS, at);
   return (key, limit) => bounded(counter.take(key, limit, WINDOW_MS, at));
 }
 

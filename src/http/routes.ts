@@ -110,7 +110,7 @@ async function handle(services: Services, operation: AnyOperation, request: Fast
 
   const { input, invalid } = parseOperationInput(operation, { ...fields, ...params });
   const ctx = requestContext(services, request, `${request.method} ${path}`, usesBody ? (body ?? {}) : query);
-  ctx.signal = clientGone(reply);
+  watchClientGone(ctx, reply);
   const result = await runOperation(operation, ctx, input, invalid);
   if (ctx.replayed) reply.header('idempotent-replayed', 'true');
   for (const [name, value] of Object.entries(ctx.responseHeaders)) reply.header(name, value);
@@ -138,11 +138,30 @@ function refuseContradictedPath(
   }
 }
 
-/** Aborts when the client closes the connection before its response is complete. */
-function clientGone(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort();
+/**
+ * `ctx.signal` aborts when the client closes the connection before its response is complete. Made
+ * on first read: only a parked wait reads it, and an AbortController plus a 'close' listener on
+ * every request was a measurable share of a choose (docs/performance.md, Choose across rooms). A
+ * connection already gone when it is first read gives an aborted signal.
+ */
+function watchClientGone(ctx: RequestContext, reply: FastifyReply): void {
+  let signal: AbortSignal | undefined;
+  Object.defineProperty(ctx, 'signal', {
+    configurable: true,
+    enumerable: true,
+    get(): AbortSignal {
+      if (signal) return signal;
+      const response = reply.raw;
+      if (response.destroyed) {
+        signal = response.writableFinished ? new AbortController().signal : AbortSignal.abort();
+        return signal;
+      }
+      const controller = new AbortController();
+      response.once('close', () => {
+        if (!response.writableFinished) controller.abort();
+      });
+      signal = controller.signal;
+      return signal;
+    },
   });
-  return controller.signal;
 }

@@ -98,12 +98,10 @@ async function learningCredentials(
     const joined = result !== undefined && operation.name === 'joinRoom' && ctx.credentials.verified !== undefined;
     const minted = [result?.participant_token, result?.creator_token].filter((t): t is string => typeof t === 'string');
     const remembering = rememberProven(known, ctx.credentials, ctx.credentials.seatProven === true || joined, minted);
-    // A slow store delays the answer by REMEMBER_WAIT_MS at most; the write itself runs on.
-    await within(
-      remembering.catch(() => undefined),
-      REMEMBER_WAIT_MS,
-      () => undefined,
-    );
+    // A slow store delays the answer by REMEMBER_WAIT_MS at most; the write itself runs on. An
+    // in-process table answers at once: no timer to race.
+    const settled = remembering.catch(() => undefined);
+    await (known.inProcess ? settled : within(settled, REMEMBER_WAIT_MS, () => undefined));
   }
 }
 

@@ -22,7 +22,7 @@ export class SqliteRoomCommit {
   apply(batch: CommitBatch): RoomRecord {
     assertBatchShape(batch);
     const { slug } = batch;
-    const row = this.sql.loadRoom.get(slug);
+    const row = this.sql.roomPosition.get(slug);
     if (batch.expected_version === 0 ? row !== undefined : row?.version !== batch.expected_version) {
       throw new StoreConflictError(
         `room ${slug} is at version ${row?.version ?? 0}, the commit expected ${batch.expected_version}`,

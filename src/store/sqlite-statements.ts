@@ -42,6 +42,10 @@ export function prepareStatements(db: Database.Database) {
     loadRoom: db.prepare<[string], RoomRow>(
       'SELECT slug, version, head, chain_length, snapshot, next_deadline FROM rooms WHERE slug = ?',
     ),
+    /** What a commit checks and continues from: the snapshot it is about to replace is never read. */
+    roomPosition: db.prepare<[string], Pick<RoomRow, 'version' | 'head' | 'chain_length'>>(
+      'SELECT version, head, chain_length FROM rooms WHERE slug = ?',
+    ),
     insertRoom: db.prepare<[string, number, number, string, number | null]>(
       'INSERT INTO rooms (slug, version, head, chain_length, snapshot, next_deadline) VALUES (?, 1, ?, ?, ?, ?)',
     ),

@@ -168,14 +168,12 @@ export class SqliteStore implements RoomStore {
     return {
       slug,
       token,
-      renew: async () => {
-        if (!this.db.open) return false;
-        try {
-          return this.sql.renewLock.run(Date.now() + ttlMs, slug, token).changes === 1;
-        } catch {
-          return false;
-        }
-      },
+      // Renewed in the write group (sqlite-group-commit.ts): the log lease is renewed every
+      // integration pass, and a write of its own cost the main thread an fsync of its own each time.
+      renew: () =>
+        this.writes
+          .write(() => this.sql.renewLock.run(Date.now() + ttlMs, slug, token).changes === 1)
+          .catch(() => false),
       release: async () => {
         if (!this.db.open) return;
         try {

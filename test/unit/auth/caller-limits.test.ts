@@ -3,7 +3,7 @@
  * call is counted on, given what it presents and what the service has proven about it.
  */
 import { describe, expect, it } from 'vitest';
-import { type LimitSettings, limitCall } from '../../../src/auth/caller-limits.js';
+import { type LimitSettings, limitCall, limitsCallsByCaller } from '../../../src/auth/caller-limits.js';
 import { KNOWN_FOR_MS, MemoryKnownCredentials, mintedToken } from '../../../src/auth/known-credentials.js';
 import { credentialRateKey, MemoryRateCounters } from '../../../src/auth/rate-limit.js';
 
@@ -71,5 +71,36 @@ describe('limitCall', () => {
     expect(await known.lookup(key)).not.toBeNull();
     now.t += 1;
     expect(await known.lookup(key)).toBeNull();
+  });
+});
+
+describe('limitsCallsByCaller', () => {
+  const OFF: LimitSettings = {
+    ipPerMinute: 0,
+    credentialPerMinute: 0,
+    createPerHour: 0,
+    credentialCallsPerMinute: 0,
+    issuerPerMinute: 0,
+    authenticatedIpPerMinute: 0,
+    mcpSetupPerMinute: 0,
+  };
+
+  it('is off only when every limit the request hook counts is off', async () => {
+    expect(limitsCallsByCaller(OFF)).toBe(false);
+    // Creation and MCP setup are counted elsewhere (creation-limit.ts, limitMcpMessage): not by the hook.
+    expect(limitsCallsByCaller({ ...OFF, createPerHour: 5, mcpSetupPerMinute: 5 })).toBe(false);
+    for (const key of [
+      'ipPerMinute',
+      'credentialPerMinute',
+      'credentialCallsPerMinute',
+      'issuerPerMinute',
+      'authenticatedIpPerMinute',
+    ] as const) {
+      expect(limitsCallsByCaller({ ...OFF, [key]: 1 })).toBe(true);
+    }
+    // With all of them off a call is never refused, whatever it presents.
+    const { known, take, buckets } = harness();
+    expect(await limitCall(OFF, known, take, { bearer: 't_any' }, '10.0.0.1', false)).toBeNull();
+    expect(buckets).toEqual([]);
   });
 });
