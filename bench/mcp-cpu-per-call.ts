@@ -4,16 +4,19 @@
  * child's user+system time (/proc/PID/stat) over the calls of a case. Steadier than req/s on a shared
  * machine (docs/performance.md, MCP close to REST).
  *   npx tsx bench/mcp-cpu-per-call.ts            (CALLS per round, default 2000; ROUNDS default 4)
- *   CASES=1 CPU_PROF_DIR=/tmp/prof npx tsx bench/mcp-cpu-per-call.ts   (the child writes a --cpu-prof profile)
+ *   CASES=1 CPU_PROF_DIR=/tmp/prof npx tsx bench/mcp-cpu-per-call.ts   (each child writes a CPU profile of the
+ *   measured rounds only, without start-up and warm-up)
  *   SERVICES=/path/to/other/checkout,. npx tsx bench/mcp-cpu-per-call.ts   (A/B: one child per checkout,
  *   their rounds interleaved; each checkout's own bench/bench-service.ts starts its service)
  */
 import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
+import { type Case, chooseCases, chooseRoom } from './mcp-vs-rest.js';
 
 const CALLS = Number(process.env.CALLS ?? 2000);
 const ROUNDS = Number(process.env.ROUNDS ?? 4);
@@ -24,7 +27,22 @@ async function serve(root: string): Promise<void> {
   const { startBenchService } = await import(pathToFileURL(path.resolve(root, 'bench/bench-service.ts')).href);
   const { service, base, dataDir } = await startBenchService();
   process.send!({ base });
-  process.on('message', async () => {
+  const session = new Session();
+  process.on('message', async (command: string) => {
+    if (command === 'profile') {
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.start');
+      process.send!('profiling');
+      return;
+    }
+    if (process.env.CPU_PROF_DIR) {
+      const { profile } = await session.post('Profiler.stop');
+      await writeFile(
+        path.join(process.env.CPU_PROF_DIR, `service-${process.pid}.cpuprofile`),
+        JSON.stringify(profile),
+      );
+    }
     await service.close();
     await rm(dataDir, { recursive: true, force: true });
     process.exit(0);
@@ -37,91 +55,32 @@ function cpuMicros(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND) * 1e6;
 }
 
-async function postJson(base: string, url: string, body: unknown): Promise<any> {
-  const response = await fetch(`${base}${url}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
-  return response.json();
-}
-
 interface Target {
   label: string;
   pid: number;
   stop: () => Promise<unknown>;
-  cases: {
-    name: string;
-    req: (w: number, i: number) => { path: string; headers: Record<string, string>; body: string };
-  }[];
+  profile: () => Promise<unknown>;
+  cases: Case[];
   pool: Pool;
 }
 
 /** One service child (the checkout at `root`), a room with CONCURRENCY voters, and the three cases against it. */
 async function startTarget(root: string): Promise<Target> {
-  const execArgv = [...process.execArgv];
-  if (process.env.CPU_PROF_DIR) execArgv.push('--cpu-prof', `--cpu-prof-dir=${process.env.CPU_PROF_DIR}`);
-  const child = fork(fileURLToPath(import.meta.url), ['serve', root], { execArgv });
+  const child = fork(fileURLToPath(import.meta.url), ['serve', root]);
   const base = await new Promise<string>((resolve) => child.once('message', (m: any) => resolve(m.base)));
   const pool = new Pool(base, { connections: CONCURRENCY, pipelining: 1 });
-  const { slug } = await postJson(base, '/api/rooms', {
-    question: 'Benchmark?',
-    options: ['alpha', 'beta'],
-    config: { voting_window: 1_209_600, early_close: false },
-  });
-  const tokens: string[] = [];
-  for (let i = 0; i < CONCURRENCY; i++)
-    tokens.push((await postJson(base, `/api/rooms/${slug}/join`, { display_name: `voter-${i}` })).participant_token);
-  const choice = (i: number) => (i % 2 === 0 ? 'alpha' : 'beta');
-  const toolCall = (w: number, i: number, meta?: Record<string, unknown>) =>
-    JSON.stringify({
-      jsonrpc: '2.0',
-      id: i,
-      method: 'tools/call',
-      params: {
-        name: 'choose',
-        arguments: { slug, token: tokens[w], choice: choice(i) },
-        ...(meta ? { _meta: meta } : {}),
-      },
-    });
-  const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-  const allCases = [
-    {
-      name: 'REST POST /choose',
-      req: (w: number, i: number) => ({
-        path: `/api/rooms/${slug}/choose`,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens[w]}` },
-        body: JSON.stringify({ choice: choice(i) }),
-      }),
-    },
-    {
-      name: 'MCP 2026-07-28 choose',
-      req: (w: number, i: number) => ({
-        path: '/mcp',
-        headers: {
-          ...mcpHeaders,
-          'mcp-protocol-version': '2026-07-28',
-          'mcp-method': 'tools/call',
-          'mcp-name': 'choose',
-        },
-        body: toolCall(w, i, {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': {},
-        }),
-      }),
-    },
-    {
-      name: 'MCP 2025-11-25 choose',
-      req: (w: number, i: number) => ({ path: '/mcp', headers: mcpHeaders, body: toolCall(w, i) }),
-    },
-  ];
+  const { slug, tokens } = await chooseRoom(base, CONCURRENCY);
+  const allCases = chooseCases(slug, tokens);
   // CASES=1 (or 0,2): only those cases (for a profile of one transport).
   const only = process.env.CASES?.split(',').map(Number);
   const cases = only ? allCases.filter((_, k) => only.includes(k)) : allCases;
   return {
     label: root,
     pid: child.pid!,
+    profile: async () => {
+      child.send('profile');
+      await new Promise((resolve) => child.once('message', resolve));
+    },
     cases,
     pool,
     stop: async () => {
@@ -141,9 +100,9 @@ async function run(target: Target, c: Target['cases'][number], calls: number) {
     Array.from({ length: CONCURRENCY }, async (_, w) => {
       while (next < calls) {
         const i = next++;
-        const response = await target.pool.request({ method: 'POST', ...c.req(w, i) });
+        const response = await target.pool.request({ method: 'POST', ...c.requestFor(w, i) });
         const text = await response.body.text();
-        if (response.statusCode !== 200 || text.includes('"isError":true')) errors++;
+        if (!c.check(response.statusCode, text)) errors++;
       }
     }),
   );
@@ -155,6 +114,10 @@ async function main(): Promise<void> {
   const targets: Target[] = [];
   for (const root of roots) targets.push(await startTarget(root));
   for (const t of targets) for (const c of t.cases) await run(t, c, CALLS / 2);
+  if (process.env.CPU_PROF_DIR) {
+    await mkdir(process.env.CPU_PROF_DIR, { recursive: true });
+    for (const t of targets) await t.profile();
+  }
   const totals = targets.map((t) => t.cases.map(() => ({ cpu: 0, wall: 0, errors: 0 })));
   for (let r = 0; r < ROUNDS; r++)
     for (const [k, t] of targets.entries())
