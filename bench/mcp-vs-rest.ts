@@ -14,7 +14,7 @@ import { Pool } from 'undici';
 const WARMUP_SECONDS = 0.5;
 const ROUNDS = 4;
 
-interface Request {
+export interface Request {
   path: string;
   headers: Record<string, string>;
   body: string;
@@ -29,7 +29,7 @@ export interface Result {
   errors: number;
 }
 
-type Check = (status: number, text: string) => boolean;
+export type Check = (status: number, text: string) => boolean;
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
@@ -69,7 +69,7 @@ async function load(
   return { elapsed, latencies, errors };
 }
 
-interface Case {
+export interface Case {
   name: string;
   requestFor: (worker: number, i: number) => Request;
   check: Check;
@@ -126,69 +126,79 @@ async function postJson(base: string, url: string, body: unknown): Promise<any> 
   return response.json();
 }
 
+/** A room with one open decision and `voters` joined participants: its slug and their tokens. */
+export async function chooseRoom(base: string, voters: number): Promise<{ slug: string; tokens: string[] }> {
+  const created = await postJson(base, '/api/rooms', {
+    question: 'Benchmark?',
+    options: ['alpha', 'beta'],
+    config: { voting_window: 1_209_600, early_close: false },
+  });
+  const slug = created.slug as string;
+  const tokens: string[] = [];
+  for (let i = 0; i < voters; i++) {
+    tokens.push((await postJson(base, `/api/rooms/${slug}/join`, { display_name: `voter-${i}` })).participant_token);
+  }
+  return { slug, tokens };
+}
+
+/** The three `choose` cases on a room of chooseRoom: worker w acts with tokens[w]. */
+export function chooseCases(slug: string, tokens: readonly string[]): Case[] {
+  const choice = (i: number) => (i % 2 === 0 ? 'alpha' : 'beta');
+  const toolCall = (worker: number, i: number, meta: Record<string, unknown> | undefined) =>
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: i,
+      method: 'tools/call',
+      params: {
+        name: 'choose',
+        arguments: { slug, token: tokens[worker], choice: choice(i) },
+        ...(meta ? { _meta: meta } : {}),
+      },
+    });
+  const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  return [
+    {
+      name: 'REST POST /choose',
+      requestFor: (worker, i) => ({
+        path: `/api/rooms/${slug}/choose`,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens[worker]}` },
+        body: JSON.stringify({ choice: choice(i) }),
+      }),
+      check: restOk,
+    },
+    {
+      name: 'MCP 2026-07-28 choose',
+      requestFor: (worker, i) => ({
+        path: '/mcp',
+        headers: {
+          ...mcpHeaders,
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'tools/call',
+          'mcp-name': 'choose',
+        },
+        body: toolCall(worker, i, {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': {},
+        }),
+      }),
+      check: mcpOk,
+    },
+    {
+      name: 'MCP 2025-11-25 choose',
+      requestFor: (worker, i) => ({ path: '/mcp', headers: mcpHeaders, body: toolCall(worker, i, undefined) }),
+      check: mcpOk,
+    },
+  ];
+}
+
 /** REST, MCP 2026-07-28 and MCP 2025-11-25 `choose`, interleaved on one fresh service. */
 export async function mcpVsRest(seconds: number, concurrency: number): Promise<Result[]> {
   const { service, base, dataDir } = await startBenchService();
   const pool = new Pool(base, { connections: concurrency, pipelining: 1 });
 
   try {
-    const created = await postJson(base, '/api/rooms', {
-      question: 'Benchmark?',
-      options: ['alpha', 'beta'],
-      config: { voting_window: 1_209_600, early_close: false },
-    });
-    const slug = created.slug as string;
-    const tokens: string[] = [];
-    for (let i = 0; i < concurrency; i++) {
-      tokens.push((await postJson(base, `/api/rooms/${slug}/join`, { display_name: `voter-${i}` })).participant_token);
-    }
-    const choice = (i: number) => (i % 2 === 0 ? 'alpha' : 'beta');
-    const toolCall = (worker: number, i: number, meta: Record<string, unknown> | undefined) =>
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: i,
-        method: 'tools/call',
-        params: {
-          name: 'choose',
-          arguments: { slug, token: tokens[worker], choice: choice(i) },
-          ...(meta ? { _meta: meta } : {}),
-        },
-      });
-    const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-
-    return await measureInterleaved(pool, concurrency, seconds, [
-      {
-        name: 'REST POST /choose',
-        requestFor: (worker, i) => ({
-          path: `/api/rooms/${slug}/choose`,
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens[worker]}` },
-          body: JSON.stringify({ choice: choice(i) }),
-        }),
-        check: restOk,
-      },
-      {
-        name: 'MCP 2026-07-28 choose',
-        requestFor: (worker, i) => ({
-          path: '/mcp',
-          headers: {
-            ...mcpHeaders,
-            'mcp-protocol-version': '2026-07-28',
-            'mcp-method': 'tools/call',
-            'mcp-name': 'choose',
-          },
-          body: toolCall(worker, i, {
-            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-            'io.modelcontextprotocol/clientCapabilities': {},
-          }),
-        }),
-        check: mcpOk,
-      },
-      {
-        name: 'MCP 2025-11-25 choose',
-        requestFor: (worker, i) => ({ path: '/mcp', headers: mcpHeaders, body: toolCall(worker, i, undefined) }),
-        check: mcpOk,
-      },
-    ]);
+    const { slug, tokens } = await chooseRoom(base, concurrency);
+    return await measureInterleaved(pool, concurrency, seconds, chooseCases(slug, tokens));
   } finally {
     await pool.close();
     await service.close();

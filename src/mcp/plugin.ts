@@ -7,7 +7,6 @@
  * 405 envelope.
  */
 import { noteErrorCode } from '../observability/error-codes.js';
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BODY_LIMIT } from '../http/body.js';
@@ -18,7 +17,7 @@ import type { AnyOperation, Catalog } from '../operations/types.js';
 import { BATCH_REFUSAL, isBatch } from './batch.js';
 import type { CallOrigin } from './call-tool.js';
 import { buildCatalog, CATALOG_PATHS } from './catalog.js';
-import { catalogServerFactory } from './server.js';
+import { catalogServerFactory, type McpExchange } from './server.js';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'host', 'upgrade']);
 const CATALOGS: readonly Catalog[] = ['participant', 'host'];
@@ -46,6 +45,14 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** The tool a `tools/call` message names. */
+function calledTool(message: unknown): string | undefined {
+  if (typeof message !== 'object' || message === null || (message as { method?: unknown }).method !== 'tools/call')
+    return undefined;
+  const name = (message as { params?: { name?: unknown } }).params?.name;
+  return typeof name === 'string' ? name : undefined;
+}
+
 /** The body parsed once, for the limiter, the batch check and the SDK; undefined when it is not JSON. */
 function parseMessage(body: Buffer | undefined): { message: unknown } | undefined {
   if (body === undefined || body.length === 0) return undefined;
@@ -59,7 +66,7 @@ function parseMessage(body: Buffer | undefined): { message: unknown } | undefine
 async function serve(
   handler: McpHttpHandler,
   limits: CallerRateLimits | undefined,
-  origins: AsyncLocalStorage<CallOrigin>,
+  exchanges: WeakMap<Request, McpExchange>,
   origin: CallOrigin,
   request: FastifyRequest,
   reply: FastifyReply,
@@ -88,10 +95,11 @@ async function serve(
     ...(parsed === undefined && body !== undefined && body.length > 0 ? { body } : {}),
     signal: abort.signal,
   });
-  // The SDK builds the per-request server inside fetch; the origin reaches its factory through the async context.
-  const response = await origins.run(origin, () =>
-    handler.fetch(webRequest, parsed === undefined ? undefined : { parsedBody: parsed.message }),
-  );
+  // The SDK builds the per-request server inside fetch and hands its factory this Request, under which the
+  // exchange is found (a WeakMap rather than an AsyncLocalStorage: on Node 20 the latter turns on promise
+  // hooks for every promise of the process; docs/performance.md, MCP close to REST).
+  exchanges.set(webRequest, { origin, toolName: calledTool(parsed?.message) });
+  const response = await handler.fetch(webRequest, parsed === undefined ? undefined : { parsedBody: parsed.message });
   // The SDK's own refusals (a JSON-RPC error, a wrong protocol version or Accept header) carry no
   // protocol code: the access line names them as JSON-RPC refusals.
   if (response.status >= 400) noteErrorCode(reply, JSONRPC_REFUSAL);
@@ -116,7 +124,7 @@ async function mcpRoutes(app: FastifyInstance, options: McpOptions): Promise<voi
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (_request, body, done) => {
     done(null, body);
   });
-  const origins = new AsyncLocalStorage<CallOrigin>();
+  const exchanges = new WeakMap<Request, McpExchange>();
   for (const catalog of CATALOGS) {
     const path = CATALOG_PATHS[catalog];
     const serverFor = catalogServerFactory({
@@ -125,11 +133,9 @@ async function mcpRoutes(app: FastifyInstance, options: McpOptions): Promise<voi
       tools: buildCatalog(catalog, options.operations),
     });
     const handler = createMcpHandler(
-      () => {
-        const origin = origins.getStore();
-        if (!origin) throw new Error('MCP server requested outside an HTTP exchange');
-        return serverFor(origin);
-      },
+      // The SDK passes a copy of the Request, not ours, only for a body it reads itself (one that did not
+      // parse as JSON): it refuses that body and no tool runs.
+      ({ requestInfo }) => serverFor(requestInfo && exchanges.get(requestInfo)),
       {
         maxRequestBodySize: BODY_LIMIT,
         // A malformed JSON-RPC request is the client's mistake: one line, no stack and no message (a parse
@@ -142,7 +148,7 @@ async function mcpRoutes(app: FastifyInstance, options: McpOptions): Promise<voi
       serve(
         handler,
         options.limits,
-        origins,
+        exchanges,
         {
           services: options.services,
           catalogPath: path,

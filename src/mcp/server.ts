@@ -33,7 +33,21 @@ export interface CatalogServerSpec {
   tools: readonly ToolSpec[];
 }
 
-export function catalogServerFactory(spec: CatalogServerSpec): (origin: CallOrigin) => McpServer {
+/** What the HTTP exchange a server instance is built for contributes to it. */
+export interface McpExchange {
+  origin: CallOrigin;
+  /** The tool a `tools/call` message names; undefined for any other message. */
+  toolName: string | undefined;
+}
+
+/**
+ * The instance for one exchange (undefined when the SDK builds one for a body it will refuse unread,
+ * such as one that is not JSON: no tool runs then). A `tools/call` of a catalog tool registers that
+ * tool only: the SDK looks up the called tool and nothing else, and registering the whole catalog was
+ * most of the instance's cost (docs/performance.md, MCP close to REST). Every other message (the
+ * listing, initialize, a call of an unknown name) gets the whole catalog, as before.
+ */
+export function catalogServerFactory(spec: CatalogServerSpec): (exchange: McpExchange | undefined) => McpServer {
   // Built once per catalog: the SDK asks for a fresh server per exchange, but nothing a tool is
   // registered with (schemas, descriptions, annotations) changes between exchanges.
   const tools = spec.tools.map((tool) => ({
@@ -46,6 +60,7 @@ export function catalogServerFactory(spec: CatalogServerSpec): (origin: CallOrig
       annotations: tool.annotations,
     },
   }));
+  const byName = new Map(tools.map((entry) => [entry.tool.name, [entry]]));
   const info = { name: 'conclave', version: spec.version };
   const options = {
     capabilities: { tools: { listChanged: false } },
@@ -55,12 +70,14 @@ export function catalogServerFactory(spec: CatalogServerSpec): (origin: CallOrig
     // names another version is refused with 400, as the MCP specification prescribes.
     supportedProtocolVersions: [...MCP_PROTOCOL_VERSIONS],
   };
-  return (origin) => {
+  return (exchange) => {
     const server = new McpServer(info, options);
-    for (const { tool, config } of tools) {
-      server.registerTool(tool.name, config, (args, ctx) =>
-        callTool(tool, args, { meta: ctx.mcpReq._meta, signal: ctx.mcpReq.signal }, origin),
-      );
+    const registered = (exchange?.toolName !== undefined && byName.get(exchange.toolName)) || tools;
+    for (const { tool, config } of registered) {
+      server.registerTool(tool.name, config, (args, ctx) => {
+        if (!exchange) throw new Error('MCP tool called outside an HTTP exchange');
+        return callTool(tool, args, { meta: ctx.mcpReq._meta, signal: ctx.mcpReq.signal }, exchange.origin);
+      });
     }
     return server;
   };
