@@ -8,9 +8,9 @@
  * carries exactly one JSON-RPC message (batches are refused, mcp/batch.ts), so each tool call counts.
  */
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import { type LimitSettings, limitCall, limitMcpSetup, type Take } from '../auth/caller-limits.js';
+import { type CountedOn, type LimitSettings, limitCall, limitMcpSetup, type Take } from '../auth/caller-limits.js';
 import type { KnownCredentials } from '../auth/known-credentials.js';
-import { credentialRateKey, type RateDecision, type RequestRateCounter, rateLimitError } from '../auth/rate-limit.js';
+import { credentialRateKey, type RequestRateCounter } from '../auth/rate-limit.js';
 import type { ProtocolError } from '../errors.js';
 import { within } from '../runtime/within.js';
 import { sendError } from './errors.js';
@@ -42,29 +42,22 @@ export function rateLimitHook(limits: CallerRateLimits, now: () => number): onRe
     // MCP carries credentials inside the body: limitMcpMessage counts the call once it is read.
     if (route.startsWith('/mcp')) return;
     const at = now();
-    const mandate = header(request, 'x-mandate');
+    const presented = { bearer: bearerOf(request), mandate: header(request, 'x-mandate') };
+    // A mutating request also counts on the per-credential limit, in the same round trip.
+    const credential = isMutating(request.method, route) ? credentialRateKey(presented) : null;
+    const mutating: CountedOn[] =
+      credential === null ? [] : [{ key: credential, limit: settings.credentialPerMinute, scope: 'credential' }];
     try {
       const refusal = await limitCall(
         settings,
         boundedKnown(limits.known),
         boundedTake(counter, at),
-        {
-          bearer: bearerOf(request),
-          mandate,
-        },
+        presented,
         request.ip,
         MINTING_ROUTES.has(`${request.method} ${route}`),
+        mutating,
       );
       if (refusal) return sendError(reply, request, refusal.toSpec(), refusal.status);
-      if (settings.credentialPerMinute > 0 && isMutating(request.method, route)) {
-        const credential = credentialRateKey({ bearer: bearerOf(request), mandate });
-        if (credential !== null) {
-          const decision = await bounded(counter.take(credential, settings.credentialPerMinute, WINDOW_MS, at));
-          if (!decision.allowed) {
-            return tooMany(request, reply, 'credential', settings.credentialPerMinute, decision.retryAfterSeconds);
-          }
-        }
-      }
     } catch (error) {
       // A limiter whose backing store is down must not take the service down with it.
       request.log.warn({ err: error }, 'rate limiter unavailable; request not limited');
@@ -136,10 +129,10 @@ function boundedKnown(known: KnownCredentials): KnownCredentials {
 }
 
 function boundedTake(counter: RequestRateCounter, at: number): Take {
-  return (key, limit) => bounded(counter.take(key, limit, WINDOW_MS, at));
+  return (budgets) => bounded(counter.takeAll(budgets, WINDOW_MS, at));
 }
 
-function bounded(decision: Promise<RateDecision>): Promise<RateDecision> {
+function bounded<T>(decision: Promise<T>): Promise<T> {
   return within(decision, LIMITER_TIMEOUT_MS, () => {
     throw new Error(`rate limiter did not answer within ${LIMITER_TIMEOUT_MS} ms`);
   });
@@ -147,15 +140,4 @@ function bounded(decision: Promise<RateDecision>): Promise<RateDecision> {
 
 function isMutating(method: string, route: string): boolean {
   return MUTATING_METHODS.has(method) || (method === 'GET' && MUTATING_GET_ROUTES.has(route));
-}
-
-function tooMany(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  scope: 'ip' | 'credential',
-  limit: number,
-  retryAfterSeconds: number,
-): FastifyReply {
-  const error = rateLimitError(scope, limit, retryAfterSeconds);
-  return sendError(reply, request, error.toSpec(), error.status);
 }

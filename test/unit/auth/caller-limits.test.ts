@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { type LimitSettings, limitCall } from '../../../src/auth/caller-limits.js';
 import { KNOWN_FOR_MS, MemoryKnownCredentials, mintedToken } from '../../../src/auth/known-credentials.js';
-import { credentialRateKey, MemoryRateCounters } from '../../../src/auth/rate-limit.js';
+import { type Budget, credentialRateKey, MemoryRateCounters } from '../../../src/auth/rate-limit.js';
 
 const SETTINGS: LimitSettings = {
   ipPerMinute: 2,
@@ -21,9 +21,9 @@ function harness(now = { t: 1_000_000 }) {
   const counters = new MemoryRateCounters();
   const known = new MemoryKnownCredentials(() => now.t);
   const buckets: string[] = [];
-  const take = (key: string, limit: number) => {
-    buckets.push(key);
-    return counters.take(key, limit, 60_000, now.t);
+  const take = (budgets: readonly Budget[]) => {
+    buckets.push(...budgets.map(({ key }) => key));
+    return counters.takeAll(budgets, 60_000, now.t);
   };
   return { known, take, buckets, now };
 }
@@ -61,6 +61,24 @@ describe('limitCall', () => {
       code: 'rate_limit.exceeded',
       details: { scope: 'credential', limit: 3, bucket: 'credential_calls' },
     });
+  });
+
+  it('counts a refused call on none of its budgets', async () => {
+    const { known, take } = harness();
+    await known.remember(credentialRateKey({ bearer: 't_real' })!, mintedToken('t_real'));
+    const settings = { ...SETTINGS, credentialCallsPerMinute: 5, authenticatedIpPerMinute: 2 };
+    for (let i = 0; i < 2; i++)
+      expect(await limitCall(settings, known, take, { bearer: 't_real' }, 'a', false)).toBeNull();
+    // The address's ceiling is reached: the credential's own budget is not charged for the refusals.
+    for (let i = 0; i < 5; i++) {
+      const refusal = await limitCall(settings, known, take, { bearer: 't_real' }, 'a', false);
+      expect(refusal?.toSpec()).toMatchObject({ details: { bucket: 'authenticated_ip' } });
+    }
+    expect(await limitCall(settings, known, take, { bearer: 't_real' }, 'b', false)).toBeNull();
+    expect(await limitCall(settings, known, take, { bearer: 't_real' }, 'b', false)).toBeNull();
+    expect(await limitCall(settings, known, take, { bearer: 't_real' }, 'c', false)).toBeNull();
+    const refusal = await limitCall(settings, known, take, { bearer: 't_real' }, 'c', false);
+    expect(refusal?.toSpec()).toMatchObject({ details: { bucket: 'credential_calls', limit: 5 } });
   });
 
   it('forgets a credential not proven again within a day', async () => {
