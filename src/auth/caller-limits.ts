@@ -49,6 +49,12 @@ export interface CountedOn extends Budget {
   described?: RateBucket;
 }
 
+/** A call refused: the error to answer, and the budget that refused it. */
+export interface CallRefusal {
+  error: ProtocolError;
+  budget: CountedOn;
+}
+
 const BUCKETS = {
   credentialCalls: { bucket: 'credential_calls', who: 'this credential', what: 'requests' },
   issuer: { bucket: 'issuer', who: "this mandate's issuer (all its subjects together)", what: 'requests' },
@@ -75,7 +81,7 @@ export async function limitCall(
   address: string,
   mints: boolean,
   also: readonly CountedOn[] = [],
-): Promise<ProtocolError | null> {
+): Promise<CallRefusal | null> {
   const key = mints ? null : credentialRateKey(presented);
   const proven = key === null ? null : await known.lookup(key).catch(() => null);
   const budgets: CountedOn[] =
@@ -109,21 +115,18 @@ export async function limitCall(
 }
 
 /** Counts the call on every budget whose limit is on, all together (one round trip on Redis); the refusal, or null. */
-async function countOn(take: Take, budgets: readonly CountedOn[]): Promise<ProtocolError | null> {
+async function countOn(take: Take, budgets: readonly CountedOn[]): Promise<CallRefusal | null> {
   const active = budgets.filter(({ limit }) => limit > 0);
   if (active.length === 0) return null;
   const refused = await take(active);
   if (refused === null) return null;
-  const { scope, limit, described } = active[refused.index]!;
-  return rateLimitError(scope, limit, refused.decision.retryAfterSeconds, described);
+  const budget = active[refused.index]!;
+  const error = rateLimitError(budget.scope, budget.limit, refused.decision.retryAfterSeconds, budget.described);
+  return { error, budget };
 }
 
 /** Counts an MCP message that is not a tool call: it carries no credential and touches no room. */
-export async function limitMcpSetup(
-  settings: LimitSettings,
-  take: Take,
-  address: string,
-): Promise<ProtocolError | null> {
+export async function limitMcpSetup(settings: LimitSettings, take: Take, address: string): Promise<CallRefusal | null> {
   return countOn(take, [
     { key: `mcp-setup:${address}`, limit: settings.mcpSetupPerMinute, scope: 'ip', described: BUCKETS.mcpSetup },
   ]);

@@ -56,9 +56,15 @@ function parseMessage(body: Buffer | undefined): { message: unknown } | undefine
   }
 }
 
+/** The request limits and the tools that also count on the per-credential limit (the mutating ones). */
+interface McpLimits {
+  limits: CallerRateLimits;
+  mutatingTools: ReadonlySet<string>;
+}
+
 async function serve(
   handler: McpHttpHandler,
-  limits: CallerRateLimits | undefined,
+  limiting: McpLimits | undefined,
   origins: AsyncLocalStorage<CallOrigin>,
   origin: CallOrigin,
   request: FastifyRequest,
@@ -70,10 +76,20 @@ async function serve(
   });
   const body = request.body as Buffer | undefined;
   const parsed = parseMessage(body);
-  if (limits) {
+  let called = origin;
+  if (limiting) {
     const at = origin.services.clock.now();
-    const refusal = await limitMcpMessage(limits, parsed?.message, origin.mandateHeader, request.ip, at, request.log);
-    if (refusal) return sendError(reply, request, refusal.toSpec(), refusal.status);
+    const refusal = await limitMcpMessage(
+      limiting.limits,
+      parsed?.message,
+      origin.mandateHeader,
+      request.ip,
+      at,
+      request.log,
+      limiting.mutatingTools,
+    );
+    if (refusal?.inTool) called = { ...origin, refused: refusal.error };
+    else if (refusal) return sendError(reply, request, refusal.error.toSpec(), refusal.error.status);
   }
   if (isBatch(header(request, 'content-type'), parsed?.message)) {
     noteErrorCode(reply, JSONRPC_REFUSAL);
@@ -89,7 +105,7 @@ async function serve(
     signal: abort.signal,
   });
   // The SDK builds the per-request server inside fetch; the origin reaches its factory through the async context.
-  const response = await origins.run(origin, () =>
+  const response = await origins.run(called, () =>
     handler.fetch(webRequest, parsed === undefined ? undefined : { parsedBody: parsed.message }),
   );
   // The SDK's own refusals (a JSON-RPC error, a wrong protocol version or Accept header) carry no
@@ -117,6 +133,10 @@ async function mcpRoutes(app: FastifyInstance, options: McpOptions): Promise<voi
     done(null, body);
   });
   const origins = new AsyncLocalStorage<CallOrigin>();
+  const limiting = options.limits && {
+    limits: options.limits,
+    mutatingTools: new Set(options.operations.flatMap((op) => (op.mutating && op.mcp ? [op.mcp.tool] : []))),
+  };
   for (const catalog of CATALOGS) {
     const path = CATALOG_PATHS[catalog];
     const serverFor = catalogServerFactory({
@@ -141,7 +161,7 @@ async function mcpRoutes(app: FastifyInstance, options: McpOptions): Promise<voi
     app.post(path, (request, reply) =>
       serve(
         handler,
-        options.limits,
+        limiting,
         origins,
         {
           services: options.services,
