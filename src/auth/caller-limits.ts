@@ -14,10 +14,11 @@
 import type { ProtocolError } from '../errors.js';
 import type { KnownCredentials } from './known-credentials.js';
 import {
+  type Budget,
   credentialRateKey,
   type RateBucket,
-  type RateDecision,
   type RateLimitSettings,
+  type Refusal,
   rateLimitError,
 } from './rate-limit.js';
 
@@ -50,8 +51,24 @@ export function limitsCallsByCaller(settings: LimitSettings): boolean {
   );
 }
 
-/** Counts one call on a bucket (the hook bounds how long it may take). */
-export type Take = (key: string, limit: number) => Promise<RateDecision>;
+/**
+ * Counts one call on all of its budgets or on none (RequestRateCounter.takeAll; the hook bounds how
+ * long it may take): null when counted, else which budget refused.
+ */
+export type Take = (budgets: readonly Budget[]) => Promise<Refusal | null>;
+
+/** A budget a call is counted on, with what its refusal says. */
+export interface CountedOn extends Budget {
+  scope: 'ip' | 'credential';
+  /** Which of the scope's limits it is; absent for the two original limits. */
+  described?: RateBucket;
+}
+
+/** A call refused: the error to answer, and the budget that refused it. */
+export interface CallRefusal {
+  error: ProtocolError;
+  budget: CountedOn;
+}
 
 const BUCKETS = {
   credentialCalls: { bucket: 'credential_calls', who: 'this credential', what: 'requests' },
@@ -78,45 +95,54 @@ export async function limitCall(
   presented: { bearer?: string | undefined; mandate?: string | undefined },
   address: string,
   mints: boolean,
-): Promise<ProtocolError | null> {
+  also: readonly CountedOn[] = [],
+): Promise<CallRefusal | null> {
   const key = mints ? null : credentialRateKey(presented);
   const proven = key === null ? null : await known.lookup(key).catch(() => null);
-  if (proven === null) {
-    if (settings.ipPerMinute <= 0) return null;
-    const decision = await take(`ip:${address}`, settings.ipPerMinute);
-    return decision.allowed ? null : rateLimitError('ip', settings.ipPerMinute, decision.retryAfterSeconds);
-  }
-  const checks: [string, number, 'ip' | 'credential', RateBucket][] = [
-    [proven.bucket, settings.credentialCallsPerMinute, 'credential', BUCKETS.credentialCalls],
-    ...(proven.issuer === null
-      ? []
+  const budgets: CountedOn[] =
+    proven === null
+      ? [{ key: `ip:${address}`, limit: settings.ipPerMinute, scope: 'ip' }]
       : [
-          [proven.issuer, settings.issuerPerMinute, 'credential', BUCKETS.issuer] as [
-            string,
-            number,
-            'credential',
-            RateBucket,
-          ],
-        ]),
-    [`ip-auth:${address}`, settings.authenticatedIpPerMinute, 'ip', BUCKETS.authenticatedIp],
-  ];
-  for (const [bucket, limit, scope, described] of checks) {
-    if (limit <= 0) continue;
-    const decision = await take(bucket, limit);
-    if (!decision.allowed) return rateLimitError(scope, limit, decision.retryAfterSeconds, described);
-  }
-  return null;
+          {
+            key: proven.bucket,
+            limit: settings.credentialCallsPerMinute,
+            scope: 'credential',
+            described: BUCKETS.credentialCalls,
+          },
+          ...(proven.issuer === null
+            ? []
+            : [
+                {
+                  key: proven.issuer,
+                  limit: settings.issuerPerMinute,
+                  scope: 'credential',
+                  described: BUCKETS.issuer,
+                } satisfies CountedOn,
+              ]),
+          {
+            key: `ip-auth:${address}`,
+            limit: settings.authenticatedIpPerMinute,
+            scope: 'ip',
+            described: BUCKETS.authenticatedIp,
+          },
+        ];
+  return countOn(take, [...budgets, ...also]);
+}
+
+/** Counts the call on every budget whose limit is on, all together (one round trip on Redis); the refusal, or null. */
+async function countOn(take: Take, budgets: readonly CountedOn[]): Promise<CallRefusal | null> {
+  const active = budgets.filter(({ limit }) => limit > 0);
+  if (active.length === 0) return null;
+  const refused = await take(active);
+  if (refused === null) return null;
+  const budget = active[refused.index]!;
+  const error = rateLimitError(budget.scope, budget.limit, refused.decision.retryAfterSeconds, budget.described);
+  return { error, budget };
 }
 
 /** Counts an MCP message that is not a tool call: it carries no credential and touches no room. */
-export async function limitMcpSetup(
-  settings: LimitSettings,
-  take: Take,
-  address: string,
-): Promise<ProtocolError | null> {
-  if (settings.mcpSetupPerMinute <= 0) return null;
-  const decision = await take(`mcp-setup:${address}`, settings.mcpSetupPerMinute);
-  return decision.allowed
-    ? null
-    : rateLimitError('ip', settings.mcpSetupPerMinute, decision.retryAfterSeconds, BUCKETS.mcpSetup);
+export async function limitMcpSetup(settings: LimitSettings, take: Take, address: string): Promise<CallRefusal | null> {
+  return countOn(take, [
+    { key: `mcp-setup:${address}`, limit: settings.mcpSetupPerMinute, scope: 'ip', described: BUCKETS.mcpSetup },
+  ]);
 }

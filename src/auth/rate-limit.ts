@@ -24,11 +24,29 @@ export interface RateDecision {
   retryAfterSeconds: number;
 }
 
+/** One budget a call is counted on. */
+export interface Budget {
+  key: string;
+  limit: number;
+}
+
+/** Which of a call's budgets refused it (its index in the list), and the wait it answered. */
+export interface Refusal {
+  index: number;
+  decision: RateDecision;
+}
+
 /** The request limiters: a request counts only when it is allowed (a refused request does not extend the wait). */
 export interface RequestRateCounter {
   /** Counts in this process's memory: it answers at once and can never hang (no deadline to race). */
   readonly inProcess?: boolean;
   take(key: string, limit: number, windowMs: number, now: number): Promise<RateDecision>;
+  /**
+   * Counts one call on all of `budgets` or on none: every budget is checked first, and the call is
+   * counted only when all of them allow it, so a refused call counts on no budget. Null when counted,
+   * else the first budget (in order) that refused. On Redis this is one round trip for the whole call.
+   */
+  takeAll(budgets: readonly Budget[], windowMs: number, now: number): Promise<Refusal | null>;
 }
 
 /**
@@ -69,13 +87,22 @@ export class MemoryRateCounters implements RequestRateCounter, MandateRateCounte
   private operations = 0;
 
   async take(key: string, limit: number, windowMs: number, now: number): Promise<RateDecision> {
-    const log = this.log(key, windowMs, now);
-    const inWindow = log.times.filter((t) => t > now - windowMs);
-    log.times = inWindow;
-    if (inWindow.length >= limit)
-      return { allowed: false, retryAfterSeconds: retryAfter(inWindow, limit, windowMs, now) };
-    insertSorted(log.times, now);
-    return ALLOWED;
+    return (await this.takeAll([{ key, limit }], windowMs, now))?.decision ?? ALLOWED;
+  }
+
+  async takeAll(budgets: readonly Budget[], windowMs: number, now: number): Promise<Refusal | null> {
+    this.tick(now);
+    const logs = budgets.map(({ key }) => this.log(key, windowMs));
+    for (const [index, log] of logs.entries()) {
+      const inWindow = log.times.filter((t) => t > now - windowMs);
+      log.times = inWindow;
+      const { limit } = budgets[index]!;
+      if (inWindow.length >= limit) {
+        return { index, decision: { allowed: false, retryAfterSeconds: retryAfter(inWindow, limit, windowMs, now) } };
+      }
+    }
+    for (const log of logs) insertSorted(log.times, now);
+    return null;
   }
 
   async check(key: string, limit: number, windowSec: number, now: number): Promise<RateDecision> {
@@ -86,13 +113,18 @@ export class MemoryRateCounters implements RequestRateCounter, MandateRateCounte
   }
 
   async record(key: string, now: number, windowSec: number): Promise<void> {
-    const log = this.log(key, windowSec * 1000, now);
+    this.tick(now);
+    const log = this.log(key, windowSec * 1000);
     insertSorted(log.times, now);
     if (log.times.length > MAX_MANDATE_LOG_ENTRIES) log.times.splice(0, log.times.length - MAX_MANDATE_LOG_ENTRIES);
   }
 
-  private log(key: string, retainMs: number, now: number): Log {
+  /** Counts an operation; every SWEEP_EVERY-th drops the logs nothing in any window holds. */
+  private tick(now: number): void {
     if (++this.operations % SWEEP_EVERY === 0) this.sweep(now);
+  }
+
+  private log(key: string, retainMs: number): Log {
     let log = this.logs.get(key);
     if (!log) {
       log = { times: [], retainMs };

@@ -126,7 +126,8 @@ export class Engagement {
     queueMicrotask(() => {
       this.bus.notify(notice.slug, notice.head);
       this.fanout?.publish(notice.slug, notice.head);
-      if (notice.events.length > 0) this.webhooks.noteCommit(notice.slug);
+      // A room the commit found without subscriptions owes no deliveries (one read fewer per commit).
+      if (notice.events.length > 0 && notice.subscribed !== false) this.webhooks.noteCommit(notice.slug);
     });
   }
 

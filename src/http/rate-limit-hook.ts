@@ -7,10 +7,10 @@
  * the body, so the MCP routes are counted by `limitMcpMessage` once the body is read: a request
  * carries exactly one JSON-RPC message (batches are refused, mcp/batch.ts), so each tool call counts.
  */
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import { type LimitSettings, limitCall, limitMcpSetup, type Take } from '../auth/caller-limits.js';
+import type { FastifyBaseLogger, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import { type CountedOn, type LimitSettings, limitCall, limitMcpSetup, type Take } from '../auth/caller-limits.js';
 import type { KnownCredentials } from '../auth/known-credentials.js';
-import { credentialRateKey, type RateDecision, type RequestRateCounter, rateLimitError } from '../auth/rate-limit.js';
+import { credentialRateKey, type RequestRateCounter } from '../auth/rate-limit.js';
 import type { ProtocolError } from '../errors.js';
 import { within } from '../runtime/within.js';
 import { sendError } from './errors.js';
@@ -42,29 +42,18 @@ export function rateLimitHook(limits: CallerRateLimits, now: () => number): onRe
     // MCP carries credentials inside the body: limitMcpMessage counts the call once it is read.
     if (route.startsWith('/mcp')) return;
     const at = now();
-    const mandate = header(request, 'x-mandate');
+    const presented = { bearer: bearerOf(request), mandate: header(request, 'x-mandate') };
     try {
       const refusal = await limitCall(
         settings,
         boundedKnown(limits.known),
         boundedTake(counter, at),
-        {
-          bearer: bearerOf(request),
-          mandate,
-        },
+        presented,
         request.ip,
         MINTING_ROUTES.has(`${request.method} ${route}`),
+        mutationBudget(settings, presented, isMutating(request.method, route)),
       );
-      if (refusal) return sendError(reply, request, refusal.toSpec(), refusal.status);
-      if (settings.credentialPerMinute > 0 && isMutating(request.method, route)) {
-        const credential = credentialRateKey({ bearer: bearerOf(request), mandate });
-        if (credential !== null) {
-          const decision = await boundedTake(counter, at)(credential, settings.credentialPerMinute);
-          if (!decision.allowed) {
-            return tooMany(request, reply, 'credential', settings.credentialPerMinute, decision.retryAfterSeconds);
-          }
-        }
-      }
+      if (refusal) return sendError(reply, request, refusal.error.toSpec(), refusal.error.status);
     } catch (error) {
       // A limiter whose backing store is down must not take the service down with it.
       request.log.warn({ err: error }, 'rate limiter unavailable; request not limited');
@@ -73,10 +62,31 @@ export function rateLimitHook(limits: CallerRateLimits, now: () => number): onRe
 }
 
 /**
+ * A mutating call also counts on the per-credential limit (`RATE_LIMIT_CREDENTIAL_PER_MIN`), in the
+ * same round trip as its caller's budgets: the budget to add, if any.
+ */
+function mutationBudget(
+  settings: LimitSettings,
+  presented: { bearer?: string | undefined; mandate?: string | undefined },
+  mutating: boolean,
+): CountedOn[] {
+  const credential = mutating ? credentialRateKey(presented) : null;
+  return credential === null ? [] : [{ key: credential, limit: settings.credentialPerMinute, scope: 'credential' }];
+}
+
+/** An MCP message refused; `inTool` when the tool call itself answers it (see limitMcpMessage). */
+export interface McpRefusal {
+  error: ProtocolError;
+  inTool: boolean;
+}
+
+/**
  * Counts one MCP message (the JSON-RPC body, parsed once by the MCP route; undefined when it is not
  * JSON): a tool call by the credential in its arguments
- * (`token`) or `_meta.mandate` (else the X-Mandate header), like a REST call; any other message
- * (initialize, notifications, tools/list) on the address's MCP setup budget. The refusal, or null.
+ * (`token`) or `_meta.mandate` (else the X-Mandate header), like a REST call, a call of one of
+ * `mutatingTools` on the per-credential limit too; any other message (initialize, notifications,
+ * tools/list) on the address's MCP setup budget. The refusal, or null. A refusal by the
+ * per-credential limit is answered by the tool call, as a tool error (`inTool`), as it always was.
  */
 export async function limitMcpMessage(
   limits: CallerRateLimits,
@@ -85,20 +95,28 @@ export async function limitMcpMessage(
   address: string,
   at: number,
   log: FastifyBaseLogger,
-): Promise<ProtocolError | null> {
+  mutatingTools: ReadonlySet<string> = new Set(),
+): Promise<McpRefusal | null> {
   const take = boundedTake(limits.counter, at);
   try {
     const call = toolCallCredentials(message);
-    if (call === null) return await limitMcpSetup(limits.settings, take, address);
-    const { tool, ...presented } = call;
-    return await limitCall(
+    if (call === null) {
+      const refusal = await limitMcpSetup(limits.settings, take, address);
+      return refusal && { error: refusal.error, inTool: false };
+    }
+    const { tool, bearer, mandate } = call;
+    const presented = { bearer, mandate: mandate ?? mandateHeader };
+    const mutation = mutationBudget(limits.settings, presented, mutatingTools.has(tool));
+    const refusal = await limitCall(
       limits.settings,
       boundedKnown(limits.known),
       take,
-      { ...presented, mandate: presented.mandate ?? mandateHeader },
+      presented,
       address,
       MINTING_TOOLS.has(tool),
+      mutation,
     );
+    return refusal && { error: refusal.error, inTool: mutation.includes(refusal.budget) };
   } catch (error) {
     log.warn({ err: error }, 'rate limiter unavailable; request not limited');
     return null;
@@ -141,11 +159,11 @@ function boundedKnown(known: KnownCredentials): KnownCredentials {
 }
 
 function boundedTake(counter: RequestRateCounter, at: number): Take {
-  if (counter.inProcess) return (key, limit) => counter.take(key, limit, WINDOW_MS, at);
-  return (key, limit) => bounded(counter.take(key, limit, WINDOW_MS, at));
+  if (counter.inProcess) return (budgets) => counter.takeAll(budgets, WINDOW_MS, at);
+  return (budgets) => bounded(counter.takeAll(budgets, WINDOW_MS, at));
 }
 
-function bounded(decision: Promise<RateDecision>): Promise<RateDecision> {
+function bounded<T>(decision: Promise<T>): Promise<T> {
   return within(decision, LIMITER_TIMEOUT_MS, () => {
     throw new Error(`rate limiter did not answer within ${LIMITER_TIMEOUT_MS} ms`);
   });
@@ -153,15 +171,4 @@ function bounded(decision: Promise<RateDecision>): Promise<RateDecision> {
 
 function isMutating(method: string, route: string): boolean {
   return MUTATING_METHODS.has(method) || (method === 'GET' && MUTATING_GET_ROUTES.has(route));
-}
-
-function tooMany(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  scope: 'ip' | 'credential',
-  limit: number,
-  retryAfterSeconds: number,
-): FastifyReply {
-  const error = rateLimitError(scope, limit, retryAfterSeconds);
-  return sendError(reply, request, error.toSpec(), error.status);
 }

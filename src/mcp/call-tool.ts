@@ -6,7 +6,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { FastifyBaseLogger } from 'fastify';
-import { envelope, invalidInput } from '../errors.js';
+import { envelope, invalidInput, type ProtocolError } from '../errors.js';
 import { logRefusal, toProtocolError } from '../http/errors.js';
 import { IDEMPOTENCY_KEY, parseOperationInput } from '../operations/input.js';
 import { refuseUnrepresentable } from '../operations/json-safety.js';
@@ -26,6 +26,11 @@ export interface CallOrigin {
   /** The X-Mandate header, used when the request has no `_meta.mandate`. */
   mandateHeader: string | undefined;
   log: FastifyBaseLogger;
+  /**
+   * The per-credential limit refused this call (the MCP route counts it with the call's other budgets,
+   * http/rate-limit-hook.ts): the tool answers this error, as any refusal of a tool call.
+   */
+  refused?: ProtocolError;
 }
 
 type Arguments = Record<string, unknown>;
@@ -99,6 +104,7 @@ export async function callTool(
   const observed = (code: string | null) =>
     origin.services.observer?.toolCall(tool.name, code, (performance.now() - started) / 1000);
   try {
+    if (origin.refused) throw origin.refused;
     refuseUnrepresentable(args);
     const token = optionalString(args, 'token');
     const idempotencyKey = tool.operation.mutating ? optionalString(args, 'idempotency_key') : undefined;

@@ -63,9 +63,15 @@ function parseMessage(body: Buffer | undefined): { message: unknown } | undefine
   }
 }
 
+/** The request limits and the tools that also count on the per-credential limit (the mutating ones). */
+interface McpLimits {
+  limits: CallerRateLimits;
+  mutatingTools: ReadonlySet<string>;
+}
+
 async function serve(
   handler: McpHttpHandler,
-  limits: CallerRateLimits | undefined,
+  limiting: McpLimits | undefined,
   exchanges: WeakMap<Request, McpExchange>,
   origin: CallOrigin,
   request: FastifyRequest,
@@ -77,10 +83,20 @@ async function serve(
   });
   const body = request.body as Buffer | undefined;
   const parsed = parseMessage(body);
-  if (limits) {
+  let called = origin;
+  if (limiting) {
     const at = origin.services.clock.now();
-    const refusal = await limitMcpMessage(limits, parsed?.message, origin.mandateHeader, request.ip, at, request.log);
-    if (refusal) return sendError(reply, request, refusal.toSpec(), refusal.status);
+    const refusal = await limitMcpMessage(
+      limiting.limits,
+      parsed?.message,
+      origin.mandateHeader,
+      request.ip,
+      at,
+      request.log,
+      limiting.mutatingTools,
+    );
+    if (refusal?.inTool) called = { ...origin, refused: refusal.error };
+    else if (refusal) return sendError(reply, request, refusal.error.toSpec(), refusal.error.status);
   }
   if (isBatch(header(request, 'content-type'), parsed?.message)) {
     noteErrorCode(reply, JSONRPC_REFUSAL);
@@ -98,7 +114,7 @@ async function serve(
   // The SDK builds the per-request server inside fetch and hands its factory this Request, under which the
   // exchange is found (a WeakMap rather than an AsyncLocalStorage: on Node 20 the latter turns on promise
   // hooks for every promise of the process; docs/performance.md, MCP close to REST).
-  exchanges.set(webRequest, { origin, toolName: calledTool(parsed?.message) });
+  exchanges.set(webRequest, { origin: called, toolName: calledTool(parsed?.message) });
   const response = await handler.fetch(webRequest, parsed === undefined ? undefined : { parsedBody: parsed.message });
   // The SDK's own refusals (a JSON-RPC error, a wrong protocol version or Accept header) carry no
   // protocol code: the access line names them as JSON-RPC refusals.
@@ -125,6 +141,10 @@ async function mcpRoutes(app: FastifyInstance, options: McpOptions): Promise<voi
     done(null, body);
   });
   const exchanges = new WeakMap<Request, McpExchange>();
+  const limiting = options.limits && {
+    limits: options.limits,
+    mutatingTools: new Set(options.operations.flatMap((op) => (op.mutating && op.mcp ? [op.mcp.tool] : []))),
+  };
   for (const catalog of CATALOGS) {
     const path = CATALOG_PATHS[catalog];
     const serverFor = catalogServerFactory({
@@ -147,7 +167,7 @@ async function mcpRoutes(app: FastifyInstance, options: McpOptions): Promise<voi
     app.post(path, (request, reply) =>
       serve(
         handler,
-        options.limits,
+        limiting,
         exchanges,
         {
           services: options.services,

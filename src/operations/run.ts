@@ -7,7 +7,6 @@ import { roomUrl } from '../runtime/sealing.js';
 import { recordMandateCall, verifyMandate } from '../auth/mandates.js';
 import { rememberProven } from '../auth/known-credentials.js';
 import { within } from '../runtime/within.js';
-import { credentialRateKey, RATE_WINDOW_MS, rateLimitError } from '../auth/rate-limit.js';
 import { ProtocolError } from '../errors.js';
 import { guessIn } from '../auth/guess-throttle.js';
 import type { AnyOperation, RequestContext } from './types.js';
@@ -31,7 +30,6 @@ async function runChecked(
   invalid: ProtocolError | undefined,
 ): Promise<Record<string, unknown>> {
   const { services } = ctx;
-  if (ctx.transport === 'mcp' && operation.mutating) await limitCredential(ctx);
   const jws = ctx.credentials.mandate;
   if (jws === undefined || !services.mandates) return learningCredentials(operation, ctx, input, invalid);
 
@@ -103,15 +101,4 @@ async function learningCredentials(
     const settled = remembering.catch(() => undefined);
     await (known.inProcess ? settled : within(settled, REMEMBER_WAIT_MS, () => undefined));
   }
-}
-
-/** The per-credential request limit (docs/operators.md, Configuration) for MCP tool calls, whose credentials the HTTP hook cannot see. */
-async function limitCredential(ctx: RequestContext): Promise<void> {
-  const rates = ctx.services.requestRates;
-  if (!rates || rates.settings.credentialPerMinute <= 0) return;
-  const key = credentialRateKey(ctx.credentials);
-  if (key === null) return;
-  const limit = rates.settings.credentialPerMinute;
-  const decision = await rates.counter.take(key, limit, RATE_WINDOW_MS, ctx.services.clock.now());
-  if (!decision.allowed) throw rateLimitError('credential', limit, decision.retryAfterSeconds);
 }

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { iso } from '../domain/format.js';
 import { type ProtocolError, protocolError } from '../errors.js';
-import type { IdempotencyRecord, RoomRecord, StoredEvent } from '../store/port.js';
+import type { CommittedRoom, IdempotencyRecord, StoredEvent } from '../store/port.js';
 import { type HeldLock, lockRoom } from './held-lock.js';
 import type { RoomCache } from './room-cache.js';
 import { type Entry, stateOf } from './room-entry.js';
@@ -73,7 +73,7 @@ export class StoreTurn {
     const state = stateOf(entry);
     const nextDeadline = roomDeadline(state);
     const created = entry.version === 0;
-    const stored: RoomRecord = await this.deps.store.commit({
+    const stored: CommittedRoom = await this.deps.store.commit({
       slug: entry.slug,
       expected_version: entry.version,
       snapshot: snapshotText,
@@ -106,6 +106,7 @@ export class StoreTurn {
       created,
       receipts: collected.receipts.length,
       state: entry.committed,
+      ...(stored.subscribed === undefined ? {} : { subscribed: stored.subscribed }),
     });
   }
 }

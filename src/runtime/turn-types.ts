@@ -41,6 +41,8 @@ export interface CommitNotice {
   receipts: number;
   /** The state committed (the metrics read mechanisms and outcomes from it). */
   state: RoomState;
+  /** False when the store saw no webhook subscriptions at the commit (RoomRecord.subscribed). */
+  subscribed?: boolean;
 }
 
 export interface RuntimeDeps {

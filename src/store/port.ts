@@ -81,6 +81,16 @@ export interface RoomRecord {
   revision?: string;
 }
 
+/** What a commit stored, and what the store learnt in the same write. */
+export interface CommittedRoom extends RoomRecord {
+  /**
+   * Whether the room had webhook subscriptions at the commit, on a store that can tell in the same
+   * write (Redis: one EXISTS inside the commit script). False lets the engagement skip reading them
+   * for this commit; absent means unknown (read them).
+   */
+  subscribed?: boolean;
+}
+
 export interface CommitBatch {
   slug: string;
   /** The version the writer read; 0 to create the room. The commit fails unless it still matches. */
@@ -178,7 +188,7 @@ export interface RoomStore {
   roomExists(slug: string): Promise<boolean>;
 
   /** Atomic: snapshot + version bump + events + receipts + idempotency record + deadline. */
-  commit(batch: CommitBatch): Promise<RoomRecord>;
+  commit(batch: CommitBatch): Promise<CommittedRoom>;
 
   /** Events with seq > afterSeq, ascending, at most `limit`. */
   events(slug: string, afterSeq: number, limit: number): Promise<StoredEvent[]>;

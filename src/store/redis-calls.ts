@@ -18,7 +18,7 @@ import {
 export type Arg = string | number | Buffer;
 
 export interface ScriptCommands {
-  conclaveCommit(...args: Arg[]): Promise<[number, number, string, number]>;
+  conclaveCommit(...args: Arg[]): Promise<[number, number, string, number, number]>;
   conclaveDeleteRoom(...args: Arg[]): Promise<number>;
   conclaveAcquireLock(...args: Arg[]): Promise<0 | [number, string | null, string | null, (string | null)[]?]>;
   conclaveLoadIfChanged(...args: Arg[]): Promise<(string | null)[] | null>;

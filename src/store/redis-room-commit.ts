@@ -5,9 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { assertBatchShape, IDEMPOTENCY_TTL_MS, slugOfScope } from './common.js';
-import { type CommitBatch, type IdempotencyRecord, type RoomRecord, StoreUnavailableError } from './port.js';
+import { type CommitBatch, type CommittedRoom, type IdempotencyRecord, StoreUnavailableError } from './port.js';
 import type { Arg, DeadlineCalls, ScriptCommands, ScriptedRedis } from './redis-calls.js';
 import { encodeArchived, encodeEvents, encodeReceipts } from './redis-codec.js';
+import { engagementKeys } from './redis-engagement-commands.js';
 import type { RedisKeys } from './redis-keys.js';
 import type { RoomLeases } from './redis-room-lease.js';
 import type { ExistenceMemo } from './redis-room-reads.js';
@@ -28,7 +29,7 @@ export class RedisRoomCommits {
     private readonly memo: ExistenceMemo,
   ) {}
 
-  async commit(batch: CommitBatch): Promise<RoomRecord> {
+  async commit(batch: CommitBatch): Promise<CommittedRoom> {
     assertBatchShape(batch);
     const { slug } = batch;
     const records = batch.idempotency ?? [];
@@ -38,7 +39,7 @@ export class RedisRoomCommits {
     const release = batch.release_lock && batch.fence !== undefined ? batch.fence : null;
     const lingerTtl = release === null ? null : this.leases.lingerTtl(slug, release);
     const args: Arg[] = [
-      7 + inScript.length,
+      8 + inScript.length,
       this.key.room(slug),
       this.key.events(slug),
       this.key.eventIds(slug),
@@ -47,6 +48,7 @@ export class RedisRoomCommits {
       this.key.archived(slug),
       this.key.lockQueue(slug),
       ...inScript.map((record) => this.key.idempotency(record.scope)),
+      engagementKeys(this.key.room(slug)).webhooks,
       batch.expected_version,
       batch.fence ?? '',
       batch.snapshot,
@@ -69,8 +71,9 @@ export class RedisRoomCommits {
     let head: number;
     let revision: string;
     let kept: number;
+    let subscribed: number;
     try {
-      [version, head, revision, kept] = await this.calls.call(() =>
+      [version, head, revision, kept, subscribed] = await this.calls.call(() =>
         this.replication.replicas > 0 ? this.commitReplicated(args) : this.redis.conclaveCommit(...args),
       );
     } catch (error) {
@@ -80,7 +83,15 @@ export class RedisRoomCommits {
     if (release !== null) this.leases.committed(slug, release, sentAt, { version, revision }, kept === 1);
     this.memo.seen(slug, true);
     await this.afterCommit(batch, version, separate);
-    return { slug, version, head, snapshot: batch.snapshot, next_deadline: batch.next_deadline, revision };
+    return {
+      slug,
+      version,
+      head,
+      snapshot: batch.snapshot,
+      next_deadline: batch.next_deadline,
+      revision,
+      subscribed: subscribed === 1,
+    };
   }
 
   /**
@@ -89,7 +100,7 @@ export class RedisRoomCommits {
    * caller answers with 503; the write may still have landed, and the client's retry with its
    * Idempotency-Key gets the stored result.
    */
-  private async commitReplicated(args: Arg[]): Promise<[number, number, string, number]> {
+  private async commitReplicated(args: Arg[]): Promise<[number, number, string, number, number]> {
     const { replicas, timeoutMs } = this.replication;
     const pipeline = this.redis.pipeline() as unknown as ScriptCommands & {
       wait(replicas: number, timeout: number): unknown;
@@ -107,7 +118,7 @@ export class RedisRoomCommits {
         `the write reached ${Number(acknowledged)} of the ${replicas} Redis replicas required within ${timeoutMs} ms`,
       );
     }
-    return committed as [number, number, string, number];
+    return committed as [number, number, string, number, number];
   }
 
   /**

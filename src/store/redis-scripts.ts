@@ -10,7 +10,7 @@ export const CONFLICT_REPLY = 'CONCLAVE_CONFLICT';
 
 /**
  * KEYS: room hash, events zset, event-ids hash, receipts list, lock, archived-decisions zset, the
- * lock's queue (redis-room-lock.ts), then one key per idempotency record.
+ * lock's queue (redis-room-lock.ts), then one key per idempotency record, then the room's webhooks hash.
  * ARGV: expected_version, fence ('' = none), snapshot, next_deadline ('' = none),
  *   event count n, then n × (seq, id, JSON), then receipt count m, then m × (sequence, JSON),
  *   then idempotency record count k, then k × (JSON, PX), then archived count a, then a × (seq, JSON),
@@ -18,7 +18,8 @@ export const CONFLICT_REPLY = 'CONCLAVE_CONFLICT';
  *   the fenced lock: '1' to release it with the commit, '2' to release it only if someone waits
  *   for it and otherwise keep it for another TTL (lingering, redis-room-lease.ts), '' to keep it
  *   as it is; then the lock's wake channel, the slug and the TTL (ms, for '2').
- * Returns { version, head, revision, kept }: kept is 1 when a '2' commit kept the lock.
+ * Returns { version, head, revision, kept, subscribed }: kept is 1 when a '2' commit kept the lock;
+ * subscribed is 1 when the room has webhooks (so the engagement reads them only then).
  */
 export const COMMIT_SCRIPT = `
 local room, events, eventIds, receipts, lock, archived, lockQueue = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
@@ -96,7 +97,7 @@ elseif fence ~= '' and (release == '1' or release == '2') then
     redis.call('PUBLISH', ARGV[archivedAt + 4 + a * 2], ARGV[archivedAt + 5 + a * 2])
   end
 end
-return { version, head, revision, kept }
+return { version, head, revision, kept, redis.call('EXISTS', KEYS[#KEYS]) }
 `;
 
 /**

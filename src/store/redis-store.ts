@@ -14,6 +14,7 @@
 import type {
   ArchivedDecision,
   CommitBatch,
+  CommittedRoom,
   IdempotencyRecord,
   RoomLock,
   RoomRecord,
@@ -169,7 +170,7 @@ export class RedisStore implements RoomStore {
     return this.reads.roomExists(slug);
   }
 
-  commit(batch: CommitBatch): Promise<RoomRecord> {
+  commit(batch: CommitBatch): Promise<CommittedRoom> {
     return this.commits.commit(batch);
   }
 

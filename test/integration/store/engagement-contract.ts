@@ -106,6 +106,22 @@ export function engagementContract(target: StoreTarget): void {
       await store.engagement.disableWebhook('inactive', gone.id, T);
       expect(await store.engagement.webhookRooms()).toEqual(['active']);
     });
+
+    it('tells, where a commit reports it, whether the room had webhooks then', async () => {
+      const commit = (slug: string) =>
+        store.commit({ slug, expected_version: 1, snapshot: '{}', events: [], receipts: [], next_deadline: null });
+      await room('plain');
+      await room('watched');
+      await store.engagement.createWebhook(webhook('watched'));
+      // Absent means unknown (SQLite reads the subscriptions instead); Redis answers in the commit.
+      for (const [slug, expected] of [
+        ['plain', false],
+        ['watched', true],
+      ] as const) {
+        const { subscribed } = await commit(slug);
+        if (subscribed !== undefined) expect(subscribed).toBe(expected);
+      }
+    });
   });
 
   describe('delivery outbox', () => {

@@ -2,10 +2,12 @@
  * The decision of the limits by caller (docs/architecture.md, Rate limits by caller): which budget a
  * call is counted on, given what it presents and what the service has proven about it.
  */
+import type { FastifyBaseLogger } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { type LimitSettings, limitCall, limitsCallsByCaller } from '../../../src/auth/caller-limits.js';
+import { limitMcpMessage } from '../../../src/http/rate-limit-hook.js';
 import { KNOWN_FOR_MS, MemoryKnownCredentials, mintedToken } from '../../../src/auth/known-credentials.js';
-import { credentialRateKey, MemoryRateCounters } from '../../../src/auth/rate-limit.js';
+import { type Budget, credentialRateKey, MemoryRateCounters } from '../../../src/auth/rate-limit.js';
 
 const SETTINGS: LimitSettings = {
   ipPerMinute: 2,
@@ -21,9 +23,9 @@ function harness(now = { t: 1_000_000 }) {
   const counters = new MemoryRateCounters();
   const known = new MemoryKnownCredentials(() => now.t);
   const buckets: string[] = [];
-  const take = (key: string, limit: number) => {
-    buckets.push(key);
-    return counters.take(key, limit, 60_000, now.t);
+  const take = (budgets: readonly Budget[]) => {
+    buckets.push(...budgets.map(({ key }) => key));
+    return counters.takeAll(budgets, 60_000, now.t);
   };
   return { known, take, buckets, now };
 }
@@ -57,10 +59,28 @@ describe('limitCall', () => {
     for (let i = 0; i < 3; i++)
       expect(await limitCall(SETTINGS, known, take, { bearer: 't_real' }, 'a', false)).toBeNull();
     const refusal = await limitCall(SETTINGS, known, take, { bearer: 't_real' }, 'a', false);
-    expect(refusal?.toSpec()).toMatchObject({
+    expect(refusal?.error.toSpec()).toMatchObject({
       code: 'rate_limit.exceeded',
       details: { scope: 'credential', limit: 3, bucket: 'credential_calls' },
     });
+  });
+
+  it('counts a refused call on none of its budgets', async () => {
+    const { known, take } = harness();
+    await known.remember(credentialRateKey({ bearer: 't_real' })!, mintedToken('t_real'));
+    const settings = { ...SETTINGS, credentialCallsPerMinute: 5, authenticatedIpPerMinute: 2 };
+    for (let i = 0; i < 2; i++)
+      expect(await limitCall(settings, known, take, { bearer: 't_real' }, 'a', false)).toBeNull();
+    // The address's ceiling is reached: the credential's own budget is not charged for the refusals.
+    for (let i = 0; i < 5; i++) {
+      const refusal = await limitCall(settings, known, take, { bearer: 't_real' }, 'a', false);
+      expect(refusal?.error.toSpec()).toMatchObject({ details: { bucket: 'authenticated_ip' } });
+    }
+    expect(await limitCall(settings, known, take, { bearer: 't_real' }, 'b', false)).toBeNull();
+    expect(await limitCall(settings, known, take, { bearer: 't_real' }, 'b', false)).toBeNull();
+    expect(await limitCall(settings, known, take, { bearer: 't_real' }, 'c', false)).toBeNull();
+    const refusal = await limitCall(settings, known, take, { bearer: 't_real' }, 'c', false);
+    expect(refusal?.error.toSpec()).toMatchObject({ details: { bucket: 'credential_calls', limit: 5 } });
   });
 
   it('forgets a credential not proven again within a day', async () => {
@@ -102,5 +122,29 @@ describe('limitsCallsByCaller', () => {
     const { known, take, buckets } = harness();
     expect(await limitCall(OFF, known, take, { bearer: 't_any' }, '10.0.0.1', false)).toBeNull();
     expect(buckets).toEqual([]);
+  });
+});
+
+describe('limitMcpMessage', () => {
+  const settings: LimitSettings = { ...SETTINGS, ipPerMinute: 0, credentialCallsPerMinute: 0, credentialPerMinute: 1 };
+  const log = { warn: () => {} } as unknown as FastifyBaseLogger;
+  const message = (name: string) => ({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name, arguments: { token: 't_real' } },
+  });
+
+  it('counts a mutating tool call on the per-credential limit, and a read on none', async () => {
+    const counter = new MemoryRateCounters();
+    const limits = { counter, known: new MemoryKnownCredentials(() => 0), settings };
+    const mutating = new Set(['choose']);
+    const limit = (name: string) => limitMcpMessage(limits, message(name), undefined, 'a', 1_000, log, mutating);
+    expect(await limit('read_room')).toBeNull();
+    expect(await limit('choose')).toBeNull();
+    expect(await limit('read_room')).toBeNull();
+    const refusal = await limit('choose');
+    expect(refusal?.inTool).toBe(true);
+    expect(refusal?.error.toSpec()).toMatchObject({ details: { scope: 'credential', limit: 1 } });
   });
 });

@@ -36,6 +36,27 @@ function counterContract(name: string, fresh: () => Promise<Counters>) {
       expect(await c.take('j', 1, 60_000, T0 + 100)).toEqual({ allowed: false, retryAfterSeconds: 60 });
     });
 
+    it('takeAll: counts a call on every budget or on none, and names the first that refused', async () => {
+      const c = await fresh();
+      const budgets = [
+        { key: 'wide', limit: 3 },
+        { key: 'narrow', limit: 1 },
+      ];
+      expect(await c.takeAll(budgets, 60_000, T0)).toBeNull();
+      expect(await c.takeAll(budgets, 60_000, T0 + 10_000)).toEqual({
+        index: 1,
+        decision: { allowed: false, retryAfterSeconds: 50 },
+      });
+      // The refused calls counted on no budget: 'wide' still holds one call, so two more fit.
+      expect(await c.take('wide', 3, 60_000, T0 + 20_000)).toEqual({ allowed: true, retryAfterSeconds: 0 });
+      expect(await c.take('wide', 3, 60_000, T0 + 20_000)).toEqual({ allowed: true, retryAfterSeconds: 0 });
+      expect(await c.takeAll(budgets, 60_000, T0 + 30_000)).toEqual({
+        index: 0,
+        decision: { allowed: false, retryAfterSeconds: 30 },
+      });
+      expect(await c.takeAll([{ key: 'narrow', limit: 1 }], 60_000, T0 + 60_000)).toBeNull();
+    });
+
     it('check/record: counts only recorded calls, per window of the asking mandate', async () => {
       const c = await fresh();
       expect((await c.check('m', 2, 60, T0)).allowed).toBe(true);
@@ -73,6 +94,11 @@ describe.skipIf(server === null)('on Redis', () => {
     return redis;
   };
   counterContract('RedisRateCounters', async () => new RedisRateCounters(open(), `test-${randomUUID().slice(0, 8)}:`));
+  // A Cluster client counts each budget with its own script call (keys of several slots): the same contract.
+  counterContract(
+    'RedisRateCounters as on a Cluster',
+    async () => new RedisRateCounters(Object.assign(open(), { isCluster: true }), `test-${randomUUID().slice(0, 8)}:`),
+  );
 
   it('shares counts between connections (processes) with the same prefix, under its own keys', async () => {
     const prefix = `test-${randomUUID().slice(0, 8)}:`;
