@@ -21,6 +21,8 @@ export async function startRedisDeployment(
   redis: TestRedisServer,
   extraEnv: Record<string, string> = {},
   processes = 3,
+  /** A command each process is started through (spawnService's `wrapper`). */
+  wrapper?: string[],
 ): Promise<RedisDeployment> {
   const env = {
     STORE: 'redis',
@@ -31,7 +33,7 @@ export async function startRedisDeployment(
     LOG_LEVEL: 'error',
     ...extraEnv,
   };
-  const fleet = await startFleet(processes, env);
+  const fleet = await startFleet(processes, env, wrapper);
   const nginx = await startNginx(fleet.ports.map((port) => `127.0.0.1:${port}`));
   return {
     base: nginx.base,
@@ -45,6 +47,6 @@ export async function startRedisDeployment(
 }
 
 /** One process on its embedded SQLite store, default limits. */
-export function startEmbeddedProcess(): Promise<ChildService> {
-  return spawnService({ LOG_LEVEL: 'error' });
+export function startEmbeddedProcess(wrapper?: string[]): Promise<ChildService> {
+  return spawnService({ LOG_LEVEL: 'error' }, wrapper ? { wrapper } : {});
 }

@@ -106,10 +106,16 @@ export interface Fleet {
   stop(): Promise<void>;
 }
 
-export async function startFleet(count: number, env: Record<string, string>): Promise<Fleet> {
+export async function startFleet(
+  count: number,
+  env: Record<string, string>,
+  /** A command each process is started through (spawnService's `wrapper`), e.g. `['nice', '-n', '10']`. */
+  wrapper?: string[],
+): Promise<Fleet> {
   const ports: number[] = [];
   for (let i = 0; i < count; i++) ports.push(await freePort());
-  const processes: (ChildService | null)[] = await Promise.all(ports.map((port) => spawnService(env, { port })));
+  const spawnOne = (port: number) => spawnService(env, { port, ...(wrapper ? { wrapper } : {}) });
+  const processes: (ChildService | null)[] = await Promise.all(ports.map(spawnOne));
   return {
     ports,
     processes,
@@ -125,7 +131,7 @@ export async function startFleet(count: number, env: Record<string, string>): Pr
         await old.stop();
       }
       processes[i] = null;
-      processes[i] = await spawnService(env, { port: ports[i]! });
+      processes[i] = await spawnOne(ports[i]!);
     },
     async stop() {
       await Promise.all(processes.map((process) => process?.stop()));
