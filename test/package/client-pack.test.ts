@@ -107,11 +107,32 @@ describe('the packed client package', () => {
       path.join(project, 'package.json'),
       JSON.stringify({ name: 'user-project', type: 'module', private: true }),
     );
-    // As a user installs it (install scripts allowed), but from the npm cache: the test stays on loopback.
+    // As a user installs it (install scripts allowed), but offline: the test stays on loopback. Its
+    // dependencies come along as tarballs packed from the repository's installed copies (the versions
+    // the lockfile pins): resolving their ranges from the npm cache alone would need their registry
+    // metadata, which `npm ci` never fetches, so a fresh machine's cache cannot answer it.
+    const manifest = JSON.parse(await readFile(path.join(packageDir, 'package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>;
+    };
+    for (const name of Object.keys(manifest.dependencies ?? {})) {
+      await exec('npm', ['pack', path.join(repoRoot, 'node_modules', name), '--pack-destination', project], {
+        cwd: project,
+        timeout: 60_000,
+      });
+    }
+    const dependencies = (await readdir(project)).filter((file) => file.endsWith('.tgz') && file !== tarball);
     const started = performance.now();
     await exec(
       'npm',
-      ['install', path.join(project, tarball), '--offline', '--no-audit', '--no-fund', '--loglevel=error'],
+      [
+        'install',
+        path.join(project, tarball),
+        ...dependencies.map((file) => path.join(project, file)),
+        '--offline',
+        '--no-audit',
+        '--no-fund',
+        '--loglevel=error',
+      ],
       { cwd: project, timeout: 120_000 },
     );
     installMs = performance.now() - started;
