@@ -10,13 +10,12 @@
 import type { FastifyBaseLogger, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { type CountedOn, type LimitSettings, limitCall, limitMcpSetup, type Take } from '../auth/caller-limits.js';
 import type { KnownCredentials } from '../auth/known-credentials.js';
-import { credentialRateKey, type RequestRateCounter } from '../auth/rate-limit.js';
+import { credentialRateKey, RATE_WINDOW_MS, type RequestRateCounter } from '../auth/rate-limit.js';
 import type { ProtocolError } from '../errors.js';
 import { within } from '../runtime/within.js';
 import { sendError } from './errors.js';
 import { bearerOf } from './routes.js';
 
-const WINDOW_MS = 60_000;
 /** The last resort: a limiter that cannot answer this fast lets the request through (the Redis counters decide locally first, after 50 ms). */
 const LIMITER_TIMEOUT_MS = 100;
 const MUTATING_METHODS = new Set(['POST', 'PATCH', 'DELETE']);
@@ -159,8 +158,8 @@ function boundedKnown(known: KnownCredentials): KnownCredentials {
 }
 
 function boundedTake(counter: RequestRateCounter, at: number): Take {
-  if (counter.inProcess) return (budgets) => counter.takeAll(budgets, WINDOW_MS, at);
-  return (budgets) => bounded(counter.takeAll(budgets, WINDOW_MS, at));
+  if (counter.inProcess) return (budgets) => counter.takeAll(budgets, RATE_WINDOW_MS, at);
+  return (budgets) => bounded(counter.takeAll(budgets, RATE_WINDOW_MS, at));
 }
 
 function bounded<T>(decision: Promise<T>): Promise<T> {
