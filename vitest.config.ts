@@ -1,12 +1,57 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Files that assert how fast something happens on the wall clock (a wake within 100 ms, a /readyz
+ * answer within 1 s, 1,000 webhooks within 2 s) or drive several service processes, nginx and Redis
+ * at once (the topology suites). They run one at a time, after the rest, with the machine to
+ * themselves: beside another test file they would measure the neighbour, not the service.
+ */
+const ALONE = [
+  'test/topology/**/*.test.ts',
+  'test/faults/**/*.test.ts',
+  'test/adversary/webhooks.test.ts',
+  'test/adversary/sessions.test.ts',
+  'test/adversary/connections.test.ts',
+  'test/adversary/connections-parked.test.ts',
+  'test/e2e/engagement-long-poll.test.ts',
+  'test/e2e/engagement-redis.test.ts',
+  'test/e2e/store-outage.test.ts',
+  'test/integration/store/redis.test.ts',
+  'test/integration/store/redis-room-lease.test.ts',
+];
+
+const shared = {
+  environment: 'node',
+  pool: 'forks',
+  testTimeout: 30_000,
+  hookTimeout: 60_000,
+} as const;
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    environment: 'node',
-    pool: 'forks',
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
     reporters: ['default'],
+    projects: [
+      {
+        // Everything else, two files at a time: most of the suite waits on child processes, real
+        // sockets and timers, and one worker left a 2-core machine a third idle.
+        test: {
+          ...shared,
+          name: 'suite',
+          include: ['test/**/*.test.ts'],
+          exclude: ALONE,
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        test: {
+          ...shared,
+          name: 'alone',
+          include: ALONE,
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });
