@@ -30,6 +30,9 @@ export class RedisLockTaker {
   /**
    * Takes the room's lock in its turn (redis-room-lock.ts): tried at once, then again on each wake
    * or every WAITER_POLL_MS, until `waitMs` has passed; a waiter that gives up leaves the line.
+   * With no wait (`waitMs` ≤ 0: the transparency log's lease, polled by every process) it is tried
+   * once and the line is never joined: standing in it for no time would only wake the holder and
+   * every other process, and then leave again, on every poll.
    */
   async lock(slug: string, ttlMs: number, waitMs: number, known?: RoomVersion | null): Promise<RoomLock> {
     // The lock this process let linger after its last commit on the room: no round trip.
@@ -39,6 +42,7 @@ export class RedisLockTaker {
     const keys = [this.key.lock(slug), this.key.room(slug), this.key.lockQueue(slug), this.key.lockLeases(slug)];
     const [knownVersion, knownRevision] = knownArgs(known);
     const giveUpAt = Date.now() + waitMs;
+    const tryOnce = waitMs <= 0 ? '1' : '';
     let taken: ReturnType<typeof readAcquired> = null;
     let sentAt = 0;
     for (;;) {
@@ -55,6 +59,7 @@ export class RedisLockTaker {
             knownRevision,
             this.key.lockWakes,
             slug,
+            tryOnce,
           ),
         );
         taken = readAcquired(slug, reply, recordOf);
@@ -67,7 +72,7 @@ export class RedisLockTaker {
       const remaining = giveUpAt - Date.now();
       if (remaining <= 0) {
         wake.disarm();
-        await this.leaveLine(slug, token);
+        if (!tryOnce) await this.leaveLine(slug, token);
         throw new StoreUnavailableError(`room ${slug} is locked; gave up after ${waitMs} ms`);
       }
       await wake.sleep(Math.min(remaining, WAITER_POLL_MS));

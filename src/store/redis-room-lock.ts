@@ -28,7 +28,8 @@ export const WAITER_LEASE_MS = 1_500;
 /**
  * KEYS: lock, room hash, queue (list of tokens), leases (hash token → epoch ms), all one hash slot.
  * ARGV: token, lock ttl ms, waiter lease ms, what the caller has cached ('' = send nothing, '-' =
- * nothing cached: send the room, else its version), the cached revision, the wake channel, the slug.
+ * nothing cached: send the room, else its version), the cached revision, the wake channel, the slug,
+ * and '1' for a caller that will not wait (it tries once: it never joins the line nor wakes anyone).
  * Drops waiters whose lease lapsed from the head of the line; takes the lock when it is free and the
  * line is empty or headed by this token. Taken: { 1, version, revision } (version nil: no room), plus
  * the fields load() reads when the room is not what the caller has cached — the lock and the load in
@@ -57,6 +58,7 @@ if (not head or head == token) and redis.call('SET', lock, token, 'PX', ARGV[2],
   end
   return { 1, stored[1], stored[2] }
 end
+if ARGV[8] == '1' then return 0 end
 if not redis.call('HGET', leases, token) then
   redis.call('RPUSH', queue, token)
   if redis.call('EXISTS', lock) == 1 then redis.call('PUBLISH', ARGV[6], ARGV[7]) end

@@ -113,6 +113,35 @@ describe.skipIf(server === null)('RedisStore', () => {
       }
     });
 
+    it('a caller that will not wait tries once: it neither joins the line nor wakes the holder', async () => {
+      const keyPrefix = newPrefix();
+      const [a, b] = await Promise.all([openRedisStore({ url, keyPrefix }), openRedisStore({ url, keyPrefix })]);
+      const listener = new Redis(url);
+      const raw = new Redis(url);
+      try {
+        const heard: string[] = [];
+        const sentinel = new Promise<void>((resolve) => {
+          listener.on('message', (_channel: string, message: string) => {
+            heard.push(message);
+            if (message === 'sentinel') resolve();
+          });
+        });
+        await listener.subscribe(`${keyPrefix}lockwakes`);
+        const held = await a.lock(slug, 10_000, 0);
+        await expect(b.lock(slug, 10_000, 0)).rejects.toThrow(StoreUnavailableError);
+        expect(await raw.llen(`${keyPrefix}room:{${slug}}:lockq`)).toBe(0);
+        expect(await raw.hlen(`${keyPrefix}room:{${slug}}:lockl`)).toBe(0);
+        // Published after the try: whatever the try published reached the listener before it.
+        await raw.publish(`${keyPrefix}lockwakes`, 'sentinel');
+        await sentinel;
+        expect(heard).toEqual(['sentinel']);
+        await held.release();
+        await (await b.lock(slug, 10_000, 0)).release();
+      } finally {
+        await Promise.all([listener.quit(), raw.quit(), a.close(), b.close()]);
+      }
+    });
+
     it('brings the room along with the lock when it is not what the caller has cached', async () => {
       const keyPrefix = newPrefix();
       const store = await openRedisStore({ url, keyPrefix });
