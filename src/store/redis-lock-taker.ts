@@ -66,7 +66,7 @@ export class RedisLockTaker {
         if (taken) break;
       } catch (error) {
         wake.disarm();
-        await this.leaveLine(slug, token);
+        if (!tryOnce) await this.leaveLine(slug, token);
         throw error;
       }
       const remaining = giveUpAt - Date.now();
