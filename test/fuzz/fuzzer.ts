@@ -16,6 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { freePort } from '../support/child-service.js';
+import { killWithTestProcess } from '../support/kill-with-test-process.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 /** The operator's admin token, so the device flow and operator acts are fuzzed too (and looked for in the log). */
@@ -125,7 +126,7 @@ async function startService(env: Record<string, string>): Promise<Service> {
   });
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
-  process.once('exit', () => child.kill('SIGKILL'));
+  killWithTestProcess(child);
   const base = `http://127.0.0.1:${port}`;
   const giveUpAt = Date.now() + 30_000;
   for (;;) {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { eventually } from './engagement.js';
+import { killWithTestProcess } from './kill-with-test-process.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -56,7 +57,7 @@ export async function spawnService(
   child.stderr?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
   });
-  process.once('exit', () => child.kill('SIGKILL'));
+  killWithTestProcess(child);
   const base = `http://127.0.0.1:${port}`;
   await eventually(async () => {
     if (child.exitCode !== null) throw new Error(`the service process exited with ${child.exitCode}:\n${output}`);

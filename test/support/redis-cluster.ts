@@ -78,9 +78,6 @@ export async function startRedisCluster(options: { nodeTimeoutMs?: number } = {}
     '--appendfsync',
     'always',
   ];
-  process.once('exit', () => {
-    for (const node of nodes.values()) node.child.kill('SIGKILL');
-  });
   await Promise.all(
     ports.map(async (port) => {
       nodes.set(port, await launch(binary, port, args));

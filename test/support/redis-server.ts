@@ -9,6 +9,7 @@ import { freePort } from './child-service.js';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { killWithTestProcess } from './kill-with-test-process.js';
 
 export interface TestRedisServer {
   /** redis://127.0.0.1:<port> */
@@ -50,9 +51,6 @@ export async function startRedisServer(options: { aof?: boolean } = {}): Promise
       return null;
     });
   }
-  // A test process that exits early must not leave a server behind.
-  process.once('exit', () => running?.child.kill('SIGKILL'));
-
   return {
     url: `redis://127.0.0.1:${port}`,
     async stop() {
@@ -100,6 +98,8 @@ export async function launch(
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
+  // A test process that exits early must not leave a server behind.
+  killWithTestProcess(child);
   // redis-server logs to stdout; keep it to explain a failed start.
   let log = '';
   const keep = (chunk: Buffer) => {

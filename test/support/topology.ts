@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type ChildService, freePort, spawnService } from './child-service.js';
 import { eventually } from './engagement.js';
+import { killWithTestProcess } from './kill-with-test-process.js';
 
 export const NGINX = '/usr/sbin/nginx';
 export const hasNginx = existsSync(NGINX);
@@ -73,7 +74,7 @@ export async function startNginx(upstreams: string[]): Promise<Nginx> {
   child.stderr?.on('data', (chunk: Buffer) => {
     log = (log + chunk.toString()).slice(-4000);
   });
-  process.once('exit', () => child.kill('SIGKILL'));
+  killWithTestProcess(child);
   const base = `http://127.0.0.1:${port}`;
   await eventually(async () => {
     if (child.exitCode !== null) throw new Error(`nginx exited: ${log}`);
