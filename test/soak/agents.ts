@@ -15,10 +15,12 @@
  * failed: an agent meeting a dying process is what the soak provokes. Rooms whose agents lost a call
  * that way may stay unresolved; every room whose agents all finished must resolve and verify.
  *
- * Only the creation and per-address limits are lifted (RATE_LIMIT_CREATE_PER_HOUR and
- * RATE_LIMIT_IP_PER_MIN at 0): ten minutes of back-to-back scenarios from one loopback address create
- * far more than 30 rooms an hour and far more than 600 anonymous joins a minute, and this soak is about
- * kills, not limits — test/topology/agents.test.ts runs the scenario with every default. The
+ * Only the creation and per-address limits are lifted (RATE_LIMIT_CREATE_PER_HOUR,
+ * RATE_LIMIT_IP_PER_MIN, RATE_LIMIT_IP_MCP_SETUP_PER_MIN and RATE_LIMIT_IP_AUTHENTICATED_PER_MIN at
+ * 0): ten minutes of back-to-back scenarios from one loopback address create far more than 30 rooms
+ * an hour, far more than 600 anonymous joins a minute, and, at a scenario every two seconds, more than
+ * 6,000 MCP handshakes and 30,000 authenticated calls a minute from that one address; this soak is
+ * about kills, not limits — test/topology/agents.test.ts runs the scenario with every default. The
  * per-credential limits stay at their defaults: the ledger's seats write as fast as they can and meet
  * the 120 writes a minute per credential, so its failed attempts show 429s, which it retries.
  */
@@ -42,7 +44,12 @@ const LEDGER_ROOMS = Number(process.env.SOAK_LEDGER_ROOMS ?? 3);
 if (!hasNginx) throw new Error('the soak needs nginx (/usr/sbin/nginx)');
 const redis = await startRedisServer({ aof: true });
 if (redis === null) throw new Error('the soak needs redis-server');
-const deployment = await startRedisDeployment(redis, { RATE_LIMIT_CREATE_PER_HOUR: '0', RATE_LIMIT_IP_PER_MIN: '0' });
+const deployment = await startRedisDeployment(redis, {
+  RATE_LIMIT_CREATE_PER_HOUR: '0',
+  RATE_LIMIT_IP_PER_MIN: '0',
+  RATE_LIMIT_IP_MCP_SETUP_PER_MIN: '0',
+  RATE_LIMIT_IP_AUTHENTICATED_PER_MIN: '0',
+});
 const base = deployment.base;
 
 const started = Date.now();
@@ -95,6 +102,8 @@ while (Date.now() < until) {
   }
   for (const [key, count] of Object.entries(errorSummary(result))) errors[key] = (errors[key] ?? 0) + count;
   console.log(scenarioLine(`soak iteration ${iterations} (t=${Math.round((Date.now() - started) / 1000)} s)`, result));
+  // What failed, as it happens: a run that stops early (the ledger gives up) prints no totals.
+  if (result.errors.length > 0) console.log('  errors by kind:', errorSummary(result));
 }
 await Promise.all([ledgerLoad, killer]);
 

@@ -43,10 +43,11 @@ export async function write(
   giveUpMs = 30_000,
 ): Promise<any> {
   const key = randomUUID();
-  const started = Date.now();
+  let started = Date.now();
   let firstFailure: number | null = null;
   for (;;) {
     let status = 0;
+    let retryAfterS = 0;
     let parsed: any = null;
     try {
       const response = await fetch(`${base()}${path}`, {
@@ -60,6 +61,7 @@ export async function write(
         signal: AbortSignal.timeout(10_000),
       });
       status = response.status;
+      retryAfterS = Number(response.headers.get('retry-after')) || 0;
       parsed = await response.json().catch(() => null);
     } catch {
       status = 0;
@@ -72,6 +74,15 @@ export async function write(
     ledger.failures[status] = (ledger.failures[status] ?? 0) + 1;
     if (!RETRYABLE.has(status)) {
       throw new Error(`${path} answered ${status}: ${JSON.stringify(parsed)}`);
+    }
+    if (status === 429) {
+      // A rate limit is not a fault: wait as told, and neither that wait nor the refusal counts towards
+      // giving up or towards recovery times (a seat that spent its minute's budget early waits out
+      // the rest of the minute, longer than giveUpMs).
+      const waitMs = Math.min(60, Math.max(1, retryAfterS)) * 1000;
+      await sleep(waitMs);
+      started += waitMs;
+      continue;
     }
     firstFailure ??= Date.now();
     if (Date.now() - started > giveUpMs) throw new Error(`${path} was not acknowledged within ${giveUpMs} ms`);
