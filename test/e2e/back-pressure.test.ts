@@ -3,6 +3,7 @@
  * requests with the 503 envelope and Retry-After; one long synchronous pause does not (the contract
  * suite's in-process service answered 503 to the requests after its test compiled a large schema).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_EVENT_LOOP_DELAY_MS } from '../../src/http/back-pressure.js';
 import { call, type RunningService, startService } from '../support/service.js';
@@ -22,8 +23,6 @@ function hold(ms: number): void {
     // busy: nothing else in this process runs
   }
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('back-pressure', () => {
   it('serves the requests that follow one long pause of the loop', async () => {
