@@ -21,7 +21,9 @@ import {
 } from './port.js';
 import { SqliteRoomCommit } from './sqlite-commit.js';
 import { SqliteEngagementStore } from './sqlite-engagement.js';
+import { BACKSTOP_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './sqlite-checkpointer.js';
 import { GroupCommit } from './sqlite-group-commit.js';
+import { type SyncFile, WalSync } from './sqlite-wal-sync.js';
 import { migrate } from './sqlite-schema.js';
 import {
   prepareStatements,
@@ -37,6 +39,8 @@ export interface SqliteStoreOptions {
   file: string;
   /** Epoch ms; governs idempotency record age. Defaults to Date.now. */
   clock?: () => number;
+  /** How write groups flush the WAL to the disk: fdatasync(2), unless a test holds it back. */
+  syncFile?: SyncFile;
 }
 
 /** How long a statement waits for another process's write lock before failing with SQLITE_BUSY. */
@@ -45,18 +49,28 @@ const BUSY_TIMEOUT_MS = 5000;
 export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const clock = options.clock ?? Date.now;
   let db: Database.Database | undefined;
+  let walSync: WalSync | undefined;
+  let checkpointer: WalCheckpointer | undefined;
   try {
     secureDatabaseFiles(options.file);
     db = new Database(options.file);
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     // Deleted rows are zeroed where that costs no extra I/O (the purge below zeroes everything).
     db.pragma('secure_delete = FAST');
-    db.pragma('journal_mode = WAL');
+    const journal = db.pragma('journal_mode = WAL', { simple: true });
     // FULL fsyncs the WAL at every commit: an acknowledged commit survives kill -9 and power loss.
+    // Write groups sync the WAL off the main thread instead (sqlite-wal-sync.ts), to the same effect.
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
     migrate(db, clock());
+    // ':memory:' has no WAL (journal mode "memory"): nothing to sync or checkpoint.
+    if (journal === 'wal') {
+      walSync = new WalSync(`${db.name}-wal`, options.syncFile);
+      db.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
+      checkpointer = new WalCheckpointer(db.name);
+    }
   } catch (error) {
+    walSync?.close();
     db?.close();
     // Whatever stops the file from opening or migrating, the store cannot serve.
     const mapped = toStoreError(error);
@@ -64,7 +78,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
       ? mapped
       : new StoreUnavailableError(`cannot open the SQLite store ${options.file}`, { cause: error });
   }
-  return new SqliteStore(db, clock);
+  return new SqliteStore(db, clock, walSync, checkpointer);
 }
 
 export class SqliteStore implements RoomStore {
@@ -82,9 +96,11 @@ export class SqliteStore implements RoomStore {
   constructor(
     private readonly db: Database.Database,
     private readonly clock: () => number,
+    private readonly walSync?: WalSync,
+    private readonly checkpointer?: WalCheckpointer,
   ) {
     this.sql = prepareStatements(db);
-    this.writes = new GroupCommit(db);
+    this.writes = new GroupCommit(db, walSync);
     this.commitStats = this.writes.stats;
     this.roomCommit = new SqliteRoomCommit(this.sql, clock);
     this.engagement = new SqliteEngagementStore(
@@ -256,9 +272,11 @@ export class SqliteStore implements RoomStore {
   }
 
   async close(): Promise<void> {
-    // Commits already handed in are written before the file closes.
-    this.writes.flush();
+    // Commits already handed in are written, and made durable, before the file closes.
+    await this.writes.drain();
+    await this.checkpointer?.stop();
     if (this.db.open) this.db.close();
+    this.walSync?.close();
   }
 
   /** Runs a synchronous database call, turning it into the port's promise and error vocabulary. */
