@@ -4,8 +4,9 @@
  * processes behind the shipped nginx template, in the same run, default limits on both. The rows are
  * `choose` latency per call; the Redis row's ratio is its p99 over the embedded p99 (the acceptance
  * bar is ≤ 2). Both sides are separate node processes, so the 200 clients in this process load both
- * the same way. Each deployment first serves a small unmeasured pass (BENCH_AGENT_WARMUP agents, 20
- * by default), so neither is measured cold.
+ * the same way. Every process runs the service's start-up warm-up as shipped (WARMUP_TURNS), and each
+ * deployment then serves a small unmeasured pass (BENCH_AGENT_WARMUP agents, 20 by default), so
+ * neither is measured cold.
  *
  * One scenario is 200 `choose` calls, and its p99 is its second-slowest call: on a shared machine
  * that figure moves several-fold from one scenario to the next. So the deployments take turns for
@@ -26,6 +27,7 @@
  *   BENCH_ONLY=agents npm run bench
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { loadConfig } from '../../src/config.js';
 import { percentile } from '../../test/support/ledger.js';
 import { errorSummary, runAgentsScenario, type ScenarioResult } from '../../test/support/agents-scenario.js';
 import { startEmbeddedProcess, startRedisDeployment } from '../../test/support/agents-topology.js';
@@ -41,6 +43,12 @@ const ROUNDS = Math.max(1, Number(process.env.BENCH_AGENT_ROUNDS ?? 3));
 const NICE = Number(process.env.BENCH_AGENT_NICE ?? 10);
 /** How the service processes are started: at a lower CPU priority than the clients measuring them. */
 const WRAPPER = NICE > 0 ? ['nice', '-n', String(NICE)] : undefined;
+/**
+ * Every process starts as shipped, its start-up warm-up included (WARMUP_TURNS as configured, else
+ * the service's default): the test helpers turn the warm-up off to spawn faster, and the bar is
+ * about deployments as they ship.
+ */
+const SHIPPED = { WARMUP_TURNS: process.env.WARMUP_TURNS ?? String(loadConfig({}).warmupTurns) };
 
 /** The measured scenario, after a small unmeasured one on the same deployment (JIT, pools, caches). */
 async function warmRun(base: string, into: Pooled): Promise<void> {
@@ -85,7 +93,7 @@ class Pooled {
 }
 
 async function onRedis(redis: TestRedisServer, processes: number, into: Pooled): Promise<void> {
-  const deployment = await startRedisDeployment(redis, {}, processes, WRAPPER);
+  const deployment = await startRedisDeployment(redis, SHIPPED, processes, WRAPPER);
   try {
     await warmRun(deployment.base, into);
   } finally {
@@ -102,7 +110,7 @@ export const agents: BenchCase = {
     const redis = hasNginx ? await startRedisServer() : null;
     try {
       for (let round = 0; round < ROUNDS; round++) {
-        const process = await startEmbeddedProcess(WRAPPER);
+        const process = await startEmbeddedProcess(WRAPPER, SHIPPED);
         try {
           await warmRun(process.base, embedded);
         } finally {

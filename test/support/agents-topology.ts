@@ -47,6 +47,6 @@ export async function startRedisDeployment(
 }
 
 /** One process on its embedded SQLite store, default limits. */
-export function startEmbeddedProcess(wrapper?: string[]): Promise<ChildService> {
-  return spawnService({ LOG_LEVEL: 'error' }, wrapper ? { wrapper } : {});
+export function startEmbeddedProcess(wrapper?: string[], extraEnv: Record<string, string> = {}): Promise<ChildService> {
+  return spawnService({ LOG_LEVEL: 'error', ...extraEnv }, wrapper ? { wrapper } : {});
 }
