@@ -27,12 +27,12 @@
  *   BENCH_ONLY=agents npm run bench
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { loadConfig } from '../../src/config.js';
 import { percentile } from '../../test/support/ledger.js';
 import { errorSummary, runAgentsScenario, type ScenarioResult } from '../../test/support/agents-scenario.js';
 import { startEmbeddedProcess, startRedisDeployment } from '../../test/support/agents-topology.js';
 import { startRedisServer, type TestRedisServer } from '../../test/support/redis-server.js';
 import { hasNginx } from '../../test/support/topology.js';
+import { shippedWarmUpEnv } from '../shipped-warm-up.js';
 import type { BenchCase, BenchRow } from '../table.js';
 
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 200);
@@ -43,12 +43,8 @@ const ROUNDS = Math.max(1, Number(process.env.BENCH_AGENT_ROUNDS ?? 3));
 const NICE = Number(process.env.BENCH_AGENT_NICE ?? 10);
 /** How the service processes are started: at a lower CPU priority than the clients measuring them. */
 const WRAPPER = NICE > 0 ? ['nice', '-n', String(NICE)] : undefined;
-/**
- * Every process starts as shipped, its start-up warm-up included (WARMUP_TURNS as configured, else
- * the service's default): the test helpers turn the warm-up off to spawn faster, and the bar is
- * about deployments as they ship.
- */
-const SHIPPED = { WARMUP_TURNS: process.env.WARMUP_TURNS ?? String(loadConfig({}).warmupTurns) };
+/** Every process starts as shipped, start-up warm-up included: the bar is about deployments as they ship. */
+const SHIPPED = shippedWarmUpEnv();
 
 /** The measured scenario, after a small unmeasured one on the same deployment (JIT, pools, caches). */
 async function warmRun(base: string, into: Pooled): Promise<void> {

@@ -7,8 +7,8 @@
 import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { spawnService } from '../../test/support/child-service.js';
-import { loadConfig } from '../../src/config.js';
 import { BENCH_ENV, startBenchService } from '../bench-service.js';
+import { shippedWarmUpEnv } from '../shipped-warm-up.js';
 import type { BenchCase, BenchRow } from '../table.js';
 
 const AGENTS = 1000;
@@ -78,10 +78,6 @@ async function measure(name: string, spreadMs: number): Promise<BenchRow> {
   }
 }
 
-function defaultWarmupTurns(): number {
-  return loadConfig({}).warmupTurns;
-}
-
 /**
  * The first burst after start-up: a service process started the way `npm start` starts it (through
  * tsx), 1,000 agents seated, then all of them choosing at once, with no warm-up room before.
@@ -89,12 +85,8 @@ function defaultWarmupTurns(): number {
 async function measureCold(name: string, warm: BenchRow): Promise<BenchRow> {
   const rounds: RoundFigures[] = [];
   for (let i = 0; i < COLD_STARTS; i++) {
-    // The service's own start-up, warm-up included (WARMUP_TURNS as configured, else its default).
-    const warmup = process.env.WARMUP_TURNS === undefined ? {} : { WARMUP_TURNS: process.env.WARMUP_TURNS };
-    const service = await spawnService(
-      { ...BENCH_ENV, LOG_LEVEL: 'silent', WARMUP_TURNS: String(defaultWarmupTurns()), ...warmup },
-      { capture: true },
-    );
+    // The service's own start-up, warm-up included.
+    const service = await spawnService({ ...BENCH_ENV, LOG_LEVEL: 'silent', ...shippedWarmUpEnv() }, { capture: true });
     try {
       rounds.push(...(await runClient(service.base, 0, 1, 0)));
     } finally {

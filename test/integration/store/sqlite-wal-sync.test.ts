@@ -44,6 +44,20 @@ function heldSyncs() {
   };
 }
 
+/** A store on a new file whose WAL syncs the test holds; `close` lets them go first. */
+function heldStore(file = newFile()) {
+  const syncs = heldSyncs();
+  const store = openSqliteStore({ file, syncFile: syncs.syncFile });
+  return {
+    syncs,
+    store,
+    async close() {
+      syncs.letGo();
+      await store.close();
+    },
+  };
+}
+
 /** Lets the group commit's setImmediate flush and any settled promise callbacks run. */
 async function turns(n = 3): Promise<void> {
   for (let i = 0; i < n; i++) await nextTurn();
@@ -64,8 +78,7 @@ const connectionOf = (store: SqliteStore) => (store as unknown as { db: Database
 describe('the write group fsync, off the main thread', () => {
   it('answers a write only after the WAL file itself has been synced', async () => {
     const file = newFile();
-    const syncs = heldSyncs();
-    const store = openSqliteStore({ file, syncFile: syncs.syncFile });
+    const { syncs, store, close } = heldStore(file);
     const write = store.setMeta('k', 'v');
     const flag = settledFlag(write);
     await turns();
@@ -74,13 +87,11 @@ describe('the write group fsync, off the main thread', () => {
     syncs.release(0);
     await write;
     expect(await store.meta('k')).toBe('v');
-    syncs.letGo();
-    await store.close();
+    await close();
   });
 
   it('covers the groups written while one sync runs with the next one', async () => {
-    const syncs = heldSyncs();
-    const store = openSqliteStore({ file: newFile(), syncFile: syncs.syncFile });
+    const { syncs, store, close } = heldStore();
     const first = store.setMeta('a', '1');
     await turns();
     // Two more groups, in two later turns, while the first sync is still under way.
@@ -99,26 +110,22 @@ describe('the write group fsync, off the main thread', () => {
     syncs.release(1);
     await Promise.all([second, third]);
     expect(store.commitStats.groups).toBeGreaterThanOrEqual(3);
-    syncs.letGo();
-    await store.close();
+    await close();
   });
 
   it('skips SQLite’s own fsync for the group only: the connection stays at FULL for its other writes', async () => {
-    const syncs = heldSyncs();
-    const store = openSqliteStore({ file: newFile(), syncFile: syncs.syncFile });
+    const { syncs, store, close } = heldStore();
     const write = store.setMeta('k', 'v');
     await turns();
     // 2 is FULL: lock taking, wake consumption and deletions commit with SQLite's own fsync.
     expect(connectionOf(store).pragma('synchronous', { simple: true })).toBe(2);
     syncs.release(0);
     await write;
-    syncs.letGo();
-    await store.close();
+    await close();
   });
 
   it('stops the store when a sync fails: the waiting writes and every later call are refused', async () => {
-    const syncs = heldSyncs();
-    const store = openSqliteStore({ file: newFile(), syncFile: syncs.syncFile });
+    const { syncs, store } = heldStore();
     const write = store.setMeta('k', 'v');
     await turns();
     syncs.calls[0]!.done(Object.assign(new Error('I/O error'), { code: 'EIO' }));
@@ -131,8 +138,7 @@ describe('the write group fsync, off the main thread', () => {
 
   it('makes what it closes with durable: close waits for the sync under way', async () => {
     const file = newFile();
-    const syncs = heldSyncs();
-    const store = openSqliteStore({ file, syncFile: syncs.syncFile });
+    const { syncs, store } = heldStore(file);
     const write = store.setMeta('k', 'v');
     const closing = store.close();
     const closed = settledFlag(closing);
