@@ -81,7 +81,7 @@ const envSchema = z.object({
   /** Room actors kept in memory (least recently used evicted; about 14 KiB each); others reload from the store. */
   ROOM_CACHE_SIZE: z.coerce.number().int().min(1).default(1000),
   /** Calls run through a throwaway copy of the service at start-up, before listening, so the first burst meets compiled code (src/warm-up.ts); 0 disables. */
-  WARMUP_TURNS: z.coerce.number().int().min(0).default(400),
+  WARMUP_TURNS: z.coerce.number().int().min(0).default(2400),
   /**
    * What the cached room actors may weigh together, in bytes (an upper estimate of their resident
    * size); the least recently used are evicted past it. docs/architecture.md, Memory.
@@ -166,7 +166,7 @@ export const CONFIG_EXAMPLES: Readonly<Record<Variable, string>> = {
   WEBHOOK_STANDARD_SIGNATURE: 'true',
   WEBHOOK_MAX_PER_ROOM: '2000',
   ROOM_CACHE_SIZE: '1000',
-  WARMUP_TURNS: '400',
+  WARMUP_TURNS: '2400',
   ROOM_CACHE_BYTES: '33554432',
   MAX_PARKED_CONNECTIONS: '20000',
   GUESS_LIMIT_PER_MIN: '5',
