@@ -6,7 +6,7 @@
  * Mandates are verified before this point (operations/run.ts); here they are only mapped to seats.
  */
 import { foreignIssuer } from '../domain/membership.js';
-import { memberById } from '../domain/roster.js';
+import { memberById, memberByTokenHash } from '../domain/roster.js';
 import type { RoomState } from '../domain/state.js';
 import type { Actor, Member } from '../domain/types.js';
 import { type ProtocolError, protocolError } from '../errors.js';
@@ -66,7 +66,7 @@ function tokenCaller(state: RoomState, bearer: string, settings: AuthSettings): 
   const hash = hashSecret(bearer);
   if (settings.adminTokenHash && sameHash(hash, settings.adminTokenHash))
     return { kind: 'admin', credentialHash: hash };
-  const member = state.room.members.find((m) => m.tokenHash !== null && m.tokenHash === hash);
+  const member = memberByTokenHash(state.room.members, hash);
   if (member) return { kind: 'member', member, credentialHash: hash, mandate: null };
   const superseded = state.room.members.find((m) => m.supersededHashes.includes(hash));
   if (superseded) {

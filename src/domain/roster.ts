@@ -32,6 +32,27 @@ function positionsOf(members: readonly Member[]): ReadonlyMap<string, number> {
   return positions;
 }
 
+/**
+ * Where each current seat token sits, remembered per roster array like the positions: every call
+ * with a bearer token finds its member here instead of walking a thousand-seat roster. A vote
+ * stamp keeps every token, so the stamped roster inherits this map too.
+ */
+const rosterTokens = new WeakMap<readonly Member[], ReadonlyMap<string, number>>();
+
+export function memberByTokenHash(members: readonly Member[], hash: string): Member | undefined {
+  let tokens = rosterTokens.get(members);
+  if (!tokens) {
+    const built = new Map<string, number>();
+    members.forEach((member, at) => {
+      if (member.tokenHash !== null && !built.has(member.tokenHash)) built.set(member.tokenHash, at);
+    });
+    tokens = built;
+    rosterTokens.set(members, tokens);
+  }
+  const at = tokens.get(hash);
+  return at === undefined ? undefined : members[at];
+}
+
 export function isParticipant(room: RoomData, id: string | null): boolean {
   return memberById(room, id)?.role === 'participant';
 }
@@ -126,6 +147,8 @@ export function withVoteStamped(members: Member[], participantId: string, at: nu
   const stamped = members.slice();
   stamped[index] = { ...members[index]!, votedAt: at };
   rosterPositions.set(stamped, positions);
+  const tokens = rosterTokens.get(members);
+  if (tokens) rosterTokens.set(stamped, tokens);
   const known = roomElectorates.get(members);
   if (known) roomElectorates.set(stamped, known);
   return stamped;
@@ -148,9 +171,25 @@ export function rosterGateOpen(room: RoomData, now: number): boolean {
   return room.invites.some((i) => i.role === 'participant' && i.expected && inviteStatus(i, now) === 'pending');
 }
 
+/**
+ * A seat's name in comparison form, remembered per member record (records are immutable; a renamed
+ * seat is a new record): without it every join normalized every name on the roster again, and a
+ * thousand-seat room's joins cost the square of its size.
+ */
+const seatNameIdentities = new WeakMap<Member, string>();
+
+function seatNameIdentity(member: Member): string {
+  let identity = seatNameIdentities.get(member);
+  if (identity === undefined) {
+    identity = nameIdentity(member.displayName);
+    seatNameIdentities.set(member, identity);
+  }
+  return identity;
+}
+
 /** Names compare as others read them: case, NFKC forms and invisible characters set aside. */
 export function uniqueDisplayName(room: RoomData, wanted: string): string {
-  const taken = new Set(room.members.map((m) => nameIdentity(m.displayName)));
+  const taken = new Set(room.members.map(seatNameIdentity));
   if (!taken.has(nameIdentity(wanted))) return wanted;
   for (let n = 2; ; n++) {
     const candidate = `${wanted} (${n})`;
