@@ -23,9 +23,12 @@
  * every latency they measure, and more so against three processes (measured: the clients' loop delay
  * p99 ~400 ms against three processes, ~150 ms against one). So the services run at a lower CPU
  * priority (`nice`, BENCH_AGENT_NICE, 10 by default; 0 turns it off), every deployment alike, and each
- * row notes the clients' loop delay p99 as its check that the load generator was not the bottleneck.
+ * row notes the clients' loop delay p99 as its check that the load generator was not the bottleneck,
+ * and the CPU its service processes spent on each measured scenario: the figure the code decides,
+ * where the latencies also carry the machine's luck.
  *   BENCH_ONLY=agents npm run bench
  */
+import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { percentile } from '../../test/support/ledger.js';
 import { errorSummary, runAgentsScenario, type ScenarioResult } from '../../test/support/agents-scenario.js';
@@ -46,16 +49,32 @@ const WRAPPER = NICE > 0 ? ['nice', '-n', String(NICE)] : undefined;
 /** Every process starts as shipped, start-up warm-up included: the bar is about deployments as they ship. */
 const SHIPPED = shippedWarmUpEnv();
 
+/**
+ * CPU time the service processes have used, in ms (utime + stime of /proc/PID/stat, in USER_HZ,
+ * which Linux fixes at 100 for user space). Latency on a shared 2-core machine moves with the
+ * machine; the CPU a deployment spends on the same scenario is what its code decides.
+ */
+function cpuMs(pids: readonly number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks * 10;
+}
+
 /** The measured scenario, after a small unmeasured one on the same deployment (JIT, pools, caches). */
-async function warmRun(base: string, into: Pooled): Promise<void> {
+async function warmRun(base: string, pids: readonly number[], into: Pooled): Promise<void> {
   if (WARMUP_AGENTS > 0) await runAgentsScenario({ base, agents: WARMUP_AGENTS, rooms: Math.min(2, WARMUP_AGENTS) });
   const lag = monitorEventLoopDelay({ resolution: 10 });
   lag.enable();
+  const cpuBefore = cpuMs(pids);
   try {
     into.results.push(await runAgentsScenario({ base, agents: AGENTS, rooms: ROOMS }));
   } finally {
     lag.disable();
     into.clientLagP99Ms.push(lag.percentile(99) / 1e6);
+    into.serviceCpuMs.push(cpuMs(pids) - cpuBefore);
   }
 }
 
@@ -64,6 +83,8 @@ class Pooled {
   readonly results: ScenarioResult[] = [];
   /** The clients' event-loop delay p99 in each measured scenario. */
   readonly clientLagP99Ms: number[] = [];
+  /** The service processes' CPU in each measured scenario, all processes together. */
+  readonly serviceCpuMs: number[] = [];
   constructor(readonly name: string) {}
 
   row(): BenchRow {
@@ -82,7 +103,8 @@ class Pooled {
       note:
         `${chooses.length} chooses in ${this.results.length} rounds (p99 per round ${perRound} ms), ` +
         `${rooms.length - unverified}/${rooms.length} rooms verified, join p99 ${percentile(joins, 99).toFixed(0)} ms, ` +
-        `clients' loop delay p99 ${this.clientLagP99Ms.map((ms) => ms.toFixed(0)).join('/')} ms` +
+        `clients' loop delay p99 ${this.clientLagP99Ms.map((ms) => ms.toFixed(0)).join('/')} ms, ` +
+        `services' CPU per scenario ${this.serviceCpuMs.map((ms) => (ms / 1000).toFixed(1)).join('/')} s` +
         (firstErrors.length > 0 ? `; first errors: ${firstErrors.join(' | ').slice(0, 160)}` : ''),
     };
   }
@@ -91,7 +113,8 @@ class Pooled {
 async function onRedis(redis: TestRedisServer, processes: number, into: Pooled): Promise<void> {
   const deployment = await startRedisDeployment(redis, SHIPPED, processes, WRAPPER);
   try {
-    await warmRun(deployment.base, into);
+    const pids = deployment.fleet.processes.map((process) => process!.child.pid!);
+    await warmRun(deployment.base, pids, into);
   } finally {
     await deployment.stop();
   }
@@ -108,7 +131,7 @@ export const agents: BenchCase = {
       for (let round = 0; round < ROUNDS; round++) {
         const process = await startEmbeddedProcess(WRAPPER, SHIPPED);
         try {
-          await warmRun(process.base, embedded);
+          await warmRun(process.base, [process.child.pid!], embedded);
         } finally {
           await process.stop();
         }
