@@ -32,7 +32,9 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
 EXPOSE 3000
-# Ready = the store answers (GET /readyz); the same probe compose and nginx rely on.
-HEALTHCHECK --interval=5s --timeout=3s --start-period=15s --retries=3 \
+# Ready = the store answers (GET /readyz); the same probe compose and nginx rely on. The start
+# period covers the start-up warm-up (WARMUP_TURNS; about 5 s alone on two cores, more when
+# replicas warm up side by side on one host).
+HEALTHCHECK --interval=5s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 CMD ["node", "dist/src/main.js"]

@@ -41,6 +41,9 @@ export async function warmUp(turns: number): Promise<WarmUpReport> {
       RATE_LIMIT_CREDENTIAL_PER_MIN: '0',
       RATE_LIMIT_CREATE_PER_HOUR: '0',
       RATE_LIMIT_CREDENTIAL_CALLS_PER_MIN: '0',
+      RATE_LIMIT_ISSUER_PER_MIN: '0',
+      RATE_LIMIT_IP_AUTHENTICATED_PER_MIN: '0',
+      RATE_LIMIT_IP_MCP_SETUP_PER_MIN: '0',
       WARMUP_TURNS: '0',
     }),
   );

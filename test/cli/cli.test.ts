@@ -38,6 +38,8 @@ describe('the conclave command line', () => {
       CONCLAVE_URL: svc.base,
       DATA_DIR: path.join(dir, 'data'),
       LOG_LEVEL: 'silent',
+      // `conclave serve` starts without the start-up warm-up (src/warm-up.ts): seconds the test does not need.
+      WARMUP_TURNS: '0',
     };
     outcomeFile = path.join(dir, 'outcome.json');
     jwksFile = path.join(dir, 'jwks.json');

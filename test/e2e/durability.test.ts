@@ -26,7 +26,8 @@ async function startProcess(env: Record<string, string>): Promise<{ child: Child
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: process.cwd(),
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+    // No start-up warm-up (src/warm-up.ts): what is checked is what survives the kill, and every restart would pay it.
+    env: { ...process.env, WARMUP_TURNS: '0', ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const base = `http://127.0.0.1:${port}`;

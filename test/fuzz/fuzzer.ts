@@ -107,6 +107,7 @@ async function startService(env: Record<string, string>): Promise<Service> {
     env: {
       ...process.env,
       LOG_LEVEL: 'info',
+      WARMUP_TURNS: '0',
       RATE_LIMIT_IP_PER_MIN: '0',
       RATE_LIMIT_CREDENTIAL_PER_MIN: '0',
       RATE_LIMIT_CREATE_PER_HOUR: '0',

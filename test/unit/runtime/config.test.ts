@@ -87,6 +87,8 @@ describe('starting the service', () => {
     PORT: '0',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
+    // Each case fails at listening, after the start-up warm-up (src/warm-up.ts) would have run.
+    WARMUP_TURNS: '0',
     ...extra,
   });
 
