@@ -4,8 +4,10 @@
  * failure (the warm-up then did not walk the path it meant to; the `warmed up` log line says so).
  */
 import type { FastifyInstance } from 'fastify';
+import type { MCP_PROTOCOL_VERSIONS } from './mcp/versions.js';
 
-export type Era = '2026-07-28' | '2025-11-25';
+/** One of the MCP protocol versions the service negotiates: each opens its session differently. */
+export type Era = (typeof MCP_PROTOCOL_VERSIONS)[number];
 
 export interface Answer {
   status: number;

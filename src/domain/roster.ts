@@ -7,50 +7,52 @@ import { nameIdentity } from './shown-text.js';
 import type { Actor, AuthorityConfig, DecisionData, InviteRecord, Member, RoomData } from './types.js';
 
 export function memberById(room: Pick<RoomData, 'members'>, id: string | null): Member | undefined {
-  if (id === null) return undefined;
-  const at = positionsOf(room.members).get(id);
-  return at === undefined ? undefined : room.members[at];
+  return id === null ? undefined : seatsById.find(room.members, id);
 }
 
 /**
- * Where each member sits in a roster array, remembered per array (room contexts are immutable);
- * a hot room looks its voters up on every ballot. A vote stamp keeps every position, so the
- * stamped roster inherits the map (withVoteStamped).
+ * A lookup from one key of a member to where the member sits, built once per roster array and
+ * remembered (room contexts are immutable): a hot room looks its callers and voters up on every
+ * call. The first member with a key wins; members without one are not indexed. A vote stamp keeps
+ * every position, id and token, so the stamped roster inherits the index (withVoteStamped).
  */
-const rosterPositions = new WeakMap<readonly Member[], ReadonlyMap<string, number>>();
+class RosterIndex {
+  private readonly byRoster = new WeakMap<readonly Member[], ReadonlyMap<string, number>>();
 
-function positionsOf(members: readonly Member[]): ReadonlyMap<string, number> {
-  let positions = rosterPositions.get(members);
-  if (!positions) {
-    const built = new Map<string, number>();
-    members.forEach((member, at) => {
-      if (!built.has(member.id)) built.set(member.id, at);
-    });
-    positions = built;
-    rosterPositions.set(members, positions);
+  constructor(private readonly keyOf: (member: Member) => string | null) {}
+
+  positions(members: readonly Member[]): ReadonlyMap<string, number> {
+    let positions = this.byRoster.get(members);
+    if (!positions) {
+      const built = new Map<string, number>();
+      members.forEach((member, at) => {
+        const key = this.keyOf(member);
+        if (key !== null && !built.has(key)) built.set(key, at);
+      });
+      positions = built;
+      this.byRoster.set(members, positions);
+    }
+    return positions;
   }
-  return positions;
+
+  find(members: readonly Member[], key: string): Member | undefined {
+    const at = this.positions(members).get(key);
+    return at === undefined ? undefined : members[at];
+  }
+
+  /** `stamped` keeps every member of `members` where it sat, with the same key. */
+  inherit(members: readonly Member[], stamped: readonly Member[]): void {
+    const known = this.byRoster.get(members);
+    if (known) this.byRoster.set(stamped, known);
+  }
 }
 
-/**
- * Where each current seat token sits, remembered per roster array like the positions: every call
- * with a bearer token finds its member here instead of walking a thousand-seat roster. A vote
- * stamp keeps every token, so the stamped roster inherits this map too.
- */
-const rosterTokens = new WeakMap<readonly Member[], ReadonlyMap<string, number>>();
+const seatsById = new RosterIndex((member) => member.id);
+/** Every call with a bearer token finds its member here instead of walking a thousand-seat roster. */
+const seatsByTokenHash = new RosterIndex((member) => member.tokenHash);
 
 export function memberByTokenHash(members: readonly Member[], hash: string): Member | undefined {
-  let tokens = rosterTokens.get(members);
-  if (!tokens) {
-    const built = new Map<string, number>();
-    members.forEach((member, at) => {
-      if (member.tokenHash !== null && !built.has(member.tokenHash)) built.set(member.tokenHash, at);
-    });
-    tokens = built;
-    rosterTokens.set(members, tokens);
-  }
-  const at = tokens.get(hash);
-  return at === undefined ? undefined : members[at];
+  return seatsByTokenHash.find(members, hash);
 }
 
 export function isParticipant(room: RoomData, id: string | null): boolean {
@@ -141,14 +143,12 @@ const roomElectorates = new WeakMap<readonly Member[], { creatorVotes: boolean; 
 
 /** The roster with one member's vote stamped: who sits where and who may vote are unchanged, so both carry over. */
 export function withVoteStamped(members: Member[], participantId: string, at: number): Member[] {
-  const positions = positionsOf(members);
-  const index = positions.get(participantId);
+  const index = seatsById.positions(members).get(participantId);
   if (index === undefined) return members;
   const stamped = members.slice();
   stamped[index] = { ...members[index]!, votedAt: at };
-  rosterPositions.set(stamped, positions);
-  const tokens = rosterTokens.get(members);
-  if (tokens) rosterTokens.set(stamped, tokens);
+  seatsById.inherit(members, stamped);
+  seatsByTokenHash.inherit(members, stamped);
   const known = roomElectorates.get(members);
   if (known) roomElectorates.set(stamped, known);
   return stamped;
