@@ -136,8 +136,7 @@ export class WebhookWorker {
       this.queuedCatchUps.delete(slug);
       try {
         const hooks = (await this.deps.store.engagement.webhooks(slug)).filter((hook) => hook.disabled_at === null);
-        // All at once: the store writes them in one transaction (SQLite group commit, Redis pipeline).
-        await Promise.all(hooks.map((hook) => this.enqueue(hook)));
+        await this.enqueue(slug, hooks);
         return hooks.length > 0;
       } catch (error) {
         this.deps.onError(error, `webhook enqueue for ${slug}`);
@@ -169,17 +168,33 @@ export class WebhookWorker {
     return this.pumping;
   }
 
-  private async enqueue(hook: WebhookRecord): Promise<void> {
+  /**
+   * Moves the subscriptions' cursors to the room's head, enqueueing what each wants on the way. The
+   * events are read a page at a time once for all of them: a room may hold thousands of subscriptions,
+   * and one read each on every commit made each of its commits cost thousands of queries.
+   */
+  private async enqueue(slug: string, hooks: readonly WebhookRecord[]): Promise<void> {
     const { store, clock } = this.deps;
-    let cursor = hook.cursor;
-    for (;;) {
-      const events = await store.events(hook.slug, cursor, ENQUEUE_PAGE);
+    const cursors = new Map(hooks.map((hook) => [hook, hook.cursor]));
+    while (cursors.size > 0) {
+      const from = Math.min(...cursors.values());
+      const events = await store.events(slug, from, ENQUEUE_PAGE);
       if (events.length === 0) return;
       const through = events.at(-1)!.seq;
-      const drafts = events.filter((e) => wants(hook, e)).map((e) => ({ event_id: e.id, seq: e.seq }));
-      // False: another process moved this cursor (and continues from there), or the hook was disabled.
-      if (!(await store.engagement.enqueueDeliveries(hook.slug, hook.id, cursor, through, drafts, clock.now()))) return;
-      cursor = through;
+      // Those further on wait for a later page; every round moves the lowest cursors, so this ends.
+      const behind = [...cursors].filter(([, cursor]) => cursor < through);
+      // All at once: the store writes them in one transaction (SQLite group commit, Redis pipeline).
+      await Promise.all(
+        behind.map(async ([hook, cursor]) => {
+          const drafts = events
+            .filter((e) => e.seq > cursor && wants(hook, e))
+            .map((e) => ({ event_id: e.id, seq: e.seq }));
+          // False: another process moved this cursor (and continues from there), or the hook was disabled.
+          const moved = await store.engagement.enqueueDeliveries(slug, hook.id, cursor, through, drafts, clock.now());
+          if (moved) cursors.set(hook, through);
+          else cursors.delete(hook);
+        }),
+      );
     }
   }
 
