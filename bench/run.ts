@@ -5,6 +5,7 @@
  *   BENCH_ONLY=one-room npm run bench  (run only the named cases; the baselines always run)
  *   BENCH_CONNECTIONS=100 npm run bench (connections per load phase; 10 by default)
  */
+import { ensureBuilt } from '../test/support/built.js';
 import { cases } from './cases/index.js';
 import { type BenchContext, type BenchRow, load, printTable } from './table.js';
 import Fastify from 'fastify';
@@ -37,6 +38,8 @@ async function measureBaselines(): Promise<BenchContext['baselines']> {
   }
 }
 
+// Services the cases start as child processes are the built ones, as `npm start` runs them.
+await ensureBuilt();
 const baselines = await measureBaselines();
 const context: BenchContext = { seconds: SECONDS, connections: CONNECTIONS, baselines };
 const rows: BenchRow[] = [baselines.post, baselines.get];

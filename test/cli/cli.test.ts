@@ -15,6 +15,7 @@ import { freePort } from '../support/child-service.js';
 import { eventually } from '../support/engagement.js';
 import { call, type RunningService, startService } from '../support/service.js';
 import { type Run, repoRoot, runCli } from './run-cli.js';
+import { BUILT_CLI } from '../support/built.js';
 
 const ADMIN_TOKEN = 'cli-test-admin-token-0123456789abcdef0123';
 
@@ -215,14 +216,10 @@ describe('the conclave command line', () => {
     expect(invite.code).toBe(0);
     expect(JSON.parse(invite.stdout).invite_token ?? '[saved]').toBe('[saved]');
 
-    const follower = execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', '--json', 'events', second, '--follow', '--since', '0'],
-      {
-        cwd: repoRoot,
-        env,
-      },
-    );
+    const follower = execFile(process.execPath, [BUILT_CLI, '--json', 'events', second, '--follow', '--since', '0'], {
+      cwd: repoRoot,
+      env,
+    });
     let streamed = '';
     follower.stdout!.on('data', (chunk: Buffer) => {
       streamed += chunk.toString();
@@ -244,7 +241,7 @@ describe('the conclave command line', () => {
 
   it('serves: `conclave serve` is the service', async () => {
     const port = String(await freePort());
-    const server = execFile(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+    const server = execFile(process.execPath, [BUILT_CLI, 'serve'], {
       cwd: repoRoot,
       env: { ...env, PORT: port, HOST: '127.0.0.1' },
     });

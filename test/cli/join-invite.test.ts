@@ -2,31 +2,19 @@
  * `conclave room join --invite` redeems the invite: a private room admits the seat under the
  * invite's label, and joining again with it recovers the same seat.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, type RunningService, startService } from '../support/service.js';
-
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+import { type Run, runCli } from './run-cli.js';
 
 describe('conclave room join --invite', () => {
   let svc: RunningService;
   let dir: string;
   let env: NodeJS.ProcessEnv;
 
-  const cli = (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
-    new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        ['--import', 'tsx', 'src/cli/main.ts', ...args],
-        { cwd: repoRoot, env, timeout: 30_000 },
-        (error, stdout, stderr) =>
-          resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-      );
-    });
+  const cli = (...args: string[]): Promise<Run> => runCli(env, ...args);
 
   beforeAll(async () => {
     svc = await startService();

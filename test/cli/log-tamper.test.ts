@@ -10,24 +10,15 @@
  *   checkpoint it remembered is gone (a rollback), the audit finds a signed checkpoint in its
  *   mirror that covers leaves the log no longer has.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { call, type RunningService, startService } from '../support/service.js';
 import { roomWithReceipts } from '../support/tlog.js';
-
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+import { type Run, runCliWithin } from './run-cli.js';
 
 describe('conclave verify and conclave log audit catch a log tampered with behind the service', () => {
   const clock = new ManualClock();
@@ -36,20 +27,11 @@ describe('conclave verify and conclave log audit catch a log tampered with behin
   let room: { slug: string; token: string };
 
   const cli = (config: string, ...args: string[]): Promise<Run> =>
-    new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        ['--import', 'tsx', 'src/cli/main.ts', ...args],
-        {
-          cwd: repoRoot,
-          env: { ...process.env, CONCLAVE_CONFIG: path.join(dir, config, 'config.json'), CONCLAVE_URL: svc.base },
-          timeout: 60_000,
-        },
-        (error, stdout, stderr) => {
-          resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-        },
-      );
-    });
+    runCliWithin(
+      60_000,
+      { ...process.env, CONCLAVE_CONFIG: path.join(dir, config, 'config.json'), CONCLAVE_URL: svc.base },
+      ...args,
+    );
   const verify = (config = 'reader') =>
     cli(config, 'verify', `${svc.base}/r/${room.slug}`, '--token', room.token, '--log-wait', '1');
   const audit = () => cli('reader', 'log', 'audit', '--dir', path.join(dir, 'mirror'));

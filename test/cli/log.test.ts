@@ -5,25 +5,16 @@
  * receipt rewritten in the room store behind the service's back fails naming its leaf; an entry
  * rewritten in the log, or the log truncated, fails the audit naming the leaf.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { toBase64 } from '../../src/tlog/note.js';
 import { call, type RunningService, startService } from '../support/service.js';
 import { roomWithReceipts } from '../support/tlog.js';
-
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+import { type Run, runCliWithin } from './run-cli.js';
 
 describe('conclave verify and conclave log against the transparency log', () => {
   const clock = new ManualClock();
@@ -32,17 +23,7 @@ describe('conclave verify and conclave log against the transparency log', () => 
   let env: NodeJS.ProcessEnv;
   let rooms: { slug: string; token: string }[];
 
-  const cli = (...args: string[]): Promise<Run> =>
-    new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        ['--import', 'tsx', 'src/cli/main.ts', ...args],
-        { cwd: repoRoot, env, timeout: 60_000 },
-        (error, stdout, stderr) => {
-          resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-        },
-      );
-    });
+  const cli = (...args: string[]): Promise<Run> => runCliWithin(60_000, env, ...args);
   const verify = (room: { slug: string; token: string }, ...extra: string[]) =>
     cli('verify', `${svc.base}/r/${room.slug}`, '--token', room.token, '--log-wait', '1', ...extra);
   const remembered = () => path.join(dir, 'config', 'checkpoints.json');

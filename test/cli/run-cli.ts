@@ -1,8 +1,8 @@
-/** Runs the `conclave` command line from source as a child process, as a shell user would. */
+/** Runs the `conclave` command line as a child process, as a shell user runs the installed bin. */
 import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { BUILT_CLI, repoRoot } from '../support/built.js';
 
-export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+export { repoRoot };
 
 export interface Run {
   code: number;
@@ -11,11 +11,16 @@ export interface Run {
 }
 
 export function runCli(env: NodeJS.ProcessEnv, ...args: string[]): Promise<Run> {
+  return runCliWithin(30_000, env, ...args);
+}
+
+/** The command line given at most `timeoutMs` (a `verify` that waits on the log takes longer). */
+export function runCliWithin(timeoutMs: number, env: NodeJS.ProcessEnv, ...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', ...args],
-      { cwd: repoRoot, env, timeout: 30_000 },
+      [BUILT_CLI, ...args],
+      { cwd: repoRoot, env, timeout: timeoutMs },
       (error, stdout, stderr) => {
         resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
       },

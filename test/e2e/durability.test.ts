@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
 import { call } from '../support/service.js';
+import { BUILT_SERVICE } from '../support/built.js';
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -24,7 +25,7 @@ async function freePort(): Promise<number> {
 
 async function startProcess(env: Record<string, string>): Promise<{ child: ChildProcess; base: string }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [BUILT_SERVICE], {
     cwd: process.cwd(),
     // No start-up warm-up (src/warm-up.ts): what is checked is what survives the kill, and every restart would pay it.
     env: { ...process.env, WARMUP_TURNS: '0', ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },

@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { freePort } from '../support/child-service.js';
 import { killWithTestProcess } from '../support/kill-with-test-process.js';
+import { BUILT_SERVICE } from '../support/built.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 /** The operator's admin token, so the device flow and operator acts are fuzzed too (and looked for in the log). */
@@ -102,7 +103,7 @@ async function startService(env: Record<string, string>): Promise<Service> {
   const log = createWriteStream(logFile);
   // A bounded old space: V8 grows an unbounded heap with the allocation rate, which made RSS track
   // speed, not leaks. Within a bound, garbage is collected and a leak ends in a crash (reported).
-  const child = spawn(process.execPath, [`--max-old-space-size=${HEAP_LIMIT_MIB}`, '--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [`--max-old-space-size=${HEAP_LIMIT_MIB}`, BUILT_SERVICE], {
     cwd: repoRoot,
     env: {
       ...process.env,

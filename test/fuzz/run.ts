@@ -5,6 +5,7 @@
  * run above 1.3× RSS after warm-up. The service runs with a bounded old space (128 MiB), so a leak
  * shows as growth or an out-of-memory crash rather than hiding in a heap V8 sized to the load.
  */
+import { ensureBuilt } from '../support/built.js';
 import { runFuzz, summarize } from './fuzzer.js';
 
 const requests = Number(process.env.FUZZ_REQUESTS ?? 100_000);
@@ -12,6 +13,8 @@ const env: Record<string, string> =
   process.env.FUZZ_STORE === 'redis'
     ? { STORE: 'redis', REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' }
     : {};
+// The fuzzed service is the built one (test/support/built.ts).
+await ensureBuilt();
 const report = await runFuzz({
   requests,
   seed: Number(process.env.FUZZ_SEED ?? 1),

@@ -1,15 +1,16 @@
 /**
- * The package as a user gets it: `npm pack` (which builds), `npm install <tarball>` in a fresh
+ * The package as a user gets it: `npm pack` of the build, `npm install <tarball>` in a fresh
  * project, then `import { ConclaveClient, verifyRoomReceiptChain } from 'conclave/client'` in plain
  * Node drives a real server through a room, its types compile, and the `conclave` bin runs.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../support/built.js';
 import { type RunningService, startService } from '../support/service.js';
 import { runWalk } from './walk-script.js';
 
@@ -37,7 +38,13 @@ describe('the packed package', () => {
   beforeAll(async () => {
     svc = await startService({ env: { CONCLAVE_ADMIN_TOKEN: ADMIN_TOKEN, WEBHOOK_ALLOW_PRIVATE: 'true' } });
     project = await mkdtemp(path.join(tmpdir(), 'conclave-pack-'));
-    await exec('npm', ['pack', '--pack-destination', project], { cwd: repoRoot, timeout: 180_000 });
+    // The build `prepack` runs (`npm run build`) is the one the suite's global set-up made of these
+    // sources (test/support/built.ts): packed as it stands rather than built a second time.
+    expect(JSON.parse(await readFile(path.join(repoRoot, 'package.json'), 'utf8')).scripts.prepack).toBe(
+      'npm run build',
+    );
+    await ensureBuilt();
+    await exec('npm', ['pack', '--ignore-scripts', '--pack-destination', project], { cwd: repoRoot, timeout: 180_000 });
     const tarball = (await readdir(project)).find((file) => file.endsWith('.tgz'))!;
     await writeFile(
       path.join(project, 'package.json'),

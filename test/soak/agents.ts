@@ -33,6 +33,7 @@ import {
   scenarioLine,
 } from '../support/agents-scenario.js';
 import { startRedisDeployment } from '../support/agents-topology.js';
+import { ensureBuilt } from '../support/built.js';
 import { audit, newLedger, percentile, runRoom } from '../support/ledger.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { hasNginx } from '../support/topology.js';
@@ -42,6 +43,8 @@ const KILL_EVERY_S = Number(process.env.SOAK_KILL_EVERY_S ?? 120);
 const LEDGER_ROOMS = Number(process.env.SOAK_LEDGER_ROOMS ?? 3);
 
 if (!hasNginx) throw new Error('the soak needs nginx (/usr/sbin/nginx)');
+// The processes are the built service, as `npm start` runs it.
+await ensureBuilt();
 const redis = await startRedisServer({ aof: true });
 if (redis === null) throw new Error('the soak needs redis-server');
 const deployment = await startRedisDeployment(redis, {

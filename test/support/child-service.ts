@@ -1,6 +1,6 @@
 /**
- * The service as a separate node process started the way `npm start` runs it (src/main.ts through
- * tsx here), on a free loopback port with its own data directory: what crosses processes, signals
+ * The service as a separate node process started the way `npm start` runs it (the built
+ * dist/src/main.js, test/support/built.ts), on a free loopback port with its own data directory: what crosses processes, signals
  * and log output is only observable this way.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { eventually } from './engagement.js';
 import { killWithTestProcess } from './kill-with-test-process.js';
+import { BUILT_SERVICE } from './built.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -35,7 +36,7 @@ export async function spawnService(
 ): Promise<ChildService> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'conclave-peer-')));
   const port = options.port ?? (await freePort());
-  const [command, ...args] = [...(options.wrapper ?? []), process.execPath, '--import', 'tsx', 'src/main.ts'];
+  const [command, ...args] = [...(options.wrapper ?? []), process.execPath, BUILT_SERVICE];
   const child = spawn(command!, args, {
     cwd: repoRoot,
     // No start-up warm-up unless a test asks for it (src/warm-up.ts): it only adds seconds to every spawn here.

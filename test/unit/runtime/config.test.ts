@@ -11,6 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIG_EXAMPLES, ConfigError, loadConfig } from '../../../src/config.js';
 import { defaultBaseUrlWarning, isLoopbackHost, listenProblem, runServer } from '../../../src/server-process.js';
+import { BUILT_SERVICE } from '../../support/built.js';
 
 function problemsOf(env: Record<string, string>): ConfigError {
   try {
@@ -148,7 +149,7 @@ describe('the public base URL', () => {
   it('prints the warning when the process starts', async () => {
     // A documentation address: the process warns at start, then cannot bind it (nothing is exposed).
     const dataDir = path.join(tmpdir(), `conclave-warned-${process.pid}`);
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, [BUILT_SERVICE], {
       cwd: new URL('../../../', import.meta.url),
       env: { ...process.env, HOST: '192.0.2.1', PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: dataDir },
       stdio: ['ignore', 'pipe', 'pipe'],
