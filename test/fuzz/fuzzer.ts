@@ -13,13 +13,11 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { freePort } from '../support/child-service.js';
 import { killWithTestProcess } from '../support/kill-with-test-process.js';
-import { BUILT_SERVICE } from '../support/built.js';
+import { BUILT_SERVICE, repoRoot } from '../support/built.js';
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 /** The operator's admin token, so the device flow and operator acts are fuzzed too (and looked for in the log). */
 const ADMIN_TOKEN = 'fuzz-admin-token-0123456789abcdef0123456789';
 

@@ -7,16 +7,14 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt } from '../support/built.js';
+import { ensureBuilt, repoRoot } from '../support/built.js';
 import { type RunningService, startService } from '../support/service.js';
 import { runWalk } from './walk-script.js';
 
 const exec = promisify(execFile);
 const ADMIN_TOKEN = 'pack-test-admin-token-0123456789abcdef';
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 const TYPED = `
 import { ConclaveClient, ConclaveError, type ChainReport } from 'conclave/client';

@@ -2,7 +2,8 @@
  * The built service and command line (`npm run build` into dist/), as `npm start` and the installed
  * `conclave` bin run them. Tests that start them as child processes run these files: a child started
  * through tsx spent twice the CPU of the built one before it listened (about 3.2 s against 1.6 s on
- * a 2-core machine), and the suite starts hundreds of them. `ensureBuilt()` runs once before the suite
+ * a 2-core machine), and the suite starts dozens of services and
+ * about a hundred command lines. `ensureBuilt()` runs once before the suite
  * (test/global-setup.ts) and rebuilds only when a source is newer than the last build.
  */
 import { execFile } from 'node:child_process';

@@ -1,19 +1,16 @@
 /**
  * The service as a separate node process started the way `npm start` runs it (the built
- * dist/src/main.js, test/support/built.ts), on a free loopback port with its own data directory: what crosses processes, signals
- * and log output is only observable this way.
+ * dist/src/main.js, test/support/built.ts), on a free loopback port with its own data directory:
+ * what crosses processes, signals and log output is only observable this way.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { eventually } from './engagement.js';
 import { killWithTestProcess } from './kill-with-test-process.js';
-import { BUILT_SERVICE } from './built.js';
-
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+import { BUILT_SERVICE, repoRoot } from './built.js';
 
 export interface ChildService {
   base: string;
