@@ -37,7 +37,12 @@ export class RedisLockTaker {
   async lock(slug: string, ttlMs: number, waitMs: number, known?: RoomVersion | null): Promise<RoomLock> {
     // The lock this process let linger after its last commit on the room: no round trip.
     const reused = this.leases.reuse(slug);
-    if (reused) return this.held(slug, reused.token, ttlMs, reused.found);
+    if (reused) {
+      const lock = this.held(slug, reused.token, ttlMs, reused.found);
+      // Renewed alongside the batch, not before it: the commit's fence settles whether it held.
+      if (reused.renew) void lock.renew();
+      return lock;
+    }
     const token = newLockToken();
     const keys = [this.key.lock(slug), this.key.room(slug), this.key.lockQueue(slug), this.key.lockLeases(slug)];
     const [knownVersion, knownRevision] = knownArgs(known);

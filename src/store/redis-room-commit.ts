@@ -14,9 +14,14 @@ import type { RoomLeases } from './redis-room-lease.js';
 import type { ExistenceMemo } from './redis-room-reads.js';
 import type { RedisLogStore } from './redis-tlog.js';
 
+/** Rooms whose deadline-index entry this process remembers writing; past it the memory starts over. */
+const MAX_INDEXED = 10_000;
+
 export class RedisRoomCommits {
   /** Deadline index updates a commit did not wait for (afterCommit). */
   private readonly unawaited = new Set<Promise<void>>();
+  /** Per room, the deadline this process last wrote to the index and the room version that commit made. */
+  private readonly indexed = new Map<string, { version: number; deadline: number | null }>();
 
   constructor(
     private readonly redis: ScriptedRedis,
@@ -133,14 +138,12 @@ export class RedisRoomCommits {
    */
   private async afterCommit(batch: CommitBatch, version: number, separateRecords: IdempotencyRecord[]): Promise<void> {
     const { slug } = batch;
-    const indexed = this.calls.bestEffort(() =>
-      batch.next_deadline === null
-        ? this.redis.zrem(this.key.deadlines(slug), slug)
-        : this.redis.zadd(this.key.deadlines(slug), batch.next_deadline, slug),
-    );
-    // Not awaited here, but close() lets it land (a clean shutdown keeps the index whole).
-    this.unawaited.add(indexed);
-    void indexed.finally(() => this.unawaited.delete(indexed));
+    const indexed = this.indexDeadline(batch, version);
+    if (indexed) {
+      // Not awaited here, but close() lets it land (a clean shutdown keeps the index whole).
+      this.unawaited.add(indexed);
+      void indexed.finally(() => this.unawaited.delete(indexed));
+    }
     await Promise.all([
       // The log's queue (redis-tlog.ts): a receipt lost here is found by the integrator's sweep.
       batch.receipts.length > 0
@@ -157,6 +160,29 @@ export class RedisRoomCommits {
         ),
       ),
     ]);
+  }
+
+  /**
+   * The room's deadline-index entry brought to the commit's next deadline, or nothing to do: when
+   * this process wrote the entry with the same deadline at the very version this commit followed,
+   * nobody has committed to the room since (the version check would have refused this commit), so
+   * the entry still says it. Most commits (a ballot, a message) leave the deadline where it was.
+   */
+  private indexDeadline(batch: CommitBatch, version: number): Promise<void> | null {
+    const { slug, next_deadline: deadline } = batch;
+    const last = this.indexed.get(slug);
+    if (last && last.version === batch.expected_version && last.deadline === deadline) {
+      last.version = version;
+      return null;
+    }
+    this.indexed.delete(slug);
+    return this.calls.bestEffort(async () => {
+      if (deadline === null) await this.redis.zrem(this.key.deadlines(slug), slug);
+      else await this.redis.zadd(this.key.deadlines(slug), deadline, slug);
+      // Only a write Redis answered is remembered: a lost one is sent again by the next commit.
+      if (this.indexed.size >= MAX_INDEXED) this.indexed.clear();
+      this.indexed.set(slug, { version, deadline });
+    });
   }
 
   private idempotencyTtl(record: IdempotencyRecord): number {

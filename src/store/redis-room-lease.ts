@@ -2,17 +2,23 @@
  * What this process knows from holding a room's Redis lock (docs/architecture.md, "One room, many
  * processes"): while it holds the lock nobody else can commit to the room (the commit script fences
  * on the token), so the room is still at the version this process last took or committed it at.
- * Two round trips of a busy room's requests follow from that, and the Redis store skips them:
+ * Three round trips of a busy room's requests follow from that, and the Redis store skips them:
  *
  * - **Lingering.** A commit that would let the lock go keeps it instead when nobody waits for it
- *   (the commit script decides, in the same round trip), for LINGER_MS. A batch of this process in
- *   that time reuses it without asking Redis. Another process that wants the room joins the line
- *   and says so on the wake channel; a lingering holder that hears it lets go at once (and the
+ *   (the commit script decides, in the same round trip, and renews it by its TTL). A batch of this
+ *   process while the lease lasts reuses it without asking Redis (with a renewal sent alongside,
+ *   unawaited, once less than half the TTL is left). Another process that wants the room joins the
+ *   line and says so on the wake channel; a lingering holder that hears it lets go at once (and the
  *   commit script lets go of a lock someone waits for, as before), so the line still moves in turn.
+ * - **No release of an unused lock.** A lingering lock nobody reuses or asks for is not let go: it
+ *   lapses in Redis with its TTL, and this process forgets it then. Letting it go would cost a
+ *   round trip per commit of every room written only now and then (a room a second across a thousand
+ *   rooms paid acquire, commit and release); anyone who wants it meanwhile says so and gets it at
+ *   once, as above, and a dead process's locks lapse the same way either way.
  * - **Reads under the lock.** A freshness check (`loadIfChanged`) or an existence check for a room
  *   this process holds the lock of, at the version it holds it at, is answered here.
  *
- * Both rest on the lock not having lapsed, which this process judges on its own monotonic clock: a
+ * All three rest on the lock not having lapsed, which this process judges on its own monotonic clock: a
  * lease counts until the TTL measured from when its acquire, renewal or commit was *sent* (Redis
  * starts the TTL later, when it runs the command), less SAFETY_MS. A process that stalls past that
  * (GC, an overloaded event loop) finds its lease over and asks Redis again. What stays out of reach
@@ -22,8 +28,6 @@
  */
 import type { RoomVersion } from './port.js';
 
-/** How long a released room's lock stays with this process, waiting for its next batch. */
-export const LINGER_MS = 400;
 /** Subtracted from every lease's TTL: the lock is trusted this much less long than Redis keeps it. */
 export const SAFETY_MS = 300;
 /**
@@ -39,7 +43,10 @@ interface Lease {
   version: RoomVersion | null;
   /** performance.now() until which the lock is surely still ours. */
   validUntil: number;
-  /** Set while the lock lingers after a commit (no batch holds it); fires the release. */
+  /**
+   * Set while the lock lingers after a commit (no batch holds it): fires once the lock has surely
+   * lapsed in Redis, and only forgets it here.
+   */
   linger: ReturnType<typeof setTimeout> | null;
 }
 
@@ -83,7 +90,7 @@ export class RoomLeases {
 
   /**
    * A commit under `token`, sent at `sentAt`, stored `version`; `kept` when the script kept the lock
-   * (renewed by the TTL) instead of letting it go: it lingers until reused, wanted, or LINGER_MS.
+   * (renewed by the TTL) instead of letting it go: it lingers until reused, wanted, or lapsed.
    */
   committed(slug: string, token: string, sentAt: number, version: RoomVersion, kept: boolean): void {
     const lease = this.of(slug, token);
@@ -108,20 +115,23 @@ export class RoomLeases {
   }
 
   /**
-   * The lingering lock of the room, handed to a new batch when at least half its TTL remains
-   * (the batch's own renewals start a third of the TTL in); null otherwise (then the lock is asked
-   * for as usual, and a lingering one about to lapse is let go first).
+   * The lingering lock of the room, handed to a new batch while the lease surely holds. `renew` is
+   * set when less than half its TTL remains: the batch's own renewals start a third of the TTL in,
+   * so the taker renews at once (unawaited: the commit follows it on the same connection, and its
+   * fence refuses the batch if the lock was lost). Null when nothing lingers, or when the lease is
+   * over (then a lock Redis may still hold for a moment is let go first, so asking again finds it free).
    */
-  reuse(slug: string): { token: string; found: RoomVersion | null } | null {
+  reuse(slug: string): { token: string; found: RoomVersion | null; renew: boolean } | null {
     const lease = this.leases.get(slug);
     if (!lease?.linger) return null;
     clearTimeout(lease.linger);
     lease.linger = null;
-    if (lease.validUntil - this.now() < lease.ttlMs / 2) {
-      this.letGo(slug, lease);
+    const remaining = lease.validUntil - this.now();
+    if (remaining <= 0) {
+      void this.letGo(slug, lease);
       return null;
     }
-    return { token: lease.token, found: lease.version };
+    return { token: lease.token, found: lease.version, renew: remaining < lease.ttlMs / 2 };
   }
 
   /**
@@ -174,10 +184,17 @@ export class RoomLeases {
 
   private lingerOn(slug: string, lease: Lease): void {
     if (lease.linger) clearTimeout(lease.linger);
-    // Never longer than the lease itself: a lock past its safe time is let go, not reused.
-    const ms = Math.max(0, Math.min(LINGER_MS, lease.validUntil - this.now() - lease.ttlMs / 2));
-    lease.linger = setTimeout(() => void this.letGo(slug, lease), ms);
+    // Until Redis has surely let the lock lapse (the lease's end plus the margin it was trusted less):
+    // until then a wake for the room still lets it go at once (wanted), after it there is nothing to let go.
+    const ms = Math.max(0, lease.validUntil + SAFETY_MS - this.now());
+    lease.linger = setTimeout(() => this.forget(slug, lease), ms);
     lease.linger.unref();
+  }
+
+  /** The lease is over and its lock lapsed in Redis: nothing to release. */
+  private forget(slug: string, lease: Lease): void {
+    lease.linger = null;
+    if (this.leases.get(slug) === lease) this.leases.delete(slug);
   }
 
   private letGo(slug: string, lease: Lease): Promise<void> {

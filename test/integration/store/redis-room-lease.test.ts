@@ -2,14 +2,16 @@
  * A room lock that lingers after its commit (src/store/redis-room-lease.ts), against a real Redis and
  * two stores standing for two processes: the next batch of the same process reuses it and reads
  * under it are answered without Redis; another process that wants the room gets it without waiting
- * the linger out and then sees every write; an unused lock goes after LINGER_MS and at close; and if
- * Redis loses the lock anyway, fencing still refuses the old holder's commit.
+ * the linger out and then sees every write; an unused lock is left to lapse with its TTL (no release
+ * round trip), reused late with a renewal, and let go at close; and if Redis loses the lock anyway,
+ * fencing still refuses the old holder's commit.
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type CommitBatch, StoreConflictError } from '../../../src/store/port.js';
-import { LINGER_MS } from '../../../src/store/redis-room-lease.js';
+import { SAFETY_MS } from '../../../src/store/redis-room-lease.js';
 import { openRedisStore, type RedisStore } from '../../../src/store/redis-store.js';
 import { eventually } from '../../support/engagement.js';
 import { startRedisServer } from '../../support/redis-server.js';
@@ -94,7 +96,8 @@ describe.skipIf(server === null)('a room lock that lingers after its commit', ()
       const asked = performance.now();
       const taken = await b!.lock(slug, TTL, 5_000, null);
       const waited = performance.now() - asked;
-      console.log(`lingering lock handed to another process after ${waited.toFixed(0)} ms (linger ${LINGER_MS} ms)`);
+      console.log(`lingering lock handed to another process after ${waited.toFixed(0)} ms (lock TTL ${TTL} ms)`);
+      expect(waited).toBeLessThan(TTL / 2);
       expect(taken.found).toEqual({ version: second.version, revision: second.revision });
       const third = await b!.commit({
         ...batch(2),
@@ -114,16 +117,35 @@ describe.skipIf(server === null)('a room lock that lingers after its commit', ()
     }
   });
 
-  it('is let go in Redis after LINGER_MS when unused, and at close', async () => {
+  it('is left to lapse in Redis when unused, without a release; reused late, it is renewed; close lets it go', async () => {
     const [a] = await stores(1);
     try {
-      const { lock } = await createAndCommit(a!);
+      const { lock, second } = await createAndCommit(a!);
       const committed = performance.now();
+      // Still held past the old 400 ms linger: nobody sent a release.
+      await sleep(TTL / 2 - SAFETY_MS + 100);
+      expect(await raw.get(lockKey())).toBe(lock.token);
+      expect(await raw.pttl(lockKey())).toBeLessThan(TTL - (TTL / 2 - SAFETY_MS));
+      // Less than half its TTL left: the next batch reuses it and renews it alongside.
+      const known = { version: second.version, revision: second.revision };
+      const late = await a!.lock(slug, TTL, 1_000, known);
+      expect(late.token).toBe(lock.token);
+      expect(late.found).toEqual(known);
+      await eventually(async () => (await raw.pttl(lockKey())) > TTL - 200, 2_000);
+      const third = await a!.commit({
+        ...batch(2),
+        expected_revision: second.revision!,
+        fence: late.token,
+        release_lock: true,
+      });
+      const lapsedFrom = performance.now();
       await eventually(async () => (await raw.get(lockKey())) === null, 5_000);
-      expect(performance.now() - committed).toBeGreaterThanOrEqual(LINGER_MS - 50);
-      const again = await a!.lock(slug, TTL, 1_000, null);
+      expect(performance.now() - lapsedFrom).toBeGreaterThanOrEqual(TTL - SAFETY_MS);
+      expect(performance.now() - committed).toBeGreaterThanOrEqual(TTL);
+      // Lapsed, the next lock is a new one, taken at the stored version.
+      const again = await a!.lock(slug, TTL, 1_000, { version: third.version, revision: third.revision });
       expect(again.token).not.toBe(lock.token);
-      await a!.commit({ ...batch(2), fence: again.token, release_lock: true });
+      await a!.commit({ ...batch(3), fence: again.token, release_lock: true });
       expect(await raw.get(lockKey())).toBe(again.token);
       await a!.close();
       expect(await raw.get(lockKey())).toBeNull();

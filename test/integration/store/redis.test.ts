@@ -344,6 +344,48 @@ describe.skipIf(server === null)('RedisStore', () => {
     await store.close();
   });
 
+  it("writes a room's deadline-index entry only when the commit may have moved it", async () => {
+    const keyPrefix = newPrefix();
+    const [a, b] = await Promise.all([openRedisStore({ url, keyPrefix }), openRedisStore({ url, keyPrefix })]);
+    const raw = new Redis(url);
+    const slug = 'dl1ndexroom';
+    const score = async () => {
+      for (const key of await raw.keys(`${keyPrefix}deadlines:{d*`)) {
+        const value = await raw.zscore(key, slug);
+        if (value !== null) return Number(value);
+      }
+      return null;
+    };
+    // The index update is not awaited by the commit; a read on the same connection comes after it.
+    const commit = async (store: typeof a, expected_version: number, next_deadline: number | null) => {
+      await store.commit({ slug, expected_version, snapshot: '{}', events: [], receipts: [], next_deadline });
+      await store.nextDeadline();
+    };
+    try {
+      await commit(a, 0, 100);
+      expect(await score()).toBe(100);
+      // The entry is what this process wrote at the version the next commit follows: not sent again
+      // (removed by hand here only to show it is not rewritten).
+      await raw.del(...(await raw.keys(`${keyPrefix}deadlines:{d*`)));
+      await commit(a, 1, 100);
+      expect(await score()).toBeNull();
+      // A deadline that moves is written.
+      await commit(a, 2, 200);
+      expect(await score()).toBe(200);
+      // Another process commits in between (and writes its own entry); this one's next commit follows a
+      // version it did not make, so it writes again even with the deadline it wrote last.
+      await commit(b, 3, 300);
+      expect(await score()).toBe(300);
+      await commit(a, 4, 200);
+      expect(await score()).toBe(200);
+      await commit(a, 5, null);
+      expect(await score()).toBeNull();
+    } finally {
+      await raw.quit();
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
   it('fails an in-flight commit as unavailable when its connection drops, without replaying it', async () => {
     const store = await openRedisStore({ url, keyPrefix: newPrefix() });
     await store.ping();

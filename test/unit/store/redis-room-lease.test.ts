@@ -1,10 +1,10 @@
 /**
  * The bookkeeping of the room locks a process holds (src/store/redis-room-lease.ts), on an injected
- * clock: when holding a lock may answer a read, when a lingering lock is handed to the next batch or
- * let go, and that nothing is trusted past the lock's TTL less the safety margin.
+ * clock: when holding a lock may answer a read, when a lingering lock is handed to the next batch, let
+ * go or left to lapse, and that nothing is trusted past the lock's TTL less the safety margin.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { CONTENDED_MS, LINGER_MS, RoomLeases, SAFETY_MS } from '../../../src/store/redis-room-lease.js';
+import { CONTENDED_MS, RoomLeases, SAFETY_MS } from '../../../src/store/redis-room-lease.js';
 
 const TTL = 1_500;
 const at = (version: number) => ({ version, revision: `r${version}` });
@@ -78,24 +78,29 @@ describe('room leases', () => {
     leases.committed('r', 't1', clock.now, at(2), true);
     expect(leases.current('r', at(2))).toBe(true);
     expect(leases.current('r', at(1))).toBe(false);
-    expect(leases.reuse('r')).toEqual({ token: 't1', found: at(2) });
+    expect(leases.reuse('r')).toEqual({ token: 't1', found: at(2), renew: false });
     // Reused, it is held by a batch again: no lingering timer lets it go meanwhile.
-    vi.advanceTimersByTime(LINGER_MS * 2);
+    vi.advanceTimersByTime(TTL * 2);
     expect(released).toEqual([]);
     expect(leases.reuse('r')).toBeNull();
   });
 
-  it('a lingering lock nobody reuses is let go after LINGER_MS', () => {
+  it('a lingering lock nobody reuses or wants is never released: it is forgotten once Redis has let it lapse', () => {
     vi.useFakeTimers();
     const { leases, released, clock } = leasesAt();
     leases.taken('r', 't1', TTL, clock.now, at(1));
     leases.committed('r', 't1', clock.now, at(2), true);
-    vi.advanceTimersByTime(LINGER_MS - 1);
-    expect(released).toEqual([]);
-    vi.advanceTimersByTime(1);
-    expect(released).toEqual(['r/t1']);
-    expect(leases.reuse('r')).toBeNull();
+    // Redis keeps it a TTL from the commit; this process trusts it that long less the margin.
+    clock.now += TTL - SAFETY_MS - 1;
+    expect(leases.current('r', at(2))).toBe(true);
+    clock.now += 1;
     expect(leases.current('r', at(2))).toBe(false);
+    vi.advanceTimersByTime(TTL - 1);
+    expect(leases.size).toBe(1);
+    vi.advanceTimersByTime(1);
+    expect(leases.size).toBe(0);
+    expect(released).toEqual([]);
+    expect(leases.reuse('r')).toBeNull();
   });
 
   it('another process that wants the room gets a lingering lock at once; a held one goes with its commit', () => {
@@ -133,15 +138,31 @@ describe('room leases', () => {
     expect(released).toEqual([]);
   });
 
-  it('a lingering lock too close to its end is let go instead of reused', () => {
+  it('a lingering lock with less than half its TTL left is reused with a renewal; one past its lease is let go', () => {
     vi.useFakeTimers();
     const { leases, released, clock } = leasesAt();
     const sentAt = clock.now;
     leases.taken('r', 't1', TTL, sentAt, at(1));
-    // The commit's answer came late: the lease has less than half its TTL left.
-    clock.now += TTL / 2;
     leases.committed('r', 't1', sentAt, at(2), true);
+    clock.now += TTL / 2 - SAFETY_MS + 1;
+    expect(leases.reuse('r')).toEqual({ token: 't1', found: at(2), renew: true });
+    expect(released).toEqual([]);
+    // Committed again, then left until its lease is over (the lock may still be in Redis a moment).
+    leases.committed('r', 't1', clock.now, at(3), true);
+    clock.now += TTL - SAFETY_MS;
     expect(leases.reuse('r')).toBeNull();
+    expect(released).toEqual(['r/t1']);
+    expect(leases.size).toBe(0);
+  });
+
+  it('a lingering lock is let go at once when wanted, however late in its lease', () => {
+    vi.useFakeTimers();
+    const { leases, released, clock } = leasesAt();
+    leases.taken('r', 't1', TTL, clock.now, at(1));
+    leases.committed('r', 't1', clock.now, at(2), true);
+    clock.now += TTL - SAFETY_MS + 100;
+    vi.advanceTimersByTime(TTL - SAFETY_MS + 100);
+    leases.wanted('r');
     expect(released).toEqual(['r/t1']);
   });
 
