@@ -16,6 +16,7 @@ import { EventStream, EventStreams } from './event-stream.js';
 import { type LongPollCall, longPoll } from './long-poll.js';
 import { consumeOnRead } from './opener-wakes.js';
 import { RedisCommitFanout } from './redis-fanout.js';
+import { keysOf } from '../store/redis-keys.js';
 import { RoomFeeds } from './room-feed.js';
 import { type StateSource, WaiterRegistry } from './waiters.js';
 import { createSender } from './webhook-client.js';
@@ -98,12 +99,15 @@ export class Engagement {
     this.log = log;
     const { redis } = this.settings;
     if (redis) {
+      // The store announces every commit itself (store/redis-scripts.ts); this listens to the others'.
+      const origin = this.deps.store.commitOrigin;
+      if (origin === undefined) throw new Error('a store shared over Redis must announce its commits');
       this.fanout = await RedisCommitFanout.open(
         redis.url,
         redis.cluster,
-        redis.keyPrefix,
+        keysOf(redis.keyPrefix).commits,
+        origin,
         (slug, head) => this.bus.notify(slug, head),
-        (error) => this.log.error({ err: error }, 'commit notice publish failed'),
       );
     }
     await this.webhooks.start();
@@ -124,8 +128,8 @@ export class Engagement {
   /** The registry's after-commit hook; runs outside the room's turn. */
   onCommit(notice: CommitNotice): void {
     queueMicrotask(() => {
+      // The other processes heard of it from the commit itself (redis-fanout.ts).
       this.bus.notify(notice.slug, notice.head);
-      this.fanout?.publish(notice.slug, notice.head);
       // A room the commit found without subscriptions owes no deliveries (one read fewer per commit).
       if (notice.events.length > 0 && notice.subscribed !== false) this.webhooks.noteCommit(notice.slug);
     });

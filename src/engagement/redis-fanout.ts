@@ -1,11 +1,11 @@
 /**
- * Cross-process commit notices in Redis mode: every process publishes `{slug, head}` on one channel
- * per deployment (the key prefix names the deployment) after each commit it makes, and every other
- * process hands what it hears to its own CommitBus, so a write on process A wakes a long-poll or SSE
+ * Cross-process commit notices in Redis mode: every room commit is announced as `{origin, slug,
+ * head}` on one channel per deployment (the key prefix names the deployment) by the commit script
+ * itself, in the same round trip as the write (store/redis-scripts.ts), and every process hands what
+ * it hears from the others to its own CommitBus, so a write on process A wakes a long-poll or SSE
  * stream parked on process B. A lost message only delays a wake until the room's next commit or
  * the wait's timeout: waiters always evaluate the committed state, never the message.
  */
-import { randomUUID } from 'node:crypto';
 import { createRedisClient, type RedisClient } from '../store/redis-connection.js';
 import { DEFAULT_COMMAND_TIMEOUT_MS } from '../store/redis-store.js';
 
@@ -16,46 +16,36 @@ interface Notice {
 }
 
 export class RedisCommitFanout {
-  private readonly origin = randomUUID();
-  private readonly channel: string;
+  private constructor(private readonly subscriber: RedisClient) {}
 
-  private constructor(
-    private readonly publisher: RedisClient,
-    private readonly subscriber: RedisClient,
-    keyPrefix: string,
-    private readonly onError: (error: unknown) => void,
-  ) {
-    this.channel = `${keyPrefix}commits`;
-  }
-
+  /**
+   * Listens on `channel` for the commits of every store but the one named `ownOrigin` (this
+   * process's, whose commits its own CommitBus already heard).
+   */
   static async open(
     url: string,
     cluster: boolean,
-    keyPrefix: string,
+    channel: string,
+    ownOrigin: string,
     onRemoteCommit: (slug: string, head: number) => void,
-    onError: (error: unknown) => void,
   ): Promise<RedisCommitFanout> {
-    const options = { cluster, commandTimeoutMs: DEFAULT_COMMAND_TIMEOUT_MS, role: 'pubsub' } as const;
-    const publisher = createRedisClient(url, options);
-    const subscriber = createRedisClient(url, options);
-    const fanout = new RedisCommitFanout(publisher, subscriber, keyPrefix, onError);
-    await Promise.all([publisher.connect(), subscriber.connect()]);
-    subscriber.on('message', (channel: string, text: string) => {
-      if (channel !== fanout.channel) return;
-      const notice = parseNotice(text);
-      if (notice && notice.origin !== fanout.origin) onRemoteCommit(notice.slug, notice.head);
+    const subscriber = createRedisClient(url, {
+      cluster,
+      commandTimeoutMs: DEFAULT_COMMAND_TIMEOUT_MS,
+      role: 'pubsub',
     });
-    await subscriber.subscribe(fanout.channel);
-    return fanout;
-  }
-
-  publish(slug: string, head: number): void {
-    const notice: Notice = { origin: this.origin, slug, head };
-    this.publisher.publish(this.channel, JSON.stringify(notice)).catch(this.onError);
+    await subscriber.connect();
+    subscriber.on('message', (heard: string, text: string) => {
+      if (heard !== channel) return;
+      const notice = parseNotice(text);
+      if (notice && notice.origin !== ownOrigin) onRemoteCommit(notice.slug, notice.head);
+    });
+    await subscriber.subscribe(channel);
+    return new RedisCommitFanout(subscriber);
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([this.subscriber.quit(), this.publisher.quit()]);
+    await Promise.allSettled([this.subscriber.quit()]);
   }
 }
 

@@ -166,6 +166,14 @@ export interface RoomLock {
 export interface RoomStore {
   readonly kind: 'sqlite' | 'redis';
 
+  /**
+   * Set by a store that several processes share and that announces each room commit itself on its
+   * deployment's commit channel (Redis: the commit script publishes `{origin, slug, head}`, in the
+   * same round trip as the write); the origin its announcements carry, so that this process skips
+   * its own.
+   */
+  readonly commitOrigin?: string;
+
   /** Opener-seal wakes, webhook subscriptions and their delivery outbox (engagement-port.ts). */
   readonly engagement: EngagementStore;
 

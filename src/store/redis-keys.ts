@@ -34,6 +34,11 @@ export function keysOf(prefix: string) {
     lockLeases: (slug: string) => `${room(slug)}:lockl`,
     /** The channel on which a let-go lock wakes its waiters; the message is the slug. */
     lockWakes: `${prefix}lockwakes`,
+    /**
+     * The channel on which every room commit is announced, as `{origin, slug, head}`, by the commit
+     * script itself (engagement/redis-fanout.ts): a write on one process wakes the waits of the others.
+     */
+    commits: `${prefix}commits`,
     links: (key: string) => `${prefix}links:${key}`,
     /** Under the room's hash tag when the scope names a room, so the commit script can write it. */
     idempotency: (scope: string) => {

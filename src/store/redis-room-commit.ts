@@ -32,6 +32,8 @@ export class RedisRoomCommits {
     private readonly tlog: RedisLogStore,
     private readonly leases: RoomLeases,
     private readonly memo: ExistenceMemo,
+    /** Where the commit script announces each commit, and the origin that names this store there. */
+    private readonly announce: { channel: string; origin: string },
   ) {}
 
   async commit(batch: CommitBatch): Promise<CommittedRoom> {
@@ -70,6 +72,9 @@ export class RedisRoomCommits {
       this.key.lockWakes,
       slug,
       lingerTtl ?? '',
+      // The script announces the commit itself: the other processes hear it in this same round trip.
+      this.announce.channel,
+      this.announce.origin,
     ];
     const sentAt = performance.now();
     let version: number;

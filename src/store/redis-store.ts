@@ -11,6 +11,7 @@
  * them tells), redis-room-reads.ts (loads and existence checks), redis-room-commit.ts (the commit
  * and its follow-ups), redis-deadline-index.ts and redis-maintenance.ts.
  */
+import { randomUUID } from 'node:crypto';
 import type {
   ArchivedDecision,
   CommitBatch,
@@ -100,6 +101,7 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
 
 export class RedisStore implements RoomStore {
   readonly kind = 'redis' as const;
+  readonly commitOrigin = randomUUID();
   readonly engagement: RedisEngagementStore;
   readonly tlog: RedisLogStore;
   private readonly key: RedisKeys;
@@ -139,7 +141,10 @@ export class RedisStore implements RoomStore {
       roomKey: this.key.room,
       slugsKey: this.key.slugs,
     });
-    this.commits = new RedisRoomCommits(redis, this.key, this.calls, clock, replication, this.tlog, leases, memo);
+    this.commits = new RedisRoomCommits(redis, this.key, this.calls, clock, replication, this.tlog, leases, memo, {
+      channel: this.key.commits,
+      origin: this.commitOrigin,
+    });
     this.deadlines = new RedisDeadlineIndex(redis, this.key, this.calls);
     this.maintenance = new RedisMaintenance(redis, this.key, keyPrefix, this.calls, clock);
   }

@@ -6,6 +6,7 @@ import { openStore } from '../../../src/store/index.js';
 import { StoreUnavailableError } from '../../../src/store/port.js';
 import { openRedisStore } from '../../../src/store/redis-store.js';
 import { WAITER_POLL_MS } from '../../../src/store/redis-room-lock.js';
+import { eventually } from '../../support/engagement.js';
 import { startRedisServer } from '../../support/redis-server.js';
 import { event, receipt, storeContract } from './contract.js';
 import { engagementContract } from './engagement-contract.js';
@@ -342,6 +343,50 @@ describe.skipIf(server === null)('RedisStore', () => {
     expect(await store.nextDeadline()).toBe(100);
     await raw.quit();
     await store.close();
+  });
+
+  it('announces every commit from the commit script itself, naming its store as the origin', async () => {
+    const keyPrefix = newPrefix();
+    const store = await openRedisStore({ url, keyPrefix });
+    const listener = new Redis(url);
+    const heard: unknown[] = [];
+    listener.on('message', (_channel: string, text: string) => heard.push(JSON.parse(text)));
+    await listener.subscribe(`${keyPrefix}commits`);
+    try {
+      const slug = 'ann0unceroom';
+      await store.commit({ slug, expected_version: 0, snapshot: '{}', events: [], receipts: [], next_deadline: null });
+      await store.commit({
+        slug,
+        expected_version: 1,
+        snapshot: '{}',
+        events: [event(1), event(2)],
+        receipts: [],
+        next_deadline: null,
+      });
+      // A refused commit announces nothing.
+      await expect(
+        store.commit({ slug, expected_version: 1, snapshot: '{}', events: [], receipts: [], next_deadline: null }),
+      ).rejects.toThrow();
+      // Messages arrive in order: once the next commit's is heard, a refused one's would have been.
+      await store.commit({
+        slug,
+        expected_version: 2,
+        snapshot: '{}',
+        events: [event(3)],
+        receipts: [],
+        next_deadline: null,
+      });
+      await eventually(async () => heard.length >= 3, 5_000);
+      expect(store.commitOrigin).toMatch(/^[0-9a-f-]{36}$/);
+      expect(heard).toEqual([
+        { origin: store.commitOrigin, slug, head: 0 },
+        { origin: store.commitOrigin, slug, head: 2 },
+        { origin: store.commitOrigin, slug, head: 3 },
+      ]);
+    } finally {
+      await listener.quit();
+      await store.close();
+    }
   });
 
   it("writes a room's deadline-index entry only when the commit may have moved it", async () => {
