@@ -45,7 +45,7 @@ export class RedisCommitFanout {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([this.subscriber.quit()]);
+    await this.subscriber.quit().catch(() => undefined);
   }
 }
 
