@@ -35,7 +35,7 @@ export class RedisLockTaker {
    * every other process, and then leave again, on every poll.
    */
   async lock(slug: string, ttlMs: number, waitMs: number, known?: RoomVersion | null): Promise<RoomLock> {
-    // The lock this process let linger after its last commit on the room: no round trip.
+    // The lock this process let linger after its last commit on the room: no round trip to wait for.
     const reused = this.leases.reuse(slug);
     if (reused) {
       const lock = this.held(slug, reused.token, ttlMs, reused.found);
