@@ -8,6 +8,8 @@
  *   measured rounds only, without start-up and warm-up)
  *   SERVICES=/path/to/other/checkout,. npx tsx bench/mcp-cpu-per-call.ts   (A/B: one child per checkout,
  *   their rounds interleaved; each checkout's own bench/bench-service.ts starts its service)
+ *   ROOMS=1000 CASES=3 npx tsx bench/mcp-cpu-per-call.ts   (a fourth case: REST `choose` spread over that
+ *   many rooms, a commit per call as in the bench's 1,000-room rows; SEATS=20: each room that many seats)
  */
 import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -16,11 +18,14 @@ import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
+import { createBenchRoom } from './bench-service.js';
 import { type Case, chooseCases, chooseRoom } from './mcp-vs-rest.js';
 
 const CALLS = Number(process.env.CALLS ?? 2000);
 const ROUNDS = Number(process.env.ROUNDS ?? 4);
 const CONCURRENCY = 10;
+const ROOMS = Number(process.env.ROOMS ?? 0);
+const SEATS = Number(process.env.SEATS ?? 1);
 const TICKS_PER_SECOND = 100;
 
 async function serve(root: string): Promise<void> {
@@ -71,6 +76,7 @@ async function startTarget(root: string): Promise<Target> {
   const pool = new Pool(base, { connections: CONCURRENCY, pipelining: 1 });
   const { slug, tokens } = await chooseRoom(base, CONCURRENCY);
   const allCases = chooseCases(slug, tokens);
+  if (ROOMS > 0) allCases.push(await spreadCase(base));
   // CASES=1 (or 0,2): only those cases (for a profile of one transport).
   const only = process.env.CASES?.split(',').map(Number);
   const cases = only ? allCases.filter((_, k) => only.includes(k)) : allCases;
@@ -89,6 +95,42 @@ async function startTarget(root: string): Promise<Target> {
       await new Promise((resolve) => child.once('exit', resolve));
     },
   };
+}
+
+/** REST `choose` over ROOMS rooms of SEATS seats each, each call in the next room, by its next seat. */
+async function spreadCase(base: string): Promise<Case> {
+  const rooms: { slug: string; tokens: string[] }[] = [];
+  const seated = async () => {
+    const { slug, token } = await createBenchRoom(base);
+    const tokens = [token];
+    while (tokens.length < SEATS) tokens.push(await joinRoom(base, slug, tokens.length));
+    return { slug, tokens };
+  };
+  for (let i = 0; i < ROOMS; i += 20) {
+    rooms.push(...(await Promise.all(Array.from({ length: Math.min(20, ROOMS - i) }, seated))));
+  }
+  return {
+    name: `REST POST /choose, ${ROOMS} rooms of ${SEATS}`,
+    requestFor: (_worker, i) => {
+      const room = rooms[i % rooms.length]!;
+      const token = room.tokens[Math.floor(i / rooms.length) % room.tokens.length]!;
+      return {
+        path: `/api/rooms/${room.slug}/choose`,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ choice: i % 2 === 0 ? 'alpha' : 'beta' }),
+      };
+    },
+    check: (status) => status === 200,
+  };
+}
+
+async function joinRoom(base: string, slug: string, n: number): Promise<string> {
+  const response = await fetch(`${base}/api/rooms/${slug}/join`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ display_name: `seat-${n}` }),
+  });
+  return ((await response.json()) as { participant_token: string }).participant_token;
 }
 
 async function run(target: Target, c: Target['cases'][number], calls: number) {
