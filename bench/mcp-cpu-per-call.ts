@@ -19,7 +19,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
 import { createBenchRoom } from './bench-service.js';
-import { type Case, chooseCases, chooseRoom } from './mcp-vs-rest.js';
+import { type Case, chooseCases, chooseRoom, postJson } from './mcp-vs-rest.js';
 
 const CALLS = Number(process.env.CALLS ?? 2000);
 const ROUNDS = Number(process.env.ROUNDS ?? 4);
@@ -103,7 +103,10 @@ async function spreadCase(base: string): Promise<Case> {
   const seated = async () => {
     const { slug, token } = await createBenchRoom(base);
     const tokens = [token];
-    while (tokens.length < SEATS) tokens.push(await joinRoom(base, slug, tokens.length));
+    while (tokens.length < SEATS) {
+      const joined = await postJson(base, `/api/rooms/${slug}/join`, { display_name: `seat-${tokens.length}` });
+      tokens.push(joined.participant_token as string);
+    }
     return { slug, tokens };
   };
   for (let i = 0; i < ROOMS; i += 20) {
@@ -122,15 +125,6 @@ async function spreadCase(base: string): Promise<Case> {
     },
     check: (status) => status === 200,
   };
-}
-
-async function joinRoom(base: string, slug: string, n: number): Promise<string> {
-  const response = await fetch(`${base}/api/rooms/${slug}/join`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ display_name: `seat-${n}` }),
-  });
-  return ((await response.json()) as { participant_token: string }).participant_token;
 }
 
 async function run(target: Target, c: Target['cases'][number], calls: number) {

@@ -116,7 +116,8 @@ function rpcAnswer(text: string): any {
 const mcpOk: Check = (status, text) => status === 200 && rpcAnswer(text)?.result?.isError !== true;
 const restOk: Check = (status) => status === 200;
 
-async function postJson(base: string, url: string, body: unknown): Promise<any> {
+/** POSTs JSON and returns the parsed answer; a non-2xx answer throws with its body. */
+export async function postJson(base: string, url: string, body: unknown): Promise<any> {
   const response = await fetch(`${base}${url}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
