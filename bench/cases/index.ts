@@ -7,6 +7,7 @@ import { floors } from './floors.js';
 import { handoff } from './handoff.js';
 import { history } from './history.js';
 import { hotRoom } from './hot-room.js';
+import { idle } from './idle.js';
 import { mcp } from './mcp.js';
 import { redisFootprint } from './redis-footprint.js';
 import { sse } from './sse.js';
@@ -24,6 +25,7 @@ export const cases: BenchCase[] = [
   history,
   redisFootprint,
   startup,
+  idle,
   agents,
   tlog,
 ];

@@ -11,6 +11,7 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
+import { LOOP_DELAY_RESOLUTION_MS } from '../observability/loop-delay.js';
 import { sendError } from './errors.js';
 
 /** An event loop this far behind cannot answer anyone in time; refuse new work until it recovers. */
@@ -25,7 +26,6 @@ export const MAX_EVENT_LOOP_DELAY_MS = 1000;
 export const LAGGING_SAMPLES_TO_REFUSE = 2;
 const RETRY_AFTER_SECONDS = 2;
 const SAMPLE_INTERVAL_MS = 1000;
-const RESOLUTION_MS = 10;
 
 /** Whether the loop is overloaded, from its mean delay per sample (pure: tests feed it samples). */
 export class LoopLagGauge {
@@ -42,7 +42,7 @@ export class LoopLagGauge {
 }
 
 export async function installBackPressure(app: FastifyInstance): Promise<void> {
-  const histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+  const histogram = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
   histogram.enable();
   const gauge = new LoopLagGauge();
   // The histogram is never reset: a reset also forgets when its timer last fired, so the first fire
@@ -57,7 +57,7 @@ export async function installBackPressure(app: FastifyInstance): Promise<void> {
     const meanMs = fires > 0 ? (totalMs - seenTotalMs) / fires : 0;
     seenCount = count;
     seenTotalMs = totalMs;
-    gauge.record(Math.max(0, meanMs - RESOLUTION_MS));
+    gauge.record(Math.max(0, meanMs - LOOP_DELAY_RESOLUTION_MS));
   }, SAMPLE_INTERVAL_MS);
   sampler.unref();
   app.addHook('onClose', async () => {

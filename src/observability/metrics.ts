@@ -8,6 +8,7 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { DeliveryOutcome } from '../store/engagement-port.js';
+import { LOOP_DELAY_RESOLUTION_MS } from './loop-delay.js';
 
 /** What the service reports as it happens, beside the HTTP figures (src/observability/domain.ts). */
 export interface Observer {
@@ -61,7 +62,12 @@ export class ServiceMetrics implements Observer {
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry, prefix: 'conclave_' });
+    // The lag metrics' timer at the period of loop-delay.ts, not prom-client's 10 ms.
+    collectDefaultMetrics({
+      register: this.registry,
+      prefix: 'conclave_',
+      eventLoopMonitoringPrecision: LOOP_DELAY_RESOLUTION_MS,
+    });
     // Gauges named like counters (promtool refuses the `_total` suffix on them); the per-type
     // gauges they sum stay (conclave_nodejs_active_handles and the others).
     for (const name of ['active_handles_total', 'active_requests_total', 'active_resources_total']) {

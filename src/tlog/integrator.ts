@@ -21,14 +21,20 @@ import { MerkleTree } from './tree.js';
 import type { Witnesses } from './witness.js';
 
 export interface IntegratorOptions {
-  /** How often the integrator looks at the queue (and renews its lease). */
+  /** How often the lease holder looks at the queue. */
   intervalMs: number;
-  /** Lease lifetime: a dead integrator's successor takes over after at most this long. */
+  /**
+   * Lease lifetime. The holder renews it once a third of it has passed (LEASE_RENEWAL_SHARE); a
+   * process without it tries to take it every sixth (LEASE_ATTEMPT_SHARE), so a dead integrator's
+   * successor takes over after at most seven sixths of this.
+   */
   leaseMs: number;
   /** How often the holder looks for receipts the queue missed (Redis). */
   sweepMs: number;
   /** Receipts per append. */
   batchSize: number;
+  /** The clock the lease's age is read from (tests inject one); Date.now by default. */
+  now?: () => number;
 }
 
 export const DEFAULT_INTEGRATOR_OPTIONS: IntegratorOptions = {
@@ -38,11 +44,28 @@ export const DEFAULT_INTEGRATOR_OPTIONS: IntegratorOptions = {
   batchSize: 2000,
 };
 
+/**
+ * The share of the lease after which its holder renews it. Renewing on every pass (every 200 ms)
+ * cost each idle process five store writes a second, each of them an fsync on SQLite and a script
+ * call on Redis; a third leaves two more renewals before the lease could lapse, as the room locks'
+ * renewal does (runtime/held-lock.ts). Every write is fenced on the lease token either way, so how
+ * often it is renewed is a matter of liveness, never of correctness.
+ */
+const LEASE_RENEWAL_SHARE = 1 / 3;
+/**
+ * The share of the lease after which a process without it tries again. A try is a store write (a
+ * lock attempt); trying on every pass cost each process five a second for a lease that can only
+ * change hands once it lapses.
+ */
+const LEASE_ATTEMPT_SHARE = 1 / 6;
+
 const encoder = new TextEncoder();
 
 /** What the holder knows, valid only while it holds the lease. */
 interface Holding {
   lease: RoomLock;
+  /** When the lease was last taken or renewed (read before the store was asked). */
+  renewedAt: number;
   tree: MerkleTree;
   /** Logged receipts per room. */
   counts: Map<string, number>;
@@ -54,6 +77,7 @@ export class Integrator {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
+  private readonly now: () => number;
   /** Set when the stored tree disagrees with its published checkpoint: never sign on top of it. */
   halted: string | null = null;
   /** The latest offer to the witnesses (tests await it; the integrator never does). */
@@ -65,7 +89,9 @@ export class Integrator {
     private readonly onError: (error: unknown, message: string) => void,
     private readonly options: IntegratorOptions = DEFAULT_INTEGRATOR_OPTIONS,
     private readonly witnesses: Witnesses | null = null,
-  ) {}
+  ) {
+    this.now = options.now ?? Date.now;
+  }
 
   start(): void {
     this.stopped = false;
@@ -94,11 +120,14 @@ export class Integrator {
     return this.running;
   }
 
-  private schedule(): void {
+  /** The next pass: the holder's look at the queue, or, without the lease, the next try to take it. */
+  private schedule(delayMs = this.options.intervalMs): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
-      void this.integrateNow().finally(() => this.schedule());
-    }, this.options.intervalMs);
+      void this.integrateNow().finally(() =>
+        this.schedule(this.holding ? this.options.intervalMs : this.options.leaseMs * LEASE_ATTEMPT_SHARE),
+      );
+    }, delayMs);
     this.timer.unref?.();
   }
 
@@ -107,7 +136,7 @@ export class Integrator {
     try {
       const holding = await this.hold();
       if (!holding) return;
-      if (Date.now() - holding.lastSweep >= this.options.sweepMs) await this.sweep(holding);
+      if (this.now() - holding.lastSweep >= this.options.sweepMs) await this.sweep(holding);
       for (;;) {
         const queued = await this.store.tlog.queued(this.options.batchSize);
         if (queued.length === 0) break;
@@ -122,24 +151,31 @@ export class Integrator {
     }
   }
 
-  /** The lease, renewed; on taking it, the tree and counts read from the store. */
+  /** The lease, renewed once it has aged; on taking it, the tree and counts read from the store. */
   private async hold(): Promise<Holding | null> {
-    if (this.holding) {
-      if (await this.holding.lease.renew()) return this.holding;
+    const holding = this.holding;
+    if (holding) {
+      const at = this.now();
+      if (at - holding.renewedAt < this.options.leaseMs * LEASE_RENEWAL_SHARE) return holding;
+      if (await holding.lease.renew()) {
+        holding.renewedAt = at;
+        return holding;
+      }
       this.holding = null;
     }
+    const at = this.now();
     let lease: RoomLock;
     try {
       lease = await this.store.lock(LOG_LEASE_SLUG, this.options.leaseMs, 0);
     } catch {
       return null; // another process integrates
     }
-    const holding = await this.takeOver(lease);
-    this.holding = holding;
-    return holding;
+    const taken = await this.takeOver(lease, at);
+    this.holding = taken;
+    return taken;
   }
 
-  private async takeOver(lease: RoomLock): Promise<Holding> {
+  private async takeOver(lease: RoomLock, takenAt: number): Promise<Holding> {
     const state = await this.store.tlog.state();
     const tree = new MerkleTree();
     const CHUNK = 65_536;
@@ -162,7 +198,13 @@ export class Integrator {
         throw new Error(this.halted);
       }
     }
-    const holding: Holding = { lease, tree, counts: await this.store.tlog.loggedCounts(), lastSweep: 0 };
+    const holding: Holding = {
+      lease,
+      renewedAt: takenAt,
+      tree,
+      counts: await this.store.tlog.loggedCounts(),
+      lastSweep: 0,
+    };
     // A predecessor that died between append and publish left leaves unpublished: publish them
     // (the note is the same bytes it would have signed). A new log publishes its empty tree.
     if (state.size > state.published || state.checkpoint === null) await this.publish(holding);
@@ -171,7 +213,7 @@ export class Integrator {
 
   /** Receipts the queue missed (a crash between a Redis commit and its queueing), and the back-fill. */
   private async sweep(holding: Holding): Promise<void> {
-    holding.lastSweep = Date.now();
+    holding.lastSweep = this.now();
     const behind = await this.store.tlog.roomsBehind(holding.counts);
     if (behind.length === 0) return;
     const missing: QueuedReceipt[] = [];

@@ -1,15 +1,16 @@
 /**
  * The transparency log's storage and integrator on real SQLite and a real redis-server: the fences
  * that make a fork impossible (lease token, expected size, tile continuity, one note per size),
- * and an integrator taking over from one that died between append and publish.
+ * an integrator taking over from one that died between append and publish, and how often the
+ * integrator writes to the store for its lease.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { signingKeyFromSeed } from '../../../src/receipts/keys.js';
-import { type RoomStore, StoreConflictError } from '../../../src/store/port.js';
+import { type RoomLock, type RoomStore, StoreConflictError } from '../../../src/store/port.js';
 import { openRedisStore } from '../../../src/store/redis-store.js';
 import { openSqliteStore } from '../../../src/store/sqlite-store.js';
 import { LOG_LEASE_SLUG, type QueuedReceipt } from '../../../src/store/tlog-port.js';
@@ -129,6 +130,106 @@ describe.each(targets)('the log store (%s)', (name, open) => {
       ).rejects.toBeInstanceOf(StoreConflictError);
       await successor.stop();
     } finally {
+      await store.close();
+    }
+  });
+
+  /** The store, with its lease writes counted: lock attempts (and those refused) and renewals. */
+  function counting(store: RoomStore) {
+    const counts = { attempts: 0, refused: 0, renewals: 0 };
+    const lock = store.lock.bind(store);
+    store.lock = async (slug, ttlMs, waitMs) => {
+      if (slug !== LOG_LEASE_SLUG) return lock(slug, ttlMs, waitMs);
+      counts.attempts += 1;
+      const taken: RoomLock = await lock(slug, ttlMs, waitMs).catch((error: unknown) => {
+        counts.refused += 1;
+        throw error;
+      });
+      return {
+        ...taken,
+        renew: () => {
+          counts.renewals += 1;
+          return taken.renew();
+        },
+      };
+    };
+    return counts;
+  }
+
+  /** An integrator with the shipped cadence, no sweeps, on this clock. */
+  const integratorOn = (store: RoomStore, now?: () => number) =>
+    new Integrator(
+      store,
+      () => signer,
+      () => undefined,
+      { ...DEFAULT_INTEGRATOR_OPTIONS, sweepMs: Number.POSITIVE_INFINITY, now },
+    );
+
+  it('the holder renews its lease only once a third of it has passed, not on every pass', async () => {
+    const store = await open();
+    let now = 1_000_000;
+    const counts = counting(store);
+    const integrator = integratorOn(store, () => now);
+    try {
+      await integrator.integrateNow();
+      expect(integrator.leader).toBe(true);
+      expect(counts).toEqual({ attempts: 1, refused: 0, renewals: 0 });
+      const third = DEFAULT_INTEGRATOR_OPTIONS.leaseMs / 3;
+      // Passes at the shipped interval until just short of a third of the lease: no store write.
+      while (now + DEFAULT_INTEGRATOR_OPTIONS.intervalMs < 1_000_000 + third) {
+        now += DEFAULT_INTEGRATOR_OPTIONS.intervalMs;
+        await integrator.integrateNow();
+      }
+      expect(counts).toEqual({ attempts: 1, refused: 0, renewals: 0 });
+      now = 1_000_000 + third;
+      await integrator.integrateNow();
+      expect(counts).toEqual({ attempts: 1, refused: 0, renewals: 1 });
+      // Counted again from the renewal.
+      now += third - 1;
+      await integrator.integrateNow();
+      expect(counts.renewals).toBe(1);
+      now += 1;
+      await integrator.integrateNow();
+      expect(counts.renewals).toBe(2);
+      expect(integrator.leader).toBe(true);
+    } finally {
+      await integrator.stop();
+      await store.close();
+    }
+  });
+
+  it('a process without the lease tries to take it every sixth of the lease, not on every pass', async () => {
+    const store = await open();
+    const held = await store.lock(LOG_LEASE_SLUG, 60_000, 0); // another process holds it
+    const counts = counting(store);
+    const integrator = integratorOn(store);
+    /** Until the n-th refused attempt's pass has ended and scheduled the next (all microtasks after it). */
+    const refusedTimes = async (n: number) => {
+      // Not vi.waitFor: under fake timers it advances them, which would run more passes.
+      const until = Date.now() + 5000;
+      while (counts.refused < n && Date.now() < until) await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(counts.refused).toBe(n);
+    };
+    // Only the integrator's timers are faked: the stores' own I/O keeps running.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      integrator.start();
+      const { intervalMs, leaseMs } = DEFAULT_INTEGRATOR_OPTIONS;
+      await vi.advanceTimersByTimeAsync(intervalMs);
+      await refusedTimes(1);
+      await vi.advanceTimersByTimeAsync(leaseMs / 6 - 1);
+      expect(counts.attempts).toBe(1);
+      await vi.advanceTimersByTimeAsync(1);
+      await refusedTimes(2);
+      await vi.advanceTimersByTimeAsync(leaseMs / 6);
+      await refusedTimes(3);
+      expect(counts.attempts).toBe(3);
+      expect(integrator.leader).toBe(false);
+    } finally {
+      vi.useRealTimers();
+      await integrator.stop();
+      await held.release();
       await store.close();
     }
   });
