@@ -12,7 +12,6 @@
  *   many rooms, a commit per call as in the bench's 1,000-room rows; SEATS=20: each room that many seats)
  */
 import { fork } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import path from 'node:path';
@@ -20,13 +19,13 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
 import { createBenchRoom } from './bench-service.js';
 import { type Case, chooseCases, chooseRoom, postJson } from './mcp-vs-rest.js';
+import { processCpuMs } from './process-cpu.js';
 
 const CALLS = Number(process.env.CALLS ?? 2000);
 const ROUNDS = Number(process.env.ROUNDS ?? 4);
 const CONCURRENCY = 10;
 const ROOMS = Number(process.env.ROOMS ?? 0);
 const SEATS = Number(process.env.SEATS ?? 1);
-const TICKS_PER_SECOND = 100;
 
 async function serve(root: string): Promise<void> {
   const { startBenchService } = await import(pathToFileURL(path.resolve(root, 'bench/bench-service.ts')).href);
@@ -54,11 +53,8 @@ async function serve(root: string): Promise<void> {
   });
 }
 
-/** The child's CPU time in µs (utime + stime of /proc/PID/stat). */
-function cpuMicros(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND) * 1e6;
-}
+/** The child's CPU time in µs. */
+const cpuMicros = (pid: number): number => processCpuMs(pid) * 1000;
 
 interface Target {
   label: string;

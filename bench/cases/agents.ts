@@ -28,13 +28,13 @@
  * where the latencies also carry the machine's luck.
  *   BENCH_ONLY=agents npm run bench
  */
-import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { percentile } from '../../test/support/ledger.js';
 import { errorSummary, runAgentsScenario, type ScenarioResult } from '../../test/support/agents-scenario.js';
 import { startEmbeddedProcess, startRedisDeployment } from '../../test/support/agents-topology.js';
 import { startRedisServer, type TestRedisServer } from '../../test/support/redis-server.js';
 import { hasNginx } from '../../test/support/topology.js';
+import { processCpuMs } from '../process-cpu.js';
 import { shippedWarmUpEnv } from '../shipped-warm-up.js';
 import type { BenchCase, BenchRow } from '../table.js';
 
@@ -50,17 +50,11 @@ const WRAPPER = NICE > 0 ? ['nice', '-n', String(NICE)] : undefined;
 const SHIPPED = shippedWarmUpEnv();
 
 /**
- * CPU time the service processes have used, in ms (utime + stime of /proc/PID/stat, in USER_HZ,
- * which Linux fixes at 100 for user space). Latency on a shared 2-core machine moves with the
- * machine; the CPU a deployment spends on the same scenario is what its code decides.
+ * CPU time the service processes have used together, in ms. Latency on a shared 2-core machine
+ * moves with the machine; the CPU a deployment spends on the same scenario is what its code decides.
  */
 function cpuMs(pids: readonly number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    ticks += Number(fields[11]) + Number(fields[12]);
-  }
-  return ticks * 10;
+  return pids.reduce((sum, pid) => sum + processCpuMs(pid), 0);
 }
 
 /** The measured scenario, after a small unmeasured one on the same deployment (JIT, pools, caches). */

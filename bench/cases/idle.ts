@@ -6,36 +6,21 @@
  * deployment's quieter processes pay between calls (docs/performance.md, An idle process).
  *   BENCH_ONLY=idle npm run bench            BENCH_IDLE_SECONDS=30 for a finer figure
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BUILT_SERVICE } from '../../test/support/built.js';
 import { startRedisServer } from '../../test/support/redis-server.js';
+import { untilPrinted } from '../child-output.js';
+import { processCpuMs } from '../process-cpu.js';
 import type { BenchCase, BenchRow } from '../table.js';
 
 const SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 15);
 /** After listening: the warm-up's garbage collected and its timers settled before measuring. */
 const SETTLE_MS = 3000;
 const FLOOR_SOURCE = "require('node:http').createServer().listen(0, '127.0.0.1', () => console.log('listening'))";
-
-/** CPU time of the whole process (every thread), in ms: utime + stime of /proc/PID/stat, USER_HZ 100. */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-/** Resolves once the child prints `marker`; rejects if it exits first. */
-function listening(child: ChildProcess, marker: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes(marker)) resolve();
-    });
-    child.on('exit', (code) => reject(new Error(`exited ${code} before listening`)));
-  });
-}
 
 export const idle: BenchCase = {
   id: 'idle',
@@ -68,11 +53,11 @@ export const idle: BenchCase = {
       },
     ];
     try {
-      await Promise.all(processes.map(({ child, marker }) => listening(child, marker)));
+      await Promise.all(processes.map(({ child, marker }) => untilPrinted(child, marker)));
       await sleep(SETTLE_MS);
-      const before = processes.map(({ child }) => cpuMs(child.pid!));
+      const before = processes.map(({ child }) => processCpuMs(child.pid!));
       await sleep(SECONDS * 1000);
-      const perSecond = processes.map(({ child }, i) => (cpuMs(child.pid!) - before[i]!) / SECONDS);
+      const perSecond = processes.map(({ child }, i) => (processCpuMs(child.pid!) - before[i]!) / SECONDS);
       const floor = perSecond[0]!;
       return processes.map(
         ({ name }, i): BenchRow => ({

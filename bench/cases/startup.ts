@@ -1,4 +1,5 @@
 /** Process start-up to listening, cold, of the built service as `npm start` runs it (bench/run.ts builds it first). */
+import { untilPrinted } from '../child-output.js';
 import type { BenchCase } from '../table.js';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -16,12 +17,7 @@ export const startup: BenchCase = {
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     try {
-      await new Promise<void>((resolve, reject) => {
-        child.stdout.on('data', (chunk: Buffer) => {
-          if (chunk.toString().includes('conclave listening')) resolve();
-        });
-        child.on('exit', (code) => reject(new Error(`exited ${code}`)));
-      });
+      await untilPrinted(child, 'conclave listening');
       return [
         {
           case: 'start-up to listening (built, cold)',
