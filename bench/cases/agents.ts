@@ -15,7 +15,12 @@
  * rows give the percentiles of all rounds' calls together.
  *
  * The middle row, one Redis process behind the same nginx, is the same-run baseline that separates
- * what Redis and nginx cost from what three processes sharing this machine's cores cost.
+ * what Redis and nginx cost from what three processes sharing this machine's cores cost. The last row
+ * is the other side of that: three embedded processes that share nothing at all (no Redis, no nginx,
+ * no lock, each with its own rooms, split as evenly as the rooms allow, and its stores on tmpfs, since
+ * three fsyncs would queue on one disk where the test Redis does not fsync), the same clients calling
+ * each directly. Whatever three processes cost on this machine's cores, that row pays too, and none of
+ * the coordination: the three-Redis row's note gives its p99 over this row's.
  *
  * The 200 clients run in this process, on the same cores as the deployment under test. Left to the
  * scheduler's fair share, three busy service processes take more of the cores from the clients than
@@ -28,10 +33,15 @@
  * where the latencies also carry the machine's luck.
  *   BENCH_ONLY=agents npm run bench
  */
+import { constants } from 'node:fs';
+import { access, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { percentile } from '../../test/support/ledger.js';
 import { errorSummary, runAgentsScenario, type ScenarioResult } from '../../test/support/agents-scenario.js';
 import { startEmbeddedProcess, startRedisDeployment } from '../../test/support/agents-topology.js';
+import { spawnService } from '../../test/support/child-service.js';
 import { startRedisServer, type TestRedisServer } from '../../test/support/redis-server.js';
 import { hasNginx } from '../../test/support/topology.js';
 import { processCpuMs } from '../process-cpu.js';
@@ -58,13 +68,29 @@ function cpuMs(pids: readonly number[]): number {
 }
 
 /** The measured scenario, after a small unmeasured one on the same deployment (JIT, pools, caches). */
-async function warmRun(base: string, pids: readonly number[], into: Pooled): Promise<void> {
-  if (WARMUP_AGENTS > 0) await runAgentsScenario({ base, agents: WARMUP_AGENTS, rooms: Math.min(2, WARMUP_AGENTS) });
+function warmRun(base: string, pids: readonly number[], into: Pooled): Promise<void> {
+  return measured(
+    pids,
+    into,
+    () =>
+      WARMUP_AGENTS > 0 ? runAgentsScenario({ base, agents: WARMUP_AGENTS, rooms: Math.min(2, WARMUP_AGENTS) }) : null,
+    () => runAgentsScenario({ base, agents: AGENTS, rooms: ROOMS }),
+  );
+}
+
+/** One measured scenario after its unmeasured warm-up: the clients' loop delay and the services' CPU beside it. */
+async function measured(
+  pids: readonly number[],
+  into: Pooled,
+  warmUp: () => Promise<unknown> | null,
+  scenario: () => Promise<ScenarioResult>,
+): Promise<void> {
+  await warmUp();
   const lag = monitorEventLoopDelay({ resolution: 10 });
   lag.enable();
   const cpuBefore = cpuMs(pids);
   try {
-    into.results.push(await runAgentsScenario({ base, agents: AGENTS, rooms: ROOMS }));
+    into.results.push(await scenario());
   } finally {
     lag.disable();
     into.clientLagP99Ms.push(lag.percentile(99) / 1e6);
@@ -114,12 +140,84 @@ async function onRedis(redis: TestRedisServer, processes: number, into: Pooled):
   }
 }
 
+/** The scenario's rooms dealt to `parts` processes as evenly as they go (10 over 3: 4, 3, 3), each with its agents. */
+function shares(parts: number): { agents: number; rooms: number }[] {
+  const perRoom = Math.ceil(AGENTS / ROOMS);
+  return Array.from({ length: parts }, (_, part) => {
+    const rooms = Math.floor(ROOMS / parts) + (part < ROOMS % parts ? 1 : 0);
+    return { agents: rooms * perRoom, rooms };
+  }).filter((share) => share.rooms > 0);
+}
+
+/** The scenarios run side by side on several processes, as one result. */
+function together(parts: ScenarioResult[]): ScenarioResult {
+  const latencies: ScenarioResult['latencies'] = { connect: [], join_room: [], wait: [], choose: [], discuss: [] };
+  const eras: Record<string, number> = {};
+  for (const part of parts) {
+    for (const step of Object.keys(latencies) as (keyof typeof latencies)[])
+      latencies[step].push(...part.latencies[step]);
+    for (const [era, count] of Object.entries(part.eras)) eras[era] = (eras[era] ?? 0) + count;
+  }
+  return {
+    agents: parts.reduce((sum, part) => sum + part.agents, 0),
+    rooms: parts.flatMap((part) => part.rooms),
+    errors: parts.flatMap((part) => part.errors),
+    latencies,
+    eras,
+    acknowledged: parts.flatMap((part) => part.acknowledged),
+    elapsedMs: Math.max(...parts.map((part) => part.elapsedMs)),
+  };
+}
+
+/** Where the nothing-shared processes keep their stores: tmpfs when the machine has one. */
+const TMPFS = '/dev/shm';
+
+/** Three embedded processes sharing nothing, each given its share of the rooms and agents directly. */
+async function onNothingShared(processes: number, into: Pooled): Promise<void> {
+  const root = await access(TMPFS, constants.W_OK).then(
+    () => TMPFS,
+    () => tmpdir(),
+  );
+  const services = await Promise.all(
+    Array.from({ length: processes }, async () =>
+      spawnService(
+        { LOG_LEVEL: 'error', ...SHIPPED },
+        {
+          ...(WRAPPER ? { wrapper: WRAPPER } : {}),
+          dataDir: await mkdtemp(join(root, 'conclave-nothing-shared-')),
+        },
+      ),
+    ),
+  );
+  try {
+    const warmUpEach = Math.ceil(WARMUP_AGENTS / processes);
+    const dealt = shares(processes);
+    await measured(
+      services.map((service) => service.child.pid!),
+      into,
+      () =>
+        Promise.all(
+          services.map((service) =>
+            warmUpEach > 0 ? runAgentsScenario({ base: service.base, agents: warmUpEach, rooms: 1 }) : null,
+          ),
+        ),
+      async () =>
+        together(
+          await Promise.all(dealt.map((share, index) => runAgentsScenario({ base: services[index]!.base, ...share }))),
+        ),
+    );
+  } finally {
+    await Promise.all(services.map((service) => service.stop()));
+  }
+}
+
 export const agents: BenchCase = {
   id: 'agents',
   async run() {
     const embedded = new Pooled('agents: choose (1 embedded)');
     const single = new Pooled('agents: choose (1 redis + nginx)');
     const fleet = new Pooled('agents: choose (3 redis + nginx)');
+    const apart = new Pooled('agents: choose (3 embedded, nothing shared)');
     const redis = hasNginx ? await startRedisServer() : null;
     try {
       for (let round = 0; round < ROUNDS; round++) {
@@ -132,6 +230,7 @@ export const agents: BenchCase = {
         if (redis === null) continue;
         await onRedis(redis, 1, single);
         await onRedis(redis, 3, fleet);
+        await onNothingShared(3, apart);
       }
     } finally {
       await redis?.stop();
@@ -143,6 +242,12 @@ export const agents: BenchCase = {
       ratio: row.p99 && local.p99 ? row.p99 / local.p99 : undefined,
       note: `ratio = p99 / embedded p99${bar}; ${row.note}`,
     });
-    return [local, versus(single.row(), ''), versus(fleet.row(), ' (bar ≤ 2)')];
+    const nothingShared = versus(apart.row(), '');
+    const threeRedis = fleet.row();
+    const overNothingShared =
+      threeRedis.p99 && nothingShared.p99
+        ? `, ${(threeRedis.p99 / nothingShared.p99).toFixed(2)}× the nothing-shared p99`
+        : '';
+    return [local, versus(single.row(), ''), versus(threeRedis, ` (bar ≤ 2)${overNothingShared}`), nothingShared];
   },
 };
