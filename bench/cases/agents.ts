@@ -41,7 +41,6 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { percentile } from '../../test/support/ledger.js';
 import { errorSummary, runAgentsScenario, type ScenarioResult } from '../../test/support/agents-scenario.js';
 import { startEmbeddedProcess, startRedisDeployment } from '../../test/support/agents-topology.js';
-import { spawnService } from '../../test/support/child-service.js';
 import { startRedisServer, type TestRedisServer } from '../../test/support/redis-server.js';
 import { hasNginx } from '../../test/support/topology.js';
 import { processCpuMs } from '../process-cpu.js';
@@ -180,13 +179,7 @@ async function onNothingShared(processes: number, into: Pooled): Promise<void> {
   );
   const services = await Promise.all(
     Array.from({ length: processes }, async () =>
-      spawnService(
-        { LOG_LEVEL: 'error', ...SHIPPED },
-        {
-          ...(WRAPPER ? { wrapper: WRAPPER } : {}),
-          dataDir: await mkdtemp(join(root, 'conclave-nothing-shared-')),
-        },
-      ),
+      startEmbeddedProcess(WRAPPER, SHIPPED, await mkdtemp(join(root, 'conclave-nothing-shared-'))),
     ),
   );
   try {

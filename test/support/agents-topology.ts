@@ -46,7 +46,14 @@ export async function startRedisDeployment(
   };
 }
 
-/** One process on its embedded SQLite store, default limits. */
-export function startEmbeddedProcess(wrapper?: string[], extraEnv: Record<string, string> = {}): Promise<ChildService> {
-  return spawnService({ LOG_LEVEL: 'error', ...extraEnv }, wrapper ? { wrapper } : {});
+/** One process on its embedded SQLite store, default limits; its data in `dataDir` if given (removed on stop). */
+export function startEmbeddedProcess(
+  wrapper?: string[],
+  extraEnv: Record<string, string> = {},
+  dataDir?: string,
+): Promise<ChildService> {
+  return spawnService(
+    { LOG_LEVEL: 'error', ...extraEnv },
+    { ...(wrapper ? { wrapper } : {}), ...(dataDir ? { dataDir } : {}) },
+  );
 }
