@@ -54,7 +54,7 @@ function expectResult(actual: EngineOutput, expected: Expected): void {
   }
 }
 
-describe('shared/vectors/mechanisms.json', () => {
+describe('test/vectors/mechanisms.json', () => {
   const { mechanisms } = loadVector<{ mechanisms: MechanismCase[] }>('mechanisms.json');
 
   it('has cases to run', () => {
@@ -73,7 +73,7 @@ describe('shared/vectors/mechanisms.json', () => {
   });
 });
 
-describe('shared/vectors/lock-checks.json', () => {
+describe('test/vectors/lock-checks.json', () => {
   interface LockCase {
     id: string;
     check: 'generic' | 'score' | 'quadratic';
@@ -92,7 +92,7 @@ describe('shared/vectors/lock-checks.json', () => {
   });
 });
 
-describe('shared/vectors/tie-break.json', () => {
+describe('test/vectors/tie-break.json', () => {
   interface SeededExample {
     seed: string;
     canonical: string;

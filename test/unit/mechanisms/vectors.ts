@@ -1,12 +1,9 @@
-/** Loads the shared protocol vectors (shared/vectors, beside the repository) for table-driven tests. */
-import { readFileSync } from 'node:fs';
+/** The protocol's mechanism vectors (test/vectors) for table-driven tests. */
 import type { EngineFamily, EngineInput } from '../../../src/mechanisms/index.js';
 
-export function loadVector<T>(name: string): T {
-  return JSON.parse(readFileSync(new URL(`../../../../shared/vectors/${name}`, import.meta.url), 'utf8')) as T;
-}
+export { loadVector } from '../../vectors/load.js';
 
-/** Engine choice per shared/vectors/README.md: ballot_mode → generic, else the id prefix. */
+/** Engine choice as the vectors define it: ballot_mode → generic, else the id prefix. */
 export function familyOf(id: string, input: EngineInput): EngineFamily {
   if (input.parameters.ballot_mode !== undefined) return 'generic';
   const prefixes: [string, EngineFamily][] = [

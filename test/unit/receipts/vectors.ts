@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { loadVector } from '../../vectors/load.js';
 
 export interface KeyVector {
   seed_hex: string;
@@ -20,10 +20,8 @@ export interface ReceiptVectors {
   audit_next_hash: Record<string, { prev: string | null; body: unknown; ts: string; hash: string }>;
 }
 
-/** The shared vectors, read at run time so that tests never carry copies of the values. */
-export const vectors: ReceiptVectors = JSON.parse(
-  readFileSync(new URL('../../../../shared/vectors/receipts.json', import.meta.url), 'utf8'),
-);
+/** The protocol's receipt vectors (test/vectors), read at run time so that tests never carry copies of the values. */
+export const vectors: ReceiptVectors = loadVector<ReceiptVectors>('receipts.json');
 
 export function seedBytes(hex: string): Uint8Array {
   return Buffer.from(hex, 'hex');
