@@ -3,7 +3,7 @@
  * WHEN each may happen; these functions say WHAT happens.
  */
 import { invalidInput, protocolError, type ProtocolError } from '../errors.js';
-import type { CanonicalBallot } from '../mechanisms/index.js';
+import { type CanonicalBallot, compareVoters } from '../mechanisms/index.js';
 import { slateTextError } from './config.js';
 import { clip, iso } from './format.js';
 import { ballotText, resolveOptionRef, singleChoiceNumber } from './ballots.js';
@@ -40,10 +40,10 @@ export function withChoice(
     castAt: now,
     rationale,
   };
-  // Kept in engine order (cast_at, then voter id; determination.ts): ballots cast in the same
-  // instant, as a drained batch casts them, then need no sorting each time they are counted.
+  // Kept in engine order (cast_at, then agent id and issuer; determination.ts): ballots cast in the
+  // same instant, as a drained batch casts them, then need no sorting each time they are counted.
   let at = ballots.length;
-  while (at > 0 && ballots[at - 1]!.castAt === now && ballots[at - 1]!.agentId > cast.agentId) at--;
+  while (at > 0 && ballots[at - 1]!.castAt === now && compareVoters(ballots[at - 1]!, cast) > 0) at--;
   ballots.splice(at, 0, cast);
   return {
     decision: { ...decision, ballots, abstentions: decision.abstentions.filter((a) => a.participantId !== pid) },

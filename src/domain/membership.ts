@@ -12,27 +12,10 @@ import type { Actor, InviteRecord, Member, Role, RoomConfig } from './types.js';
 export type JoinPlan =
   | { kind: 'new'; member: Member; invite: InviteRecord | null }
   | { kind: 'recover'; member: Member; invite: InviteRecord }
-  | { kind: 'reconnect'; member: Member }
-  /** The subject's own key takes its seat back from another issuer: the seat is rebound to it. */
-  | { kind: 'reclaim'; member: Member };
+  | { kind: 'reconnect'; member: Member };
 
 function inviteInvalid(reason: string, message: string): ProtocolError {
   return protocolError('invite.invalid', `${message} Ask the room operator for a new invite.`, { details: { reason } });
-}
-
-/**
- * A mandate naming a sub whose seat here was joined by another issuer (docs/architecture.md,
- * Credentials): refused on every use, reads included, so it neither acts nor reads as that seat.
- */
-export function foreignIssuer(slug: string): ProtocolError {
-  return protocolError(
-    'authority.denied',
-    `This mandate's subject holds a seat in room ${slug} that was joined with a mandate of another issuer (iss). A seat answers only to mandates of the issuer that joined it: present a mandate from that issuer, or use a subject of your own.`,
-    {
-      hint: "Use a mandate signed by the seat's own issuer.",
-      details: { authority: 'seat', required: 'same_issuer' },
-    },
-  );
 }
 
 function findInvite(room: RoomContext, admission: Admission, now: number): InviteRecord | ProtocolError | null {
@@ -80,24 +63,30 @@ function capacityError(room: RoomContext): ProtocolError | null {
   );
 }
 
+/**
+ * The seat a mandate join reconnects to (docs/architecture.md, Credentials): the one bound to the
+ * joining (issuer, subject), or a seat stored before seats recorded their issuer that the caller
+ * proved it reaches (auth/seat-binding.ts, named by `seat.provenSeatId`). A seat of another issuer
+ * naming the same subject is never it: that issuer holds its own seat, and this one gets a new seat.
+ */
+function mandateSeatOf(room: RoomContext, seat: SeatRequest): Member | undefined {
+  if (seat.agentDid === null) return undefined;
+  const bound = room.members.find(
+    (m) => m.agentDid === seat.agentDid && m.agentIss != null && m.agentIss === (seat.agentIss ?? null),
+  );
+  if (bound || seat.provenSeatId == null) return bound;
+  return room.members.find((m) => m.id === seat.provenSeatId && m.agentDid === seat.agentDid && m.agentIss == null);
+}
+
 export function planJoin(
   room: RoomContext,
   seat: SeatRequest,
   admission: Admission,
   now: number,
 ): JoinPlan | ProtocolError {
-  // A mandate whose subject already holds a seat reconnects to it (never a new seat). The
-  // caller was matched to the seat's issuer before (auth/seat-binding.ts); a seat bound to another
-  // issuer is never reconnected, whatever reaches this point.
-  const seated = seat.agentDid === null ? undefined : room.members.find((m) => m.agentDid === seat.agentDid);
-  if (seated) {
-    if (seated.agentIss == null || seated.agentIss === (seat.agentIss ?? null))
-      return { kind: 'reconnect', member: seated };
-    // Only the subject's own did:key outranks the issuer that joined first (auth/seat-binding.ts,
-    // signedBySubject): the seat answers to it from now on, and no longer to the other issuer.
-    if (seat.agentIss !== seat.agentDid || !seated.agentDid?.startsWith('did:key:')) return foreignIssuer(room.slug);
-    return { kind: 'reclaim', member: { ...seated, agentIss: seat.agentIss, mandateId: seat.mandateId } };
-  }
+  // A mandate whose (issuer, subject) already holds a seat reconnects to it (never a second one).
+  const seated = mandateSeatOf(room, seat);
+  if (seated) return { kind: 'reconnect', member: seated };
   const invite = findInvite(room, admission, now);
   if (invite instanceof Error) return invite;
   const usable = invite;

@@ -6,6 +6,7 @@ import { ProtocolError } from '../errors.js';
 import { engineVote, isMechanismName, supportsAgreement, takesSingleChoice } from './catalog.js';
 import { runMechanism } from './engine.js';
 import { isRecord } from './shared.js';
+import { voterIdOf } from './voters.js';
 import { type ReceiptOutcome, receiptOutcome } from './status.js';
 import type { CanonicalBallot, EngineInput, MechanismName } from './types.js';
 
@@ -86,14 +87,26 @@ function readDecisionReceipt(payload: unknown): DecisionReceipt {
   };
 }
 
+/**
+ * Who a listed ballot counts for: its `agent_id`, paired with its `agent_iss` when it carries one,
+ * since two issuers naming one subject hold two seats (mechanisms/voters.ts).
+ */
+function voterOf(vote: Record<string, unknown>, position: number): string {
+  const { agent_id, agent_iss } = vote;
+  ensure(typeof agent_id === 'string', `vote ${position} has no agent_id`);
+  ensure(agent_iss == null || typeof agent_iss === 'string', `vote ${position} has an agent_iss that is not a string`);
+  return voterIdOf(agent_id as string, agent_iss as string | null | undefined);
+}
+
 /** Single-choice ballots are the option text; arrays and maps travel as their JCS text. */
 function decodeChoice(kind: MechanismName, vote: unknown, position: number): Record<string, unknown> {
-  ensure(isRecord(vote) && typeof vote.agent_id === 'string', `vote ${position} has no agent_id`);
-  const { agent_id, choice } = vote as Record<string, unknown>;
+  ensure(isRecord(vote), `vote ${position} is not an object`);
+  const voter = voterOf(vote as Record<string, unknown>, position);
+  const { choice } = vote as Record<string, unknown>;
   ensure(typeof choice === 'string', `vote ${position} has no choice text`);
-  if (takesSingleChoice(kind)) return engineVote(kind, agent_id as string, choice as string);
+  if (takesSingleChoice(kind)) return engineVote(kind, voter, choice as string);
   try {
-    return engineVote(kind, agent_id as string, JSON.parse(choice as string) as CanonicalBallot);
+    return engineVote(kind, voter, JSON.parse(choice as string) as CanonicalBallot);
   } catch {
     throw new ReplayStop('mismatch', `vote ${position} has a choice that is not JSON`);
   }
@@ -258,8 +271,10 @@ function checkAgreementVotes({ votes }: DecisionReceipt, options: readonly strin
     ensure(isRecord(vote), `vote ${i} is not an object`);
     const { agent_id, choice, weight } = vote;
     ensure(typeof agent_id === 'string' && agent_id.length > 0, `vote ${i} has no agent_id`);
-    ensure(!voters.has(agent_id as string), `agent ${JSON.stringify(agent_id)} voted twice`);
-    voters.add(agent_id as string);
+    // Unique per voter, (issuer, subject): one subject's seats of two issuers accept once each.
+    const voter = voterOf(vote, i);
+    ensure(!voters.has(voter), `voter ${voter} voted twice`);
+    voters.add(voter);
     ensure(typeof choice === 'string' && options.includes(choice), `vote ${i} accepts an option not on the slate`);
     ensure(weight === undefined || weight === 1, `vote ${i} has a weight other than 1`);
     return choice as string;
