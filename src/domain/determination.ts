@@ -14,7 +14,7 @@ import {
   runMechanism,
   compareVoters,
   takesSingleChoice,
-  voterIdOf,
+  engineVoterIds,
 } from '../mechanisms/index.js';
 import { singleChoiceLeadBound } from './lead-bound.js';
 import type { AbstentionRecord, BallotRecord, DecisionData, DecisionFacts, SealRecord } from './types.js';
@@ -66,6 +66,7 @@ export function count(decision: DecisionData, facts: DecisionFacts): Count | nul
   const votes = countedBallots(decision, electorate);
   const abstentions = countedAbstentions(decision, electorate);
   const voters = eligibleVoters(facts);
+  const voterIds = engineVoterIds(votes);
   const quorumFraction = facts.quorum === null || voters === 0 ? 0 : facts.quorum / voters;
   const input: EngineInput = {
     parameters: engineParameters(facts.mechanism, {
@@ -75,7 +76,7 @@ export function count(decision: DecisionData, facts: DecisionFacts): Count | nul
     }),
     eligible_voters: voters,
     // One voter per (issuer, subject): two issuers naming one subject are two voters (mechanisms/voters.ts).
-    votes: votes.map((v) => engineVote(facts.mechanism, voterIdOf(v.agentId, v.agentIss), v.ballot)),
+    votes: votes.map((v, i) => engineVote(facts.mechanism, voterIds[i]!, v.ballot)),
     participating_voters: votes.length + abstentions.length,
     deterministic_seed: decision.id,
   };

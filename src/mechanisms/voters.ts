@@ -25,3 +25,24 @@ export function compareVoters(
   const bi = b.agentIss ?? '';
   return ai < bi ? -1 : ai > bi ? 1 : 0;
 }
+
+/**
+ * The engine's `voter_id` of each ballot of one decision, in order. A subject that only one issuer
+ * (or only token ballots) voted under keeps its plain `agent_id`, so the count's trace (per-voter
+ * credits, repeated voters) reads as it always has; only a subject that ballots of two issuers name is
+ * written as the pair of `voterIdOf`, which keeps the two voters apart. The service's count and every
+ * reader's replay derive it from the same list of ballots, so both agree.
+ */
+export function engineVoterIds(
+  ballots: readonly { agentId: string; agentIss?: string | null | undefined }[],
+): string[] {
+  const issuers = new Map<string, Set<string | null>>();
+  for (const { agentId, agentIss } of ballots) {
+    const seen = issuers.get(agentId) ?? new Set<string | null>();
+    seen.add(agentIss ?? null);
+    issuers.set(agentId, seen);
+  }
+  return ballots.map(({ agentId, agentIss }) =>
+    (issuers.get(agentId)?.size ?? 0) > 1 ? voterIdOf(agentId, agentIss) : agentId,
+  );
+}
