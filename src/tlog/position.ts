@@ -39,3 +39,25 @@ export function positionAlpha(roomId: string, sequence: number): Uint8Array {
 export function positionLabel(vrfOutput: Uint8Array): Uint8Array {
   return vrfOutput.slice(0, POSITION_LABEL_LENGTH);
 }
+
+/**
+ * The position a receipt signs: its payload's `svc.room_id` and `svc.sequence`, read from the JWS
+ * without checking the signature (the label and the commitment bind these exact bytes; whether the
+ * service's key signed them is the receipt chain's check). Null when the JWS carries no position.
+ */
+export function signedPosition(jws: string): { roomId: string; sequence: number } | null {
+  const payload = jws.split('.')[1];
+  if (jws.split('.').length !== 3 || !payload || !/^[A-Za-z0-9_-]+$/.test(payload)) return null;
+  try {
+    const text = atob(payload.replace(/-/g, '+').replace(/_/g, '/'));
+    const json = JSON.parse(new TextDecoder().decode(Uint8Array.from(text, (c) => c.charCodeAt(0))));
+    const svc = (json as { svc?: { room_id?: unknown; sequence?: unknown } } | null)?.svc;
+    const { room_id: roomId, sequence } = svc ?? {};
+    if (typeof roomId !== 'string' || typeof sequence !== 'number' || !Number.isSafeInteger(sequence) || sequence < 1) {
+      return null;
+    }
+    return { roomId, sequence };
+  } catch {
+    return null;
+  }
+}

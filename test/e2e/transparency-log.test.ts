@@ -9,7 +9,13 @@ import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyCheckpoint, verifyConsistency, verifyInclusion, verifyReceiptInLog } from '../../src/client/tlog.js';
+import {
+  type PositionKey,
+  verifyCheckpoint,
+  verifyConsistency,
+  verifyInclusion,
+  verifyReceiptInLog,
+} from '../../src/client/tlog.js';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { leafHash, rootOfLeafHashes } from '../../src/tlog/merkle.js';
 import { fromBase64, toBase64 } from '../../src/tlog/note.js';
@@ -31,10 +37,13 @@ describe('the transparency log (SQLite, real HTTP)', () => {
   const clock = new ManualClock();
   let svc: RunningService;
   let verifierKey: string;
+  let positionKeys: PositionKey[];
 
   beforeAll(async () => {
     svc = await startService({ clock });
-    verifierKey = (await call(svc.base, 'GET', '/.well-known/svc.json')).body.audit_log.verifier_key;
+    const auditLog = (await call(svc.base, 'GET', '/.well-known/svc.json')).body.audit_log;
+    verifierKey = auditLog.verifier_key;
+    positionKeys = auditLog.position_keys ?? [];
   });
   afterAll(async () => {
     await svc.stop();
@@ -70,7 +79,7 @@ describe('the transparency log (SQLite, real HTTP)', () => {
       const rows = [...outcome.decisions, ...(outcome.conclusion ? [outcome.conclusion] : [])];
       for (const row of rows) {
         expect(row.transparency_log).toBeDefined();
-        await verifyReceiptInLog(row.receipt_jws, row.transparency_log, verifierKey);
+        await verifyReceiptInLog(row.receipt_jws, row.transparency_log, verifierKey, positionKeys);
         expect(row.transparency_log.inclusion_proof.length).toBeLessThanOrEqual(2);
         expected.push(row.receipt_jws);
         expect(row.transparency_log.index).toBe(expected.length - 1);
