@@ -267,8 +267,8 @@ export interface AuditRoomLogOptions {
 export interface RoomLogAudit extends RoomLogReport {
   /** The signed checkpoint whose tree was scanned (the entries were checked to be exactly that tree). */
   checkpoint: VerifiedCheckpoint;
-  /** The room's receipts read from `/outcome`, by sequence, as compact JWS. */
-  receipts: { sequence: number; jws: string }[];
+  /** The room's receipts read from `/outcome`, by sequence: compact JWS and the row (`decisions[i]`, `conclusion`). */
+  receipts: { sequence: number; jws: string; row: string }[];
 }
 
 type Json = Record<string, unknown>;
@@ -369,17 +369,18 @@ export async function* fetchLogEntries(
   }
 }
 
-function outcomeReceipts(outcome: Json): { sequence: number; jws: string }[] {
+function outcomeReceipts(outcome: Json): { sequence: number; jws: string; row: string }[] {
+  const decisions = (Array.isArray(outcome.decisions) ? outcome.decisions : []) as Json[];
   const rows = [
-    ...(Array.isArray(outcome.decisions) ? outcome.decisions : []),
-    ...(outcome.conclusion ? [outcome.conclusion] : []),
-  ] as Json[];
+    ...decisions.map((row, i) => ({ row: `decisions[${i}]`, body: row })),
+    ...(outcome.conclusion ? [{ row: 'conclusion', body: outcome.conclusion as Json }] : []),
+  ];
   return rows
-    .filter((row) => typeof row.receipt_jws === 'string')
-    .map((row) => ({
-      sequence: signedPosition(row.receipt_jws as string)?.sequence ?? 0,
-      jws: row.receipt_jws as string,
-    }))
+    .filter(({ body }) => typeof body.receipt_jws === 'string')
+    .map(({ row, body }) => {
+      const jws = body.receipt_jws as string;
+      return { sequence: signedPosition(jws)?.sequence ?? 0, jws, row };
+    })
     .sort((a, b) => a.sequence - b.sequence);
 }
 
