@@ -8,8 +8,10 @@
 import { base64urlDecodeStrict } from '../receipts/base64url.js';
 import { receiptHash } from '../receipts/hash.js';
 import type { Keyring } from '../receipts/keyring.js';
-import { seedOf } from '../receipts/keys.js';
-import { positionAlpha, positionKeyFor, receiptLeaf } from './receipt-leaf.js';
+import { type SigningKey, seedOf } from '../receipts/keys.js';
+import { positionAlpha, positionKeyFor } from './position.js';
+import { type FastVrfKey, fastVrfKeyFromSeed, positionKeySeed } from './position-output.js';
+import { receiptLeaf } from './receipt-leaf.js';
 import type { VrfKey } from './vrf.js';
 
 /** The bytes of a label: the first 32 bytes of the VRF output. */
@@ -58,20 +60,20 @@ const ascii = new TextDecoder('ascii');
 
 export class PositionLabels {
   /** Position keys by the receipt key's kid: deriving one costs a hash and a scalar multiplication. */
-  private readonly keys = new Map<string, VrfKey>();
+  private readonly keys = new Map<string, { key: VrfKey; fast: FastVrfKey }>();
   private readonly proofs = new Map<string, ProvenLabel>();
 
   constructor(private readonly keyring: Keyring) {}
 
   /** The position key of the current signing key: the one new leaves are labelled with. */
   current(): VrfKey {
-    return this.keyOf(this.keyring.current);
+    return this.keyOf(this.keyring.current).key;
   }
 
   /** The position key of every signing key the service holds, current first (discovery, the member endpoint). */
   all(): VrfKey[] {
     const current = this.keyring.current;
-    return [current, ...this.keyring.all.filter((key) => key.kid !== current.kid)].map((key) => this.keyOf(key));
+    return [current, ...this.keyring.all.filter((key) => key.kid !== current.kid)].map((key) => this.keyOf(key).key);
   }
 
   /** The held position key with this key id, or null. */
@@ -91,18 +93,29 @@ export class PositionLabels {
     return proven;
   }
 
-  /** The log entry of a receipt: its commitment leaf under the current position key, and its receipt hash. */
-  entry(jws: string, key: VrfKey = this.current()): { data: string; receipt_hash: string } {
-    const { label } = this.prove(key, receiptPosition(jws));
+  /**
+   * The log entry of a receipt: its commitment leaf under the current position key, and its
+   * receipt hash. Only the VRF output is computed (position-output.ts): the integrator labels
+   * every receipt, and the proof is asked for only by readers.
+   */
+  entry(jws: string): { data: string; receipt_hash: string } {
+    const { key, fast } = this.keyOf(this.keyring.current);
+    const position = receiptPosition(jws);
+    const label = fast.output(positionAlpha(position.roomId, position.sequence)).slice(0, LABEL_BYTES);
     return { data: ascii.decode(receiptLeaf(jws, key.keyId, label)), receipt_hash: receiptHash(jws) };
   }
 
-  private keyOf(signing: { kid: string } & Parameters<typeof seedOf>[0]): VrfKey {
-    let key = this.keys.get(signing.kid);
-    if (!key) {
-      key = positionKeyFor(seedOf(signing));
-      this.keys.set(signing.kid, key);
+  private keyOf(signing: SigningKey): { key: VrfKey; fast: FastVrfKey } {
+    let known = this.keys.get(signing.kid);
+    if (!known) {
+      const seed = seedOf(signing);
+      known = { key: positionKeyFor(seed), fast: fastVrfKeyFromSeed(positionKeySeed(seed)) };
+      // The fast path derives the key itself: it must be the very key position.ts derives.
+      if (Buffer.compare(Buffer.from(known.key.publicKey), Buffer.from(known.fast.publicKey)) !== 0) {
+        throw new Error('the fast VRF path derived a different position key');
+      }
+      this.keys.set(signing.kid, known);
     }
-    return key;
+    return known;
   }
 }
