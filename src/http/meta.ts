@@ -108,9 +108,16 @@ async function frozenLogs(services: Services): Promise<FrozenLogSummary[]> {
   const log = services.frozenTlog;
   const latest = await log?.latest();
   if (!log || !latest || latest.size === 0) return [];
-  const verifierKey = await log.signedBy();
-  if (!verifierKey) return [];
-  return [{ origin: log.origin, verifier_key: verifierKey, size: latest.size, log_url: `${services.baseUrl}/log/v1/` }];
+  const signer = await log.signedBy();
+  if (!signer) return [];
+  return [
+    {
+      origin: signer.origin,
+      verifier_key: signer.verifierKey,
+      size: latest.size,
+      log_url: `${services.baseUrl}/log/v1/`,
+    },
+  ];
 }
 
 export function registerMetaRoutes(

@@ -88,17 +88,19 @@ export class TransparencyLog {
   private signerKid = '';
 
   /**
-   * The verifier key of the note key that signed this log's latest checkpoint, among the keys the
-   * service holds (the frozen log was signed by whichever receipt key was current then); null when
-   * nothing was published or no held key signed it.
+   * The origin and verifier key of the note key that signed this log's latest checkpoint, among the
+   * keys the service holds (the frozen log was signed by whichever receipt key was current then);
+   * null when nothing was published or no held key signed it.
    */
-  async signedBy(): Promise<string | null> {
+  async signedBy(): Promise<{ origin: string; verifierKey: string } | null> {
     const latest = await this.latest();
     if (!latest) return null;
+    // The origin as the checkpoints carry it: the frozen log's was the base URL of its time.
+    const origin = latest.note.slice(0, latest.note.indexOf('\n'));
     const ids = parseNote(latest.note).signatures.map((line) => Buffer.from(line.id).toString('hex'));
     for (const key of this.keyring.all) {
-      const signer = new NoteSigner(this.origin, key);
-      if (ids.includes(Buffer.from(signer.id).toString('hex'))) return signer.verifierKey;
+      const signer = new NoteSigner(origin, key);
+      if (ids.includes(Buffer.from(signer.id).toString('hex'))) return { origin, verifierKey: signer.verifierKey };
     }
     return null;
   }

@@ -51,16 +51,26 @@ describe.each(['sqlite', 'redis'])('an outsider reading the whole log (%s)', (st
     ];
     const secret = visibility === 'private' ? { password: PASSWORD } : {};
     const created = await call(svc.base, 'POST', '/api/rooms', {
-      body: { question, options: [optionA, optionB], display_name: creatorName, ...secret, config: { visibility, voting_window: 60 } },
+      body: {
+        question,
+        options: [optionA, optionB],
+        display_name: creatorName,
+        ...secret,
+        config: { visibility, voting_window: 60 },
+      },
     });
     expect(created.status).toBe(200);
     const slug = created.body.slug as string;
     const creator = created.body.creator_token as string;
-    const joined = await call(svc.base, 'POST', `/api/rooms/${slug}/join`, { body: { display_name: memberName, ...secret } });
+    const joined = await call(svc.base, 'POST', `/api/rooms/${slug}/join`, {
+      body: { display_name: memberName, ...secret },
+    });
     expect(joined.status).toBe(200);
     const member = joined.body.participant_token as string;
     for (const token of [creator, member]) {
-      expect((await call(svc.base, 'POST', `/api/rooms/${slug}/choose`, { token, body: { choice: optionB } })).status).toBe(200);
+      expect(
+        (await call(svc.base, 'POST', `/api/rooms/${slug}/choose`, { token, body: { choice: optionB } })).status,
+      ).toBe(200);
     }
     clock.advance(61_000);
     await call(svc.base, 'GET', `/api/rooms/${slug}/outcome`, { token: creator });
@@ -165,9 +175,10 @@ describe.each(['sqlite', 'redis'])('an outsider reading the whole log (%s)', (st
       expect(body.log_origin).toBe(discovery.origin);
       expect(body.positions.map((p) => p.sequence)).toEqual([1, 2, 3]);
       const outcome = (await call(svc.base, 'GET', `/api/rooms/${r.slug}/outcome`, { token: r.member })).body;
-      const jwss = [...(outcome.decisions as { receipt_jws: string }[]), outcome.conclusion as { receipt_jws: string }].map(
-        (row) => row.receipt_jws,
-      );
+      const jwss = [
+        ...(outcome.decisions as { receipt_jws: string }[]),
+        outcome.conclusion as { receipt_jws: string },
+      ].map((row) => row.receipt_jws);
       for (const position of body.positions) {
         const [label] = position.labels;
         const key = positionKeys.find((k) => k.key_id === label?.key_id);

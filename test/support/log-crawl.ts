@@ -188,14 +188,13 @@ export async function crawlLog(
   }
   for (const [size, note] of checkpoints) {
     const older = await verifyCheckpoint(note, verifierKey);
-    const proof = JSON.parse(
-      text(await read(`${prefix}/proof/consistency?first=${size}&second=${latest.size}`)),
-    ) as { consistency_proof: string[] };
+    const proof = JSON.parse(text(await read(`${prefix}/proof/consistency?first=${size}&second=${latest.size}`))) as {
+      consistency_proof: string[];
+    };
     const olderRoot = fromB64(older.root);
-    expect([size, consistent(size, latest.size, olderRoot, latest.root, proof.consistency_proof.map(fromB64))]).toEqual([
-      size,
-      true,
-    ]);
+    expect([size, consistent(size, latest.size, olderRoot, latest.root, proof.consistency_proof.map(fromB64))]).toEqual(
+      [size, true],
+    );
   }
   return { bodies, leaves, checkpoints, latest: { size: latest.size, root: latest.root, note: latestNote } };
 }
@@ -209,8 +208,10 @@ export function findNeedles(bodies: readonly { path: string; bytes: Uint8Array }
   for (const { path, bytes } of bodies) {
     const raw = Buffer.from(bytes).toString('latin1');
     const texts = [raw];
-    for (const run of raw.match(/[A-Za-z0-9_-]{12,}/g) ?? []) texts.push(Buffer.from(run, 'base64url').toString('latin1'));
-    for (const run of raw.match(/[A-Za-z0-9+/]{12,}={0,2}/g) ?? []) texts.push(Buffer.from(run, 'base64').toString('latin1'));
+    for (const run of raw.match(/[A-Za-z0-9_-]{12,}/g) ?? [])
+      texts.push(Buffer.from(run, 'base64url').toString('latin1'));
+    for (const run of raw.match(/[A-Za-z0-9+/]{12,}={0,2}/g) ?? [])
+      texts.push(Buffer.from(run, 'base64').toString('latin1'));
     const haystack = texts.join('\n');
     for (const needle of needles) {
       if (haystack.includes(needle)) found.push({ needle, path });

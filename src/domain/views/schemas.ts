@@ -430,7 +430,9 @@ export const roomDeltaSchema = z
 /** A position label of the transparency log with its VRF proof (docs/transparency-log.md, Position keys). */
 const provenLabelSchema = z
   .object({
-    key_id: text("The position key's id (8 lowercase hex), as the leaf and discovery's audit_log.position_keys carry it."),
+    key_id: text(
+      "The position key's id (8 lowercase hex), as the leaf and discovery's audit_log.position_keys carry it.",
+    ),
     label: text('The position label, base64: the first 32 bytes of the VRF output.'),
     proof: text('The ECVRF-EDWARDS25519-SHA512-TAI proof of the label, base64url (80 bytes).'),
   })
@@ -616,7 +618,7 @@ export const logPositionsResponseSchema = z
       .array(
         z
           .object({
-            sequence: z.number().int().min(1).describe('The position in the room\'s receipt chain.'),
+            sequence: z.number().int().min(1).describe("The position in the room's receipt chain."),
             receipt_hash: hash('The receipt at this position'),
             leaf_index: z
               .number()
@@ -626,12 +628,12 @@ export const logPositionsResponseSchema = z
               .describe('Its leaf index in the log; null until it is sequenced and published.'),
             labels: z
               .array(provenLabelSchema)
-              .describe('The position\'s label under every position key the service holds, each with its VRF proof.'),
+              .describe("The position's label under every position key the service holds, each with its VRF proof."),
           })
-          .describe('One position of the room\'s chain.'),
+          .describe("One position of the room's chain."),
       )
       .describe(
-        'Positions 1 to n (the room\'s receipts), then n + 1, not yet used: a leaf found under its label is a receipt the reader was never shown.',
+        "Positions 1 to n (the room's receipts), then n + 1, not yet used: a leaf found under its label is a receipt the reader was never shown.",
       ),
   })
   .meta({
