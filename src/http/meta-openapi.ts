@@ -124,15 +124,41 @@ export const META_OPENAPI_SCHEMAS: Json = {
       supports_sse_upgrade: { type: 'boolean', description: 'Whether the event stream is served.' },
       default_voting_window_seconds: { type: 'integer', description: 'The default voting window, in seconds.' },
       room_config_defaults: { $ref: '#/components/schemas/RoomConfig', description: 'The RoomConfig defaults.' },
-      audit_log: closed('The transparency log of every receipt (docs/transparency-log.md); present when it runs.', {
-        kind: { const: 'c2sp-tlog-tiles', description: 'The read API: C2SP tlog-tiles.' },
-        log_url: str('The base of the tiles, checkpoints and proofs.'),
-        checkpoint_url: str('The latest signed checkpoint.'),
-        origin: str("The checkpoint origin line (the note key's name)."),
-        verifier_key: str('The note verifier key: <name>+<hex key id>+<base64(0x01 ‖ Ed25519 key)>.'),
-        leaf: str('What a leaf is: the exact compact JWS bytes of each receipt.'),
-        witnesses: strings('Verifier keys of the witnesses that cosign checkpoints.'),
-      }),
+      audit_log: closed(
+        'The transparency log of every receipt (docs/transparency-log.md); present when it runs.',
+        {
+          kind: { const: 'c2sp-tlog-tiles', description: 'The read API: C2SP tlog-tiles.' },
+          log_url: str('The base of the tiles, checkpoints and proofs.'),
+          checkpoint_url: str('The latest signed checkpoint.'),
+          origin: str("The checkpoint origin line (the note key's name)."),
+          verifier_key: str('The note verifier key: <name>+<hex key id>+<base64(0x01 ‖ Ed25519 key)>.'),
+          leaf: str(
+            'What a leaf is: a commitment to one receipt under its VRF position label (conclave-receipt-commitment/v1), never the receipt itself.',
+          ),
+          position_keys: {
+            type: 'array',
+            description:
+              'The ECVRF-EDWARDS25519-SHA512-TAI public keys that label leaves, one per receipt signing key the service holds, current first.',
+            items: closed('One position key.', {
+              key_id: str('The key id leaves carry: 8 lowercase hex, the first 4 bytes of SHA-256(public key).'),
+              public_key: str('The 32-byte public key, base64url.'),
+            }),
+          },
+          witnesses: strings('Verifier keys of the witnesses that cosign checkpoints.'),
+          frozen: {
+            type: 'array',
+            description:
+              'The frozen v1 log, whose leaves were whole receipts: its checkpoints, hash tiles and proofs are served read-only, its entries withheld. Present only when it has leaves.',
+            items: closed('One frozen log.', {
+              origin: str('Its checkpoint origin line.'),
+              verifier_key: str('Its note verifier key.'),
+              size: { type: 'integer', minimum: 1, description: 'Its final tree size.' },
+              log_url: str('The base of its checkpoints, tiles and proofs.'),
+            }),
+          },
+        },
+        ['kind', 'log_url', 'checkpoint_url', 'origin', 'verifier_key', 'leaf', 'position_keys', 'witnesses'],
+      ),
       room_retention: closed('How long rooms are kept.', {
         policy: { const: 'keep_everything', description: 'keep_everything: rooms are kept until deleted.' },
       }),
