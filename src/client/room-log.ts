@@ -20,7 +20,7 @@ import { hashesEqual, leafHash } from '../tlog/merkle.js';
 import { fromBase64, toBase64 } from '../tlog/note.js';
 import { signedPosition } from '../tlog/position.js';
 import { parseReceiptLeaf, receiptCommitment } from '../tlog/receipt-leaf.js';
-import { decodeEntryBundle, TILE_WIDTH, tilePath } from '../tlog/tiles.js';
+import { decodeEntryBundle, splitHashes, TILE_WIDTH, tilePath } from '../tlog/tiles.js';
 import { MerkleTree } from '../tlog/tree.js';
 import {
   LogVerificationError,
@@ -362,11 +362,37 @@ export async function* fetchLogEntries(
     }
   }
   if (!hashesEqual(tree.root(checkpoint.size), fromBase64(checkpoint.root))) {
+    const leaf = await firstLeafOffTiles(get, logUrl, tree, checkpoint.size);
     throw new LogVerificationError(
       'inclusion',
-      `the entries the log serves are not the tree its checkpoint of size ${checkpoint.size} signs`,
+      `${leaf === null ? 'the entries' : `leaf ${leaf}: the entry`} the log serves ${leaf === null ? 'are' : 'is'} not the tree its checkpoint of size ${checkpoint.size} signs`,
     );
   }
+}
+
+/**
+ * Names the leaf whose entry disagrees with the log's own level-0 hash tiles (what its checkpoints
+ * were computed from): the entry rewritten behind the tree. Null when the tiles agree with the
+ * entries (then the tiles themselves are not the signed tree).
+ */
+async function firstLeafOffTiles(
+  get: typeof globalThis.fetch,
+  logUrl: string,
+  tree: MerkleTree,
+  size: number,
+): Promise<number | null> {
+  for (let index = 0; index * TILE_WIDTH < size; index++) {
+    const width = Math.min(TILE_WIDTH, size - index * TILE_WIDTH);
+    const response = await get(`${logUrl}/${tilePath({ level: 0, index, width })}`);
+    if (response.status !== 200) return null;
+    const tiled = splitHashes(new Uint8Array(await response.arrayBuffer()));
+    const mine = tree.hashesAt(0, index * TILE_WIDTH, index * TILE_WIDTH + width);
+    for (let i = 0; i < width; i++) {
+      const theirs = tiled[i];
+      if (!theirs || !hashesEqual(theirs, mine[i] as Uint8Array)) return index * TILE_WIDTH + i;
+    }
+  }
+  return null;
 }
 
 function outcomeReceipts(outcome: Json): { sequence: number; jws: string; row: string }[] {

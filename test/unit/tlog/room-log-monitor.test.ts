@@ -14,7 +14,7 @@ import { toBase64 } from '../../../src/tlog/note.js';
 import { NoteSigner } from '../../../src/tlog/note-signer.js';
 import { positionAlpha, positionKeyFor, positionLabel } from '../../../src/tlog/position.js';
 import { receiptLeaf } from '../../../src/tlog/receipt-leaf.js';
-import { encodeEntryBundle, tilePath } from '../../../src/tlog/tiles.js';
+import { concatHashes, encodeEntryBundle, tilePath } from '../../../src/tlog/tiles.js';
 import { MerkleTree } from '../../../src/tlog/tree.js';
 import type { VrfKey } from '../../../src/tlog/vrf.js';
 import { signingKeyFromSeed } from '../../../src/receipts/keys.js';
@@ -329,8 +329,12 @@ describe('fetchLogEntries', () => {
   const serve = (bundle: Uint8Array[]) =>
     (async (url: string | URL | Request) => {
       const path = String(url).replace('http://log.test/log/', '');
-      if (path !== tilePath({ level: 'entries', index: 0, width: 6 })) return new Response('no', { status: 404 });
-      return new Response(encodeEntryBundle(bundle));
+      if (path === tilePath({ level: 'entries', index: 0, width: 6 })) return new Response(encodeEntryBundle(bundle));
+      // The log's own hash tile: the genuine leaf hashes its checkpoints were computed from.
+      if (path === tilePath({ level: 0, index: 0, width: 6 })) {
+        return new Response(concatHashes(tree.hashesAt(0, 0, 6)));
+      }
+      return new Response('no', { status: 404 });
     }) as typeof fetch;
 
   it('yields every leaf of the checkpoint when the entries hash to its root', async () => {
@@ -346,6 +350,8 @@ describe('fetchLogEntries', () => {
       for await (const _ of fetchLogEntries(serve(swapped), 'http://log.test/log', { size: 6, root })) {
       }
     };
-    await expect(run()).rejects.toThrow(/not the tree its checkpoint of size 6 signs/);
+    await expect(run()).rejects.toThrow(
+      'leaf 3: the entry the log serves is not the tree its checkpoint of size 6 signs',
+    );
   });
 });
