@@ -32,6 +32,10 @@ const closed = (description: string, properties: Json, required: string[] = Obje
   properties,
 });
 
+/** How discovery describes a leaf of the live log (docs/transparency-log.md, The leaf). */
+export const LEAF_DESCRIPTION =
+  'conclave-receipt-commitment/v1: the ASCII lines "conclave-receipt-commitment/v1", the position key id (8 lowercase hex), base64 of the position label (the first 32 bytes of the ECVRF-EDWARDS25519-SHA512-TAI output over "conclave receipt position v1\\n" + the receipt\'s signed svc.room_id + "\\n" + its svc.sequence) and base64 of SHA-256 of the receipt\'s compact JWS, each followed by "\\n"; a room\'s members get the labels and their proofs from GET /api/rooms/{slug}/log-positions';
+
 const BASE = 'https://conclave.example';
 const KEY_EXAMPLE = {
   kty: 'OKP',
@@ -455,9 +459,10 @@ const DISCOVERY_EXAMPLE = {
     kind: 'c2sp-tlog-tiles',
     log_url: `${BASE}/log/`,
     checkpoint_url: `${BASE}/log/checkpoint`,
-    origin: 'conclave.example/log',
-    verifier_key: 'conclave.example/log+c9451d2e+AT6bt9Vx3rTJOgqeVzyKFLBjmhsoPnqLjxFw8vzEuV6N',
-    leaf: 'the exact compact JWS bytes of each receipt',
+    origin: 'conclave.example/log/v2',
+    verifier_key: 'conclave.example/log/v2+515e2c2f+AT6bt9Vx3rTJOgqeVzyKFLBjmhsoPnqLjxFw8vzEuV6N',
+    leaf: LEAF_DESCRIPTION,
+    position_keys: [{ key_id: 'ca002cf4', public_key: 'OxjwQCMUljr-8a199SKn7KOj2jwgQSycVygmn82lpVQ' }],
     witnesses: [],
   },
   room_retention: { policy: 'keep_everything' },

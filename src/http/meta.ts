@@ -10,6 +10,7 @@ import { WIRED_MECHANISMS } from '../mechanisms/index.js';
 import type { Services } from '../operations/services.js';
 import type { AnyOperation } from '../operations/types.js';
 import { within } from '../runtime/within.js';
+import { LEAF_DESCRIPTION } from './meta-openapi.js';
 import { buildOpenApi } from './openapi.js';
 
 export interface Capabilities {
@@ -75,10 +76,6 @@ export function discoveryDocument(
     conformance: { self_attested: true, validated: false, validated_at: null, validated_against: null },
   };
 }
-
-/** How discovery describes a leaf of the live log (docs/transparency-log.md, The leaf). */
-export const LEAF_DESCRIPTION =
-  'conclave-receipt-commitment/v1: the ASCII lines "conclave-receipt-commitment/v1", the position key id (8 lowercase hex), base64 of the position label (the first 32 bytes of the ECVRF-EDWARDS25519-SHA512-TAI output over "conclave receipt position v1\\n" + the receipt\'s signed svc.room_id + "\\n" + its svc.sequence) and base64 of SHA-256 of the receipt\'s compact JWS, each followed by "\\n"; a room\'s members get the labels and their proofs from GET /api/rooms/{slug}/log-positions';
 
 /**
  * Where the transparency log is and how to check it (docs/transparency-log.md): the protocol's
