@@ -140,12 +140,11 @@ program
       if (options.signatures) jwks = (await remote.jwks()) as Jwks;
       source = `${slug}`;
       const logBase = base ?? seated.base;
-      const read = outcome;
       inLog = () =>
         verifyRoomInLog({
           base: logBase,
-          outcome: read,
-          reread: () => remote.outcome({ slug }),
+          slug,
+          auth: authOf(seated.client),
           configFile: configPath(),
           waitMs: Number(options.logWait) * 1000,
         });

@@ -38,12 +38,28 @@ export {
   verifyRoomReceiptChain,
 } from './verify.js';
 export {
+  type AuditRoomLogOptions,
+  auditRoomLog,
+  fetchLogEntries,
+  type LogEntry,
+  type LogPositionRow,
+  type LogPositions,
+  type MonitorInput,
+  monitorRoomInLog,
+  type RoomLogAudit,
+  type RoomLogReport,
+} from './room-log.js';
+export {
   type LogInclusion,
   LogVerificationError,
+  type PositionKey,
+  type PositionProof,
+  positionKeysById,
   type VerifiedCheckpoint,
   verifyCheckpoint,
   verifyConsistency,
   verifyCosignature,
   verifyInclusion,
+  verifyPositionLabel,
   verifyReceiptInLog,
 } from './tlog.js';

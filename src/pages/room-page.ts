@@ -215,7 +215,7 @@ function waitForJoin(slug: string, invite: string | null): Promise<Seat> {
 
 async function follow(slug: string, seat: Seat | null): Promise<void> {
   const [jwks, discovery] = await Promise.all([client.jwks() as Promise<Jwks>, api('GET', '/.well-known/svc.json')]);
-  const log = logWatch(typeof discovery.audit_log?.verifier_key === 'string' ? discovery.audit_log.verifier_key : null);
+  const log = logWatch(discovery.audit_log);
   let refresh: () => void = () => undefined;
   refresh = coalesce(async () => {
     await update(slug, jwks, log, seat, refresh);
