@@ -232,7 +232,7 @@ describe.each(STORES)('mandate identity on $store', ({ store, env }) => {
       expect.objectContaining({ agent_id: victim.did, agent_iss: victim.did, mandate_ref: real.jti, choice: 'yes' }),
     ]);
     const jwks = await call(base, 'GET', '/.well-known/jwks.json');
-    const report = await verifyRoomReceiptChain(outcome.body, { jwks: jwks.body });
+    const report = await verifyRoomReceiptChain(outcome.body, { jwks: jwks.body, room: `${base}/r/${room.slug}` });
     expect(report.errors).toEqual([]);
     expect(report.receipts[0]!.ballots).toEqual([
       { agent_id: victim.did, agent_iss: victim.did, mandate_ref: real.jti },
@@ -289,7 +289,7 @@ describe.each(STORES)('mandate identity on $store', ({ store, env }) => {
     }
     const outcome = await call(base, 'GET', `/api/rooms/${room.slug}/outcome`, { token: room.creator_token });
     const jwks = await call(base, 'GET', '/.well-known/jwks.json');
-    const report = await verifyRoomReceiptChain(outcome.body, { jwks: jwks.body });
+    const report = await verifyRoomReceiptChain(outcome.body, { jwks: jwks.body, room: `${base}/r/${room.slug}` });
     expect(report.errors).toEqual([]);
     expect(report.receipts[0]!.ballots).toEqual(
       expect.arrayContaining([
@@ -347,7 +347,7 @@ describe.each(STORES)('mandate identity on $store', ({ store, env }) => {
     expect(chosen.status).toBe(200);
     const outcome = await call(base, 'GET', `/api/rooms/${room.slug}/outcome`, { token: room.creator_token });
     const jwks = await call(base, 'GET', '/.well-known/jwks.json');
-    const report = await verifyRoomReceiptChain(outcome.body, { jwks: jwks.body });
+    const report = await verifyRoomReceiptChain(outcome.body, { jwks: jwks.body, room: `${base}/r/${room.slug}` });
     expect(report.errors).toEqual([]);
     expect(report.receipts[0]!.ballots).toEqual([
       { agent_id: victim.did, agent_iss: victim.did, mandate_ref: own.jti },
@@ -374,7 +374,7 @@ describe.each(STORES)('mandate identity on $store', ({ store, env }) => {
     expect(chosen.body).toMatchObject({ status: 'resolved', resolved_winner: 'yes' });
     const outcome = await call(base, 'GET', `/api/rooms/${room.slug}/outcome`, { token: room.creator_token });
     const jwks = await call(base, 'GET', '/.well-known/jwks.json');
-    const report = await verifyRoomReceiptChain(outcome.body, { jwks: jwks.body });
+    const report = await verifyRoomReceiptChain(outcome.body, { jwks: jwks.body, room: `${base}/r/${room.slug}` });
     expect(report.errors).toEqual([]);
     expect(report.receipts[0]!.ballots).toEqual([
       { agent_id: sub, agent_iss: new URL(base).origin, mandate_ref: expect.stringMatching(/^urn:uuid:/) },
