@@ -234,7 +234,7 @@ describe.each(STORES)('mandate identity on $store', ({ store, env }) => {
       expect.objectContaining({ agent_id: victim.did, agent_iss: victim.did, mandate_ref: real.jti, choice: 'yes' }),
     ]);
     const jwks = await call(base, 'GET', '/.well-known/jwks.json');
-    const report = await verifyRoomReceiptChain(outcome.body, { jwks: jwks.body });
+    const report = await verifyRoomReceiptChain(outcome.body, { jwks: jwks.body, room: `${base}/r/${room.slug}` });
     expect(report.errors).toEqual([]);
     expect(report.receipts[0]!.ballots).toEqual([
       { agent_id: victim.did, agent_iss: victim.did, mandate_ref: real.jti },
@@ -313,7 +313,7 @@ describe.each(STORES)('mandate identity on $store', ({ store, env }) => {
     }
     const outcome = await call(base, 'GET', `/api/rooms/${room.slug}/outcome`, { token: room.creator_token });
     const jwks = await call(base, 'GET', '/.well-known/jwks.json');
-    const report = await verifyRoomReceiptChain(outcome.body, { jwks: jwks.body });
+    const report = await verifyRoomReceiptChain(outcome.body, { jwks: jwks.body, room: `${base}/r/${room.slug}` });
     expect(report.errors).toEqual([]);
     expect(report.receipts[0]!.ballots).toEqual(
       expect.arrayContaining([
@@ -377,7 +377,7 @@ describe.each(STORES)('mandate identity on $store', ({ store, env }) => {
     const outcome = await call(base, 'GET', `/api/rooms/${room.slug}/outcome`, { token: room.creator_token });
     expect(outcome.body.decisions[0]).toMatchObject({ resolved_winner: 'b' });
     const jwks = await call(base, 'GET', '/.well-known/jwks.json');
-    const report = await verifyRoomReceiptChain(outcome.body, { jwks: jwks.body });
+    const report = await verifyRoomReceiptChain(outcome.body, { jwks: jwks.body, room: `${base}/r/${room.slug}` });
     expect(report.errors).toEqual([]);
     // Two voters, one subject: the receipt tells them apart by issuer.
     expect(report.receipts[0]!.ballots).toEqual(
@@ -409,7 +409,7 @@ describe.each(STORES)('mandate identity on $store', ({ store, env }) => {
     expect(chosen.body).toMatchObject({ status: 'resolved', resolved_winner: 'yes' });
     const outcome = await call(base, 'GET', `/api/rooms/${room.slug}/outcome`, { token: room.creator_token });
     const jwks = await call(base, 'GET', '/.well-known/jwks.json');
-    const report = await verifyRoomReceiptChain(outcome.body, { jwks: jwks.body });
+    const report = await verifyRoomReceiptChain(outcome.body, { jwks: jwks.body, room: `${base}/r/${room.slug}` });
     expect(report.errors).toEqual([]);
     expect(report.receipts[0]!.ballots).toEqual([
       { agent_id: sub, agent_iss: new URL(base).origin, mandate_ref: expect.stringMatching(/^urn:uuid:/) },

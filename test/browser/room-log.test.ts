@@ -86,8 +86,8 @@ describe.skipIf(!hasChromium)("the room page's transparency-log check in a brows
       ['true', `✓ included in the log at index ${first} of tree size ${size}`],
       ['true', `✓ included in the log at index ${second} of tree size ${size}`],
     ]);
-    // Beside each receipt's signature check, in the same line.
-    expect(await page.$$eval('p.receipt', (lines) => lines.map((line) => line.children.length))).toEqual([3, 3]);
+    // Beside each receipt's signature check, in the same line (hash, signature check, log, signed values).
+    expect(await page.$$eval('p.receipt', (lines) => lines.map((line) => line.children.length))).toEqual([4, 4]);
     expect(watch.requests.some((url) => url.endsWith('/.well-known/svc.json'))).toBe(true);
     await screenshot(page, 'room-page-log-inclusion');
     expect(watch.problems).toEqual([]);

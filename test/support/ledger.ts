@@ -166,7 +166,7 @@ export async function audit(ledger: Ledger, base: string): Promise<{ problems: s
     const outcome = await (
       await fetch(`${base}/api/rooms/${book.slug}/outcome`, { headers: { authorization: `Bearer ${book.tokens[0]}` } })
     ).json();
-    const report = await verifyRoomReceiptChain(outcome, { jwks });
+    const report = await verifyRoomReceiptChain(outcome, { jwks, room: 'from-body' });
     receipts += report.receipts.length;
     if (!report.ok) problems.push(`${book.slug}: chain ${report.errors.join('; ')}`);
   }
