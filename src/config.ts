@@ -389,7 +389,7 @@ export function trustProxyWarning(config: Pick<ServiceConfig, 'trustProxy'>): st
   return (
     'TRUST_PROXY=true TRUSTS EVERY HOP: the client address is the left-most X-Forwarded-For entry, which ' +
     'the client writes itself, so every per-address limit counts whatever address a client claims ' +
-    '(or its victim\'s). Name the proxies instead (e.g. TRUST_PROXY=172.31.240.10 or 10.0.0.0/8; ' +
+    "(or its victim's). Name the proxies instead (e.g. TRUST_PROXY=172.31.240.10 or 10.0.0.0/8; " +
     'docs/operators.md, Behind a proxy).'
   );
 }

@@ -11,10 +11,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/runtime/clock.js';
+import { rpc } from '../support/mcp-clients.js';
 import { call, type RunningService, startService } from '../support/service.js';
 
 const PASSWORD = 'the right password';
 const READS_PER_MINUTE = 100;
+const MCP_SETUP_PER_MINUTE = 20;
 
 type Response = Awaited<ReturnType<typeof call>>;
 
@@ -55,6 +57,7 @@ describe('a client is its address group (IPv6 /64), on the embedded default behi
         RATE_LIMIT_IP_PER_MIN: String(READS_PER_MINUTE),
         RATE_LIMIT_CREATE_PER_HOUR: '30',
         GUESS_LIMIT_PER_MIN: '5',
+        RATE_LIMIT_IP_MCP_SETUP_PER_MIN: String(MCP_SETUP_PER_MINUTE),
       },
     });
   });
@@ -115,6 +118,24 @@ describe('a client is its address group (IPv6 /64), on the embedded default behi
     expect((await call(svc.base, 'GET', room, from('2001:db8:a3:2::1'))).status).toBe(200);
   });
 
+  it(`MCP setup messages from one /64, a fresh address each: ${MCP_SETUP_PER_MINUTE}, then 429`, async () => {
+    const next = addressesIn('2001:db8:a4:1');
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const statuses: number[] = [];
+    let refusal: any = null;
+    for (let i = 0; i < MCP_SETUP_PER_MINUTE + 2; i++) {
+      const res = await rpc(`${svc.base}/mcp`, list, {
+        'mcp-protocol-version': '2025-11-25',
+        'x-forwarded-for': next(),
+      });
+      statuses.push(res.status);
+      if (res.status === 429) refusal ??= res;
+    }
+    expect(statuses.filter((s) => s !== 429)).toHaveLength(MCP_SETUP_PER_MINUTE);
+    expect(statuses.slice(MCP_SETUP_PER_MINUTE)).toEqual([429, 429]);
+    expect(refusal.json.error).toMatchObject({ code: 'rate_limit.exceeded', details: { scope: 'ip' } });
+  });
+
   it('100 IPv4 addresses guessing one room once each are held by the room ceiling', async () => {
     const slug = await privateRoom(svc.base, '192.0.2.11');
     const statuses: number[] = [];
@@ -137,6 +158,32 @@ describe('a client is its address group (IPv6 /64), on the embedded default behi
     const join = await call(svc.base, 'POST', `/api/rooms/${slug}/join`, {
       body: { password: PASSWORD, display_name: 'rightful' },
       ...from('192.0.2.12'),
+    });
+    expect(join.status).toBe(200);
+  }, 120_000);
+
+  it('32 concurrent guessers on 32 rooms: checks past the bound are refused at once, the rightful join is served', async () => {
+    const rooms: string[] = [];
+    for (let i = 0; i < 33; i++) rooms.push(await privateRoom(svc.base, `192.0.2.${100 + i}`));
+    const burst = await Promise.all(
+      rooms.slice(0, 32).map((slug, i) =>
+        call(svc.base, 'POST', `/api/rooms/${slug}/join`, {
+          body: { password: `guess ${i}`, display_name: `g${i}` },
+          ...from(`198.51.100.${150 + i}`),
+        }),
+      ),
+    );
+    const busy = burst.filter((r) => r.status === 429);
+    // Two hashes run and two wait (auth/password-checks.ts): 32 at once cannot all be hashed.
+    expect(busy.length).toBeGreaterThan(0);
+    for (const res of busy) {
+      expectHeld(res, 'guess');
+      expect(res.body.error.message).toContain('Too many room passwords are being checked');
+    }
+    for (const res of burst.filter((r) => r.status !== 429)) expect(res.body.error.code).toBe('auth.invalid_password');
+    const join = await call(svc.base, 'POST', `/api/rooms/${rooms[32]}/join`, {
+      body: { password: PASSWORD, display_name: 'rightful' },
+      ...from('192.0.2.99'),
     });
     expect(join.status).toBe(200);
   }, 120_000);
