@@ -1909,7 +1909,7 @@ interface components {
     };
     /** @description A new option for a decision that accepts proposals. */
     ProposeRequest: {
-      /** @description The option text (not whitespace-only, not a duplicate of an existing option). */
+      /** @description The option text (not whitespace-only). The same text as an existing option returns the unchanged slate; a text that only reads like one (spaces, compatibility forms, look-alike letters) is refused with input.invalid (reason lookalike). */
       option: string;
       /** @description The decision number (its room-local seq, as a JSON integer or a string of digits); omit to target the oldest open decision. */
       decision?: number | string;
