@@ -92,7 +92,7 @@ const STALE_MANDATE = new Set([
  * Rate limits by caller): a copy replayed after it expired or was revoked then counts on the
  * replaying address, never again on its subject's budget. Best effort, like remembering.
  */
-async function forgetStale(ctx: RequestContext, jws: string, error: unknown): Promise<void> {
+export async function forgetStale(ctx: RequestContext, jws: string, error: unknown): Promise<void> {
   const known = ctx.services.requestRates?.known;
   if (!known || !(error instanceof ProtocolError) || !STALE_MANDATE.has(error.code)) return;
   const key = credentialRateKey({ mandate: jws });

@@ -13,6 +13,9 @@ import {
   RedisKnownCredentials,
 } from '../../../src/auth/known-credentials.js';
 import { credentialRateKey } from '../../../src/auth/rate-limit.js';
+import { protocolError } from '../../../src/errors.js';
+import { forgetStale } from '../../../src/operations/run.js';
+import type { RequestContext } from '../../../src/operations/types.js';
 import { startRedisServer } from '../../support/redis-server.js';
 
 const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -85,5 +88,23 @@ describe.skipIf(server === null)('on Redis', () => {
     await two.forget(key);
     expect(await one.lookup(key)).toBeNull();
     expect(await two.lookup(key)).toBeNull();
+  });
+});
+
+describe('a presented mandate that fails verification', () => {
+  const ctxWith = (known: KnownCredentials) => ({ services: { requestRates: { known } } }) as unknown as RequestContext;
+
+  it('is forgotten when the token itself is no good (revoked, expired, signature), not when only its use is', async () => {
+    const clock = { t: START };
+    const known = new MemoryKnownCredentials(() => clock.t);
+    const key = credentialRateKey({ mandate: MANDATE })!;
+    await known.remember(key, SUBJECT);
+    await forgetStale(ctxWith(known), MANDATE, protocolError('mandate.room_not_in_scope', 'not this room'));
+    expect(await known.lookup(key)).not.toBeNull();
+    for (const code of ['mandate.revoked', 'mandate.expired', 'mandate.signature_invalid'] as const) {
+      await known.remember(key, SUBJECT);
+      await forgetStale(ctxWith(known), MANDATE, protocolError(code, 'no good'));
+      expect(await known.lookup(key), code).toBeNull();
+    }
   });
 });
