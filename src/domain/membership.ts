@@ -6,7 +6,9 @@ import type { Admission, InviteRequest, SeatRequest } from '../../machines/room.
 import { invalidInput, type ProtocolError, protocolError } from '../errors.js';
 import { applySettings } from './config.js';
 import type { RoomContext } from './room-acts.js';
-import { inviteStatus, isOperator, uniqueDisplayName } from './roster.js';
+import { clip } from './format.js';
+import { inviteStatus, isOperator, lookalikeSeatName, type NameInUse, uniqueDisplayName } from './roster.js';
+import { howTheyDiffer, LOOKALIKE_RULE, namesLookAlike, seatNameLikeness } from './shown-text.js';
 import type { Actor, InviteRecord, Member, Role, RoomConfig } from './types.js';
 
 export type JoinPlan =
@@ -107,6 +109,20 @@ export function planJoin(
   }
   const full = seat.via === 'create' ? null : capacityError(room);
   if (full) return full;
+  // A name the caller chose may not pass for a seat already there (or one a pending invite holds):
+  // the repeated-name suffix tells apart only names that are the same. An invite's label was
+  // checked the same way when the invite was created.
+  if (usable === null && seat.displayName !== undefined && seat.displayName !== null) {
+    const like = lookalikeSeatName(room, seat.displayName, now);
+    if (like !== null) {
+      return lookalikeNameError(
+        'display_name',
+        seat.displayName,
+        like,
+        `the join_room action / POST /api/rooms/${room.slug}/join`,
+      );
+    }
+  }
   const wanted = usable?.label ?? seat.displayName ?? `participant-${room.members.length + 1}`;
   const member: Member = {
     id: seat.id,
@@ -124,6 +140,39 @@ export function planJoin(
   };
   const accepted = usable ? { ...usable, acceptedAt: now, acceptedParticipantId: member.id } : null;
   return { kind: 'new', member, invite: accepted };
+}
+
+/** input.invalid for a seat name that reads the same as one already in the room. */
+function lookalikeNameError(field: string, offered: string, like: NameInUse, route: string): ProtocolError {
+  const existing = clip(like.name, 100);
+  const where =
+    like.kind === 'seat'
+      ? `the seat "${existing}" already in this room`
+      : `"${existing}", the label of an invite already in this room`;
+  return invalidInput(
+    field,
+    `The name "${clip(offered, 100)}" reads the same as ${where}: ${howTheyDiffer(like.name, offered)}. ${LOOKALIKE_RULE} so others could not tell the two seats apart. Choose a name that differs visibly (${route}).`,
+    'lookalike',
+    { like_name: like.name },
+  );
+}
+
+/**
+ * A label that looks like a seat's name or another live invite's label (the very same label is
+ * refused above). Two pending labels that are the same name but for case or spaces are refused too:
+ * their seats would be told apart only by the " (2)" of whichever is redeemed second.
+ */
+function lookalikeLabel(room: RoomContext, label: string, now: number): NameInUse | null {
+  const like = lookalikeSeatName(room, label, now);
+  if (like !== null) return like;
+  const offered = seatNameLikeness(label);
+  const twin = room.invites.find((i) => {
+    const status = inviteStatus(i, now);
+    if (i.label === label || (status !== 'pending' && status !== 'accepted')) return false;
+    const other = seatNameLikeness(i.label);
+    return namesLookAlike(other, offered) || (status === 'pending' && other.identity === offered.identity);
+  });
+  return twin ? { name: twin.label, kind: 'invite' } : null;
 }
 
 export function operatorOnly(actor: Actor, action: string, route: string): ProtocolError | null {
@@ -147,6 +196,8 @@ export function planInvite(room: RoomContext, request: InviteRequest, now: numbe
       `An invite labelled "${request.label}" already exists in this room; labels name seats and must be unique (${route}).`,
       'invalid_value',
     );
+  const like = lookalikeLabel(room, request.label, now);
+  if (like !== null) return lookalikeNameError('label', request.label, like, route);
   if (request.expiresAt !== null && request.expiresAt <= now) {
     return invalidInput('expires_at', `expires_at must be in the future (${route}).`, 'out_of_range');
   }

@@ -157,6 +157,7 @@ function boundedKnown(known: KnownCredentials): KnownCredentials {
   return {
     lookup: (key) => within(known.lookup(key), LIMITER_TIMEOUT_MS, () => null),
     remember: (key, proven) => known.remember(key, proven),
+    forget: (key) => known.forget(key),
   };
 }
 

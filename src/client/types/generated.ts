@@ -64,12 +64,16 @@ interface components {
     ErrorDetails: {
       /** @description input.invalid: the offending field, query parameter, header or "body". */
       field?: string;
-      /** @description input.invalid: why (unknown_keys, immutable_key, out_of_range, wrong_type, ballot_shape, duplicate_in_ranking, deliberation_disabled, message_cap_reached, option_cap_reached, empty_slate, agreement_not_supported, abstain_on_agreement, reserved_mechanism, unknown_mechanism, confirmation_mismatch, credential_in_url, webhook_url_rejected, …); mandate.*: what failed; invite.invalid: why the invite is refused. */
+      /** @description input.invalid: why (unknown_keys, immutable_key, out_of_range, wrong_type, ballot_shape, duplicate_in_ranking, deliberation_disabled, message_cap_reached, option_cap_reached, empty_slate, agreement_not_supported, abstain_on_agreement, reserved_mechanism, unknown_mechanism, confirmation_mismatch, credential_in_url, webhook_url_rejected, lookalike, …); mandate.*: what failed; invite.invalid: why the invite is refused. */
       reason?: string;
       /** @description input.invalid with reason unknown_keys: the keys that are accepted. */
       allowed_keys?: string[];
       /** @description input.invalid with reason message_cap_reached: the message cap reached. */
       cap?: number;
+      /** @description input.invalid with reason lookalike on options: the number of the option already there that the offered text reads the same as. */
+      like_option?: number;
+      /** @description input.invalid with reason lookalike on a display name or invite label: the seat name already in the room (a seat or a pending invite) that the offered name reads the same as. */
+      like_name?: string;
       /** @description input.invalid with reason out_of_range on options: the characters the options would hold together (limit is the most allowed). */
       total?: number;
       /** @description room.not_found, room.join_required, room.invite_required, room.concluded: the room slug. */
@@ -1923,7 +1927,7 @@ interface components {
     };
     /** @description A new option for a decision that accepts proposals. */
     ProposeRequest: {
-      /** @description The option text (not whitespace-only, not a duplicate of an existing option). */
+      /** @description The option text (not whitespace-only). The same text as an existing option returns the unchanged slate; a text that only reads like one (spaces, compatibility forms, look-alike letters) is refused with input.invalid (reason lookalike). */
       option: string;
       /** @description The decision number (its room-local seq, as a JSON integer or a string of digits); omit to target the oldest open decision. */
       decision?: number | string;
