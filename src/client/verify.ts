@@ -381,8 +381,8 @@ export async function verifyRoomReceiptChain(outcome: unknown, options: ChainOpt
       previous: head,
       position: index + 1,
       jwks: options.jwks,
-      // Without a room given, every receipt must name the room the first one does.
-      room: room ?? signedRoomId,
+      room,
+      firstRoom: signedRoomId,
     });
     receipts.push(report);
     errors.push(...report.errors.map((error) => `${label}: ${error}`));
@@ -446,7 +446,15 @@ const SIGNATURE_PREFIX = 'signature: ';
 async function verifyEntry(
   label: string,
   entry: Record<string, unknown>,
-  at: { previous: string | null; position: number; jwks: Jwks | undefined; room: string | null },
+  at: {
+    previous: string | null;
+    position: number;
+    jwks: Jwks | undefined;
+    /** The room asked about; null when none was given. */
+    room: string | null;
+    /** The room the chain's first receipt names, which every later one must name too. */
+    firstRoom: string | null;
+  },
 ): Promise<{ report: ReceiptReport; payload: JwsPayload | null }> {
   const errors: string[] = [];
   const jws = typeof entry.receipt_jws === 'string' ? entry.receipt_jws : null;
@@ -489,7 +497,13 @@ async function verifyEntry(
   let fieldsMatch = true;
   if (payload) {
     const roomProblems = roomErrors(payload, at.room);
-    roomMatch = roomProblems.length === 0 ? (at.room === null ? null : true) : false;
+    const signedRoomId = isRecord(payload.svc) ? payload.svc.room_id : undefined;
+    if (at.room === null && at.firstRoom !== null && signedRoomId !== at.firstRoom) {
+      roomProblems.push(
+        `the signed svc.room_id ${JSON.stringify(signedRoomId)} is not the room of the first receipt, ${JSON.stringify(at.firstRoom)}`,
+      );
+    }
+    roomMatch = roomProblems.length > 0 ? false : at.room === null ? null : true;
     errors.push(...roomProblems);
     const fieldProblems = label === 'conclusion' ? conclusionErrors(entry, payload) : decisionRowErrors(entry, payload);
     fieldsMatch = fieldProblems.length === 0;

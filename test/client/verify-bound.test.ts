@@ -110,6 +110,16 @@ describe('client: verification bound to the room and to what it signs', () => {
     expect(report.room).toBe(y.url);
     const neither = await verifyRoomReceiptChain(y.outcome);
     expect(neither.errors).toEqual([ROOM_NOT_CHECKED, SIGNATURES_NOT_CHECKED]);
+    expect(neither.receipts.every((r) => r.room_match === null)).toBe(true);
+    // Even without a room, every receipt must name the room the first one does.
+    const mixed = copyY();
+    mixed.conclusion = structuredClone(x.outcome.conclusion);
+    const unbound = await verifyRoomReceiptChain(mixed, { jwks });
+    expect(unbound.chain_ok).toBe(false);
+    expect(unbound.receipts[2]!.room_match).toBe(false);
+    expect(unbound.errors.join('\n')).toMatch(
+      /^conclusion: the signed svc\.room_id .* is not the room of the first receipt/m,
+    );
   });
 
   it('trusts the room the body names only when asked to, and says so', async () => {
