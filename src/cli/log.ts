@@ -21,6 +21,7 @@ import {
 } from '../client/tlog.js';
 import { hashesEqual, leafHash } from '../tlog/merkle.js';
 import { fromBase64, toBase64 } from '../tlog/note.js';
+import { receiptLeaf } from '../tlog/receipt-leaf.js';
 import { concatHashes, decodeEntryBundle, splitHashes, TILE_HEIGHT, TILE_WIDTH, tilePath } from '../tlog/tiles.js';
 import { MerkleTree } from '../tlog/tree.js';
 
@@ -128,6 +129,8 @@ async function checkAgainstRemembered(base: string, latest: VerifiedCheckpoint, 
 interface ReceiptRow {
   name: string;
   jws: string;
+  /** The leaf data: the commitment leaf rebuilt from the JWS and the row's position label. */
+  leaf: string;
   index: number | null;
   /** The proof `/outcome` carried, and the tree size it is for. */
   proof: string[];
@@ -136,7 +139,22 @@ interface ReceiptRow {
 
 interface OutcomeRow {
   receipt_jws?: unknown;
-  transparency_log?: { index?: unknown; tree_size?: unknown; inclusion_proof?: unknown };
+  transparency_log?: {
+    index?: unknown;
+    tree_size?: unknown;
+    inclusion_proof?: unknown;
+    position?: { key_id?: unknown; label?: unknown };
+  };
+}
+
+/**
+ * The commitment leaf of a receipt under the label its row names (docs/transparency-log.md, The
+ * leaf). The label's VRF proof is checked by the client's verifyReceiptInLog; here a wrong label
+ * simply makes the inclusion check fail.
+ */
+function leafOf(jws: string, position: { key_id?: unknown; label?: unknown } | undefined): string {
+  if (typeof position?.key_id !== 'string' || typeof position.label !== 'string') return '';
+  return new TextDecoder().decode(receiptLeaf(jws, position.key_id, fromBase64(position.label)));
 }
 
 function receiptRow(name: string, row: OutcomeRow | null | undefined): ReceiptRow[] {
@@ -146,6 +164,7 @@ function receiptRow(name: string, row: OutcomeRow | null | undefined): ReceiptRo
     {
       name,
       jws: row.receipt_jws,
+      leaf: leafOf(row.receipt_jws, log?.position),
       index: typeof log?.index === 'number' ? log.index : null,
       proof: proofOf((log ?? {}) as Json, 'inclusion_proof'),
       treeSize: typeof log?.tree_size === 'number' ? log.tree_size : null,
@@ -190,11 +209,11 @@ export async function verifyRoomInLog(options: {
       throw new LogCheckFailed(`${row.name}: leaf ${row.index} is beyond checkpoint ${latest.size}`);
     }
     // The proof /outcome carried serves when it is for this very checkpoint (no request per receipt).
-    const carried = row.treeSize === latest.size && verifyInclusion(row.jws, row.index, row.proof, latest);
+    const carried = row.treeSize === latest.size && verifyInclusion(row.leaf, row.index, row.proof, latest);
     const proof = carried
       ? null
       : await getJson(`${options.base}/log/proof/inclusion?index=${row.index}&size=${latest.size}`);
-    if (proof && !verifyInclusion(row.jws, row.index, proofOf(proof, 'inclusion_proof'), latest)) {
+    if (proof && !verifyInclusion(row.leaf, row.index, proofOf(proof, 'inclusion_proof'), latest)) {
       throw new LogCheckFailed(
         `${row.name}: the log holds a different receipt at leaf ${row.index} of checkpoint ${latest.size}`,
       );

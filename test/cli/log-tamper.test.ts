@@ -10,6 +10,7 @@
  *   checkpoint it remembered is gone (a rollback), the audit finds a signed checkpoint in its
  *   mirror that covers leaves the log no longer has.
  */
+import { parseReceiptLeaf, receiptLeaf } from '../../src/tlog/receipt-leaf.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -71,7 +72,12 @@ describe('conclave verify and conclave log audit catch a log tampered with behin
     const forged = `${jws.slice(0, -2)}${jws.endsWith('AA') ? 'AB' : 'AA'}`;
     const handle = db();
     handle.prepare('UPDATE receipts SET jws = ? WHERE slug = ? AND sequence = 1').run(forged, room.slug);
-    handle.prepare('UPDATE tlog_entries SET jws = ? WHERE idx = 1').run(forged);
+    // The log's leaf rewritten to commit to the forged receipt, under the same label.
+    const stored = handle.prepare('SELECT leaf FROM tlog_v2_entries WHERE idx = 1').get() as { leaf: string };
+    const label = parseReceiptLeaf(new TextEncoder().encode(stored.leaf));
+    if (!label) throw new Error('leaf 1 is not a commitment leaf');
+    const forgedLeaf = new TextDecoder().decode(receiptLeaf(forged, label.keyId, label.label));
+    handle.prepare('UPDATE tlog_v2_entries SET leaf = ? WHERE idx = 1').run(forgedLeaf);
     try {
       const verified = await verify();
       expect(verified.code).not.toBe(0);
@@ -83,7 +89,7 @@ describe('conclave verify and conclave log audit catch a log tampered with behin
       expect(audited.stderr).toContain('leaf 1: its entry does not hash to the leaf hash');
     } finally {
       handle.prepare('UPDATE receipts SET jws = ? WHERE slug = ? AND sequence = 1').run(jws, room.slug);
-      handle.prepare('UPDATE tlog_entries SET jws = ? WHERE idx = 1').run(jws);
+      handle.prepare('UPDATE tlog_v2_entries SET leaf = ? WHERE idx = 1').run(stored.leaf);
       handle.close();
     }
     // Restored, both pass again.
@@ -94,11 +100,11 @@ describe('conclave verify and conclave log audit catch a log tampered with behin
   it('names the first missing leaf when the log is truncated', async () => {
     const handle = db();
     handle.transaction(() => {
-      handle.prepare('DELETE FROM tlog_entries WHERE idx >= 1').run();
-      handle.prepare('DELETE FROM tlog_checkpoints WHERE size > 1').run();
-      handle.prepare('DELETE FROM tlog_tiles WHERE level > 0').run();
-      handle.prepare('UPDATE tlog_tiles SET hashes = substr(hashes, 1, 32) WHERE level = 0 AND idx = 0').run();
-      handle.prepare('UPDATE tlog_state SET size = 1, published = 1').run();
+      handle.prepare('DELETE FROM tlog_v2_entries WHERE idx >= 1').run();
+      handle.prepare('DELETE FROM tlog_v2_checkpoints WHERE size > 1').run();
+      handle.prepare('DELETE FROM tlog_v2_tiles WHERE level > 0').run();
+      handle.prepare('UPDATE tlog_v2_tiles SET hashes = substr(hashes, 1, 32) WHERE level = 0 AND idx = 0').run();
+      handle.prepare('UPDATE tlog_v2_state SET size = 1, published = 1').run();
     })();
     handle.close();
     expect((await call(svc.base, 'GET', '/log/checkpoint')).text.split('\n')[1]).toBe('1');
