@@ -493,10 +493,28 @@ interface components {
         origin: string;
         /** @description The note verifier key: <name>+<hex key id>+<base64(0x01 ‖ Ed25519 key)>. */
         verifier_key: string;
-        /** @description What a leaf is: the exact compact JWS bytes of each receipt. */
+        /** @description What a leaf is: a commitment to one receipt under its VRF position label (conclave-receipt-commitment/v1), never the receipt itself. */
         leaf: string;
+        /** @description The ECVRF-EDWARDS25519-SHA512-TAI public keys that label leaves, one per receipt signing key the service holds, current first. */
+        position_keys: {
+          /** @description The key id leaves carry: 8 lowercase hex, the first 4 bytes of SHA-256(public key). */
+          key_id: string;
+          /** @description The 32-byte public key, base64url. */
+          public_key: string;
+        }[];
         /** @description Verifier keys of the witnesses that cosign checkpoints. */
         witnesses: string[];
+        /** @description The frozen v1 log, whose leaves were whole receipts: its checkpoints, hash tiles and proofs are served read-only, its entries withheld. Present only when it has leaves. */
+        frozen?: {
+          /** @description Its checkpoint origin line. */
+          origin: string;
+          /** @description Its note verifier key. */
+          verifier_key: string;
+          /** @description Its final tree size. */
+          size: number;
+          /** @description The base of its checkpoints, tiles and proofs. */
+          log_url: string;
+        }[];
       };
       /** @description How long rooms are kept. */
       room_retention: {
@@ -2077,6 +2095,15 @@ interface components {
           checkpoint: string;
           /** @description The RFC 6962 inclusion proof of the leaf against that checkpoint: base64 SHA-256 hashes, leaf side first. */
           inclusion_proof: string[];
+          /** @description The leaf's position label and its VRF proof: rebuild the commitment leaf from the receipt JWS and check the proof against discovery's position key. */
+          position: {
+            /** @description The position key's id (8 lowercase hex), as the leaf and discovery's audit_log.position_keys carry it. */
+            key_id: string;
+            /** @description The position label, base64: the first 32 bytes of the VRF output. */
+            label: string;
+            /** @description The ECVRF-EDWARDS25519-SHA512-TAI proof of the label, base64url (80 bytes). */
+            proof: string;
+          };
         };
       } | null;
       /** @description How to verify the receipts. */
@@ -2147,7 +2174,41 @@ interface components {
         checkpoint: string;
         /** @description The RFC 6962 inclusion proof of the leaf against that checkpoint: base64 SHA-256 hashes, leaf side first. */
         inclusion_proof: string[];
+        /** @description The leaf's position label and its VRF proof: rebuild the commitment leaf from the receipt JWS and check the proof against discovery's position key. */
+        position: {
+          /** @description The position key's id (8 lowercase hex), as the leaf and discovery's audit_log.position_keys carry it. */
+          key_id: string;
+          /** @description The position label, base64: the first 32 bytes of the VRF output. */
+          label: string;
+          /** @description The ECVRF-EDWARDS25519-SHA512-TAI proof of the label, base64url (80 bytes). */
+          proof: string;
+        };
       };
+    };
+    /** @description Where the room's receipts are in the transparency log, and the VRF labels that find them. */
+    LogPositionsResponse: {
+      /** @description The room's URL, as its receipts sign it in svc.room_id. */
+      room_id: string;
+      /** @description The origin line of the live transparency log the labels are for. */
+      log_origin: string;
+      /** @description Positions 1 to n (the room's receipts), then n + 1, not yet used: a leaf found under its label is a receipt the reader was never shown. */
+      positions: {
+        /** @description The position in the room's receipt chain. */
+        sequence: number;
+        /** @description The receipt at this position: "sha256:" followed by 64 hex digits, over the compact JWS bytes; null if none. */
+        receipt_hash: string | null;
+        /** @description Its leaf index in the log; null until it is sequenced and published. */
+        leaf_index: number | null;
+        /** @description The position's label under every position key the service holds, each with its VRF proof. */
+        labels: {
+          /** @description The position key's id (8 lowercase hex), as the leaf and discovery's audit_log.position_keys carry it. */
+          key_id: string;
+          /** @description The position label, base64: the first 32 bytes of the VRF output. */
+          label: string;
+          /** @description The ECVRF-EDWARDS25519-SHA512-TAI proof of the label, base64url (80 bytes). */
+          proof: string;
+        }[];
+      }[];
     };
     /** @description Conclude the room. */
     CloseRequest: {
@@ -2988,6 +3049,25 @@ interface components {
       /** @description A published tree size. A canonical decimal integer (no sign, no leading zero). */
       second: string;
     };
+    /** @description The query of logCheckpointSizesFrozen: Frozen v1 log: sizes of every published checkpoint. */
+    LogCheckpointSizesFrozenRequest: {
+      /** @description Only sizes greater than this; omitted: from the start. A canonical decimal integer (no sign, no leading zero). */
+      after?: string;
+    };
+    /** @description The query of logInclusionProofFrozen: Frozen v1 log: inclusion proof of a leaf. */
+    LogInclusionProofFrozenRequest: {
+      /** @description The leaf index (0-based), below size. A canonical decimal integer (no sign, no leading zero). */
+      index: string;
+      /** @description A published tree size. A canonical decimal integer (no sign, no leading zero). */
+      size: string;
+    };
+    /** @description The query of logConsistencyProofFrozen: Frozen v1 log: consistency proof between two tree sizes. */
+    LogConsistencyProofFrozenRequest: {
+      /** @description The older tree size, at most second. A canonical decimal integer (no sign, no leading zero). */
+      first: string;
+      /** @description A published tree size. A canonical decimal integer (no sign, no leading zero). */
+      second: string;
+    };
     /** @description Your rooms. */
     ListRoomsResponse: {
       /** @description The rooms your credential holds a seat in, newest first. */
@@ -3149,6 +3229,8 @@ export type ListDecisionsResponse = components['schemas']['ListDecisionsResponse
 export type OutcomeResponse = components['schemas']['OutcomeResponse'];
 /** A decision in the outcome: its slate, how it sealed and its signed receipt. */
 export type OutcomeDecision = components['schemas']['OutcomeDecision'];
+/** Where the room's receipts are in the transparency log, and the VRF labels that find them. */
+export type LogPositionsResponse = components['schemas']['LogPositionsResponse'];
 /** Conclude the room. */
 export type CloseRequest = components['schemas']['CloseRequest'];
 /** The conclusion and its receipt. */
@@ -3235,6 +3317,12 @@ export type LogCheckpointSizesRequest = components['schemas']['LogCheckpointSize
 export type LogInclusionProofRequest = components['schemas']['LogInclusionProofRequest'];
 /** The query of logConsistencyProof: Consistency proof between two tree sizes. */
 export type LogConsistencyProofRequest = components['schemas']['LogConsistencyProofRequest'];
+/** The query of logCheckpointSizesFrozen: Frozen v1 log: sizes of every published checkpoint. */
+export type LogCheckpointSizesFrozenRequest = components['schemas']['LogCheckpointSizesFrozenRequest'];
+/** The query of logInclusionProofFrozen: Frozen v1 log: inclusion proof of a leaf. */
+export type LogInclusionProofFrozenRequest = components['schemas']['LogInclusionProofFrozenRequest'];
+/** The query of logConsistencyProofFrozen: Frozen v1 log: consistency proof between two tree sizes. */
+export type LogConsistencyProofFrozenRequest = components['schemas']['LogConsistencyProofFrozenRequest'];
 /** Your rooms. */
 export type ListRoomsResponse = components['schemas']['ListRoomsResponse'];
 /** A room your credential holds a seat in. */
