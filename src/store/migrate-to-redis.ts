@@ -268,7 +268,7 @@ class SqliteSource {
 
   webhooks(slug: string): { webhook: WebhookRecord; deliveries: DeliveryRecord[] }[] {
     const deliveries = this.db.prepare<[string], DeliveryRow>(
-      'SELECT webhook_id, event_id, slug, seq, status, attempts, next_attempt_at FROM deliveries WHERE webhook_id = ? ORDER BY seq, event_id',
+      'SELECT webhook_id, event_id, slug, seq, status, attempts, next_attempt_at, settled_at FROM deliveries WHERE webhook_id = ? ORDER BY seq, event_id',
     );
     return this.db
       .prepare<[string], WebhookRow>('SELECT * FROM webhooks WHERE slug = ? ORDER BY created_at, id')

@@ -2904,8 +2904,14 @@ interface components {
       event_types: string[];
       /** @description When it was registered (RFC 3339, UTC). */
       created_at: string;
-      /** @description When deliveries were stopped after repeated failures (RFC 3339, UTC); null while active. */
+      /** @description When deliveries were stopped: unregistered, refused or failing (RFC 3339, UTC); null while active. */
       disabled_at: string | null;
+      /** @description Why deliveries stopped: unregistered; verification_refused (a redirect or 4xx to the verification delivery); verification_unanswered (no 2xx to it in time); gone (a 404 or 410); refused (3 refusals in a row); exhausted (3 events in a row failed every attempt). Null while active. */
+      disabled_reason:
+        | ('unregistered' | 'verification_refused' | 'verification_unanswered' | 'gone' | 'refused' | 'exhausted')
+        | null;
+      /** @description When the receiver consented by answering 2xx to the verification delivery (RFC 3339, UTC); null until then, and no room event is sent before. */
+      verified_at: string | null;
     };
     /** @description The subscription is gone. */
     UnregisterWebhookResponse: {
