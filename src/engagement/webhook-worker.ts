@@ -397,9 +397,10 @@ export class WebhookWorker {
     // endpoint is claimed knowing whether this one disabled the subscription.
     if (outcome.kind === 'delivered' || outcome.kind === 'verified') release();
     await this.settle(slug, webhookId, eventId, outcome);
-    // A refused or exhausted delivery may have disabled the subscription, a verified one enabled it:
-    // later attempts of this run must see that.
-    if (outcome.kind !== 'delivered' && outcome.kind !== 'retry') run.forget(slug);
+    // An exhausted event may have disabled the subscription: later attempts of this run must see that.
+    // (A claim is refused for a disabled subscription anyway, so a refusal needs no re-read of the
+    // room's subscriptions: hundreds of them refusing would each re-read them all.)
+    if (outcome.kind === 'exhausted') run.forget(slug);
     // Consent given: the room's events since the registration are enqueued now.
     if (outcome.kind === 'verified') this.noteCommit(slug);
   }

@@ -172,7 +172,7 @@ async function checkLimits(
   if (active.filter((w) => originOf(w.url) === origin).length >= settings.webhookMaxPerOriginPerRoom) {
     throw originCapReached(slug, origin, settings.webhookMaxPerOriginPerRoom, 'from this room', route);
   }
-  if ((await services.store.engagement.activeWebhooksAt(origin)) >= settings.webhookMaxPerOrigin) {
+  if (await services.store.engagement.originFull(origin, settings.webhookMaxPerOrigin)) {
     throw originCapReached(slug, origin, settings.webhookMaxPerOrigin, 'from this service', route);
   }
 }
@@ -192,7 +192,7 @@ export const registerWebhook = {
   name: 'registerWebhook',
   summary: 'Register a webhook',
   description:
-    'Subscribes a URL to the room\'s events (all, or the listed event_types). Deliveries are POSTs of {slug, event} signed with Webhook-Signature: t=<unix s>,v1=<hex HMAC-SHA256 of "<t>.<body>"> keyed by the signing_secret, which is returned only here. Retried with backoff for about 32 hours; disabled after 3 consecutive events fail every attempt. A room holds a bounded number of active webhooks (WEBHOOK_MAX_PER_ROOM, 2,000 by default); past it registration is refused until one is unregistered.',
+    'Subscribes a URL to the room\'s events (all, or the listed event_types). Deliveries are POSTs of {slug, event} signed with Webhook-Signature: t=<unix s>,v1=<hex HMAC-SHA256 of "<t>.<body>"> keyed by the signing_secret, which is returned only here. Consent first: one signed verification delivery (event_type "vendor:conclave:webhook.verification", seq 0, no room content) goes to the URL, and room events follow only after a 2xx to it; a redirect, a 4xx or no answer disables the subscription. Later, a 404/410 disables it at once and 3 refusals (3xx/4xx) in a row too; failures are retried with backoff for about 32 hours, and 3 consecutive events failing every attempt disable it (list_webhooks shows verified_at and disabled_reason). Active webhooks are limited per room (WEBHOOK_MAX_PER_ROOM, 2,000), per seat (WEBHOOK_MAX_PER_SEAT, 20) and per receiving origin (WEBHOOK_MAX_PER_ORIGIN_PER_ROOM, 20; WEBHOOK_MAX_PER_ORIGIN across the service, 200); past one, registration is refused until one is unregistered.',
   tag: 'events',
   method: 'POST',
   path: '/api/rooms/{slug}/webhooks',

@@ -112,8 +112,11 @@ export interface EngagementStore {
   /** Sets disabled_at (and its reason) unless already set; returns the subscription, or null when unknown. */
   disableWebhook(slug: string, id: string, atMs: number, reason?: DisableReason): Promise<WebhookRecord | null>;
 
-  /** Active subscriptions, across every room, whose URL has this origin (registration limits). */
-  activeWebhooksAt(origin: string): Promise<number>;
+  /**
+   * Whether `cap` or more active subscriptions, across every room, have a URL of this origin (the
+   * service-wide registration limit).
+   */
+  originFull(origin: string, cap: number): Promise<boolean>;
 
   /** Slugs that may have active subscriptions (a superset), for recovery sweeps. */
   webhookRooms(): Promise<string[]>;

@@ -80,12 +80,15 @@ export class RedisEngagementStore implements EngagementStore {
   }
 
   /**
-   * Counts the origin's active subscriptions, each checked against its room: entries of disabled ones
-   * (and old ones of missing ones: a registration in flight writes the index first) are removed.
+   * The origin's index holds every active subscription and maybe some that are no more: while it holds
+   * fewer than `cap` entries the origin is not full. Otherwise each entry is checked against its room,
+   * and those of disabled subscriptions (and old ones of missing ones: a registration in flight writes
+   * the index first) are removed.
    */
-  activeWebhooksAt(origin: string): Promise<number> {
+  originFull(origin: string, cap: number): Promise<boolean> {
     const key = this.originKey(origin);
     return this.calls.call(async () => {
+      if ((await this.redis.zcard(key)) < cap) return false;
       const flat = await this.redis.zrange(key, 0, -1, 'WITHSCORES');
       const bySlug = new Map<string, { id: string; member: string; score: number }[]>();
       for (let i = 0; i < flat.length; i += 2) {
@@ -106,7 +109,7 @@ export class RedisEngagementStore implements EngagementStore {
         }
       }
       if (stale.length > 0) await this.redis.zrem(key, ...stale);
-      return active;
+      return active >= cap;
     });
   }
 

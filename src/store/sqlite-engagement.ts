@@ -249,8 +249,8 @@ export class SqliteEngagementStore implements EngagementStore {
     });
   }
 
-  activeWebhooksAt(origin: string): Promise<number> {
-    return this.run(() => this.sql.activeAt.get(origin)?.n ?? 0);
+  originFull(origin: string, cap: number): Promise<boolean> {
+    return this.run(() => (this.sql.activeAt.get(origin)?.n ?? 0) >= cap);
   }
 
   webhookRooms(): Promise<string[]> {

@@ -348,10 +348,13 @@ export function engagementContract(target: StoreTarget): void {
       await store.engagement.createWebhook(a);
       await store.engagement.createWebhook(webhook('origin-b', { url: 'https://hooks.example.com:8443/b' }));
       await store.engagement.createWebhook(webhook('origin-b', { url: 'https://hooks.example.com/c' }));
-      expect(await store.engagement.activeWebhooksAt('https://hooks.example.com:8443')).toBe(2);
+      expect(await store.engagement.originFull('https://hooks.example.com:8443', 2)).toBe(true);
+      expect(await store.engagement.originFull('https://hooks.example.com:8443', 3)).toBe(false);
       await store.engagement.disableWebhook('origin-a', a.id, T, 'unregistered');
-      expect(await store.engagement.activeWebhooksAt('https://hooks.example.com:8443')).toBe(1);
-      expect(await store.engagement.activeWebhooksAt('https://hooks.example.com')).toBe(1);
+      expect(await store.engagement.originFull('https://hooks.example.com:8443', 2)).toBe(false);
+      expect(await store.engagement.originFull('https://hooks.example.com:8443', 1)).toBe(true);
+      expect(await store.engagement.originFull('https://hooks.example.com', 1)).toBe(true);
+      expect(await store.engagement.originFull('https://hooks.example.com', 2)).toBe(false);
       expect((await store.engagement.webhooks('origin-a'))[0]).toMatchObject({ disabled_reason: 'unregistered' });
     });
 
