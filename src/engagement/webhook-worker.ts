@@ -107,6 +107,11 @@ export class WebhookWorker {
   /** Catches up every subscription (recovering enqueues a crash skipped), then delivers what is due. */
   async start(): Promise<void> {
     this.stopped = false;
+    try {
+      await this.deps.store.engagement.upgrade(this.deps.clock.now());
+    } catch (error) {
+      this.deps.onError(error, 'webhook store upgrade');
+    }
     await this.sweep();
     this.sweeper = setInterval(() => void this.sweep().then(() => this.runDue()), SWEEP_MS);
     this.sweeper.unref();

@@ -103,6 +103,12 @@ export interface EngagementStore {
   /** Marks opener-seal wakes consumed; returns how many were not consumed before. */
   consumeOpenerWakes(slug: string, participantId: string, decisionIds: string[]): Promise<number>;
 
+  /**
+   * Brings what earlier versions stored up to date where a schema migration could not (once; later
+   * calls return at once). Called by the webhook worker before its first sweep.
+   */
+  upgrade(nowMs: number): Promise<void>;
+
   /** Stores a new subscription of an existing room. */
   createWebhook(webhook: WebhookRecord): Promise<void>;
 

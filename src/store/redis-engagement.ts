@@ -19,6 +19,7 @@ import type {
 } from './engagement-port.js';
 import { originOf } from './engagement-port.js';
 import { type EngagementRedis, engagementKeys, type RedisCalls } from './redis-engagement-commands.js';
+import { indexLegacyEngagement } from './redis-engagement-upgrade.js';
 import { dueMember, fixedPart, parseDelivery, parseWebhooks, sortedKeys, takeTurns } from './redis-engagement-codec.js';
 
 /**
@@ -38,7 +39,7 @@ export class RedisEngagementStore implements EngagementStore {
 
   constructor(
     private readonly redis: EngagementRedis,
-    keyPrefix: string,
+    private readonly keyPrefix: string,
     private readonly roomKey: (slug: string) => string,
     private readonly calls: RedisCalls,
   ) {
@@ -63,6 +64,15 @@ export class RedisEngagementStore implements EngagementStore {
     return this.calls.call(() =>
       this.redis.sadd(this.keys(slug).openerWakes, ...decisionIds.map((id) => `${participantId}|${id}`)),
     );
+  }
+
+  upgrade(nowMs: number): Promise<void> {
+    const keys = {
+      marker: `${this.keyPrefix}meta:webhook-consent-indexed`,
+      settled: this.settledKey,
+      origin: this.originKey,
+    };
+    return indexLegacyEngagement(this.redis, this.keyPrefix, keys, this.calls, nowMs);
   }
 
   async createWebhook(webhook: WebhookRecord): Promise<void> {

@@ -209,6 +209,11 @@ export class SqliteEngagementStore implements EngagementStore {
     return this.run(() => this.consumeTransaction.immediate(slug, participantId, decisionIds));
   }
 
+  /** Migration 7 (sqlite-schema.ts) did it all. */
+  upgrade(_nowMs: number): Promise<void> {
+    return Promise.resolve();
+  }
+
   createWebhook(webhook: WebhookRecord): Promise<void> {
     return this.run(() => {
       this.sql.insertWebhook.run(
