@@ -366,7 +366,8 @@ export class RedisEngagementStore implements EngagementStore {
     );
     const settled = deliveries.filter((d) => d.status !== 'pending');
     if (settled.length > 0) {
-      const scored = settled.flatMap((d) => [d.settled_at ?? 0, dueMember(d.slug, d.webhook_id, d.event_id)]);
+      // Settled before settle times were kept: as of the import.
+      const scored = settled.flatMap((d) => [d.settled_at ?? Date.now(), dueMember(d.slug, d.webhook_id, d.event_id)]);
       await this.calls.call(() => this.redis.zadd(this.settledKey, 'NX', ...scored));
     }
     const pending = deliveries.filter((d) => d.status === 'pending' && d.next_attempt_at !== null);

@@ -24,10 +24,11 @@ export interface WebhookRow {
   failure_streak: number;
   idempotency_scope: string | null;
   idempotency_fingerprint: string | null;
-  verified_at: number | null;
-  disabled_reason: string | null;
-  refusal_streak: number;
-  origin: string;
+  /** Absent in a file from before migration 7 (read as it is by `conclave migrate`). */
+  verified_at?: number | null;
+  disabled_reason?: string | null;
+  refusal_streak?: number;
+  origin?: string;
 }
 
 export interface DeliveryRow {
@@ -38,7 +39,7 @@ export interface DeliveryRow {
   status: string;
   attempts: number;
   next_attempt_at: number | null;
-  settled_at: number | null;
+  settled_at?: number | null;
 }
 
 const DELIVERY_COLUMNS = 'slug, webhook_id, event_id, seq, status, attempts, next_attempt_at, settled_at';
@@ -334,11 +335,17 @@ export function toWebhook(row: WebhookRow): WebhookRecord {
     secret: row.secret,
     created_at: row.created_at,
     disabled_at: row.disabled_at,
-    disabled_reason: row.disabled_reason as DisableReason | null,
-    verified_at: row.verified_at,
+    // A file read before migration 7 (`conclave migrate` reads its source as it is) has none of these.
+    disabled_reason: (row.disabled_reason ??
+      (row.disabled_at === null
+        ? null
+        : row.failure_streak >= 3
+          ? 'exhausted'
+          : 'unregistered')) as DisableReason | null,
+    verified_at: row.verified_at ?? null,
     cursor: row.cursor,
     failure_streak: row.failure_streak,
-    refusal_streak: row.refusal_streak,
+    refusal_streak: row.refusal_streak ?? 0,
     idempotency:
       row.idempotency_scope !== null && row.idempotency_fingerprint !== null
         ? { scope: row.idempotency_scope, fingerprint: row.idempotency_fingerprint }
@@ -347,5 +354,5 @@ export function toWebhook(row: WebhookRow): WebhookRecord {
 }
 
 export function toDelivery(row: DeliveryRow): DeliveryRecord {
-  return { ...row, status: row.status as DeliveryStatus };
+  return { ...row, status: row.status as DeliveryStatus, settled_at: row.settled_at ?? null };
 }
