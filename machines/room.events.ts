@@ -14,6 +14,11 @@ export interface SeatRequest {
   /** The verified issuer of the joining mandate; null without one. */
   agentIss?: string | null;
   mandateId: string | null;
+  /**
+   * A seat stored before seats recorded their issuer that the joining mandate proved it reaches
+   * (auth/seat-binding.ts): the join reconnects to it. Seats bound to an issuer need no such hint.
+   */
+  provenSeatId?: string | null;
 }
 
 export interface InviteRequest {

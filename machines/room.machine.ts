@@ -168,11 +168,6 @@ export const roomMachine = setup({
         enqueue.emit(ok({ ...info, reconnected: true }));
         return;
       }
-      if (plan.kind === 'reclaim') {
-        enqueue.assign({ members: context.members.map((m) => (m.id === member.id ? member : m)) });
-        enqueue.emit(ok({ ...info, reconnected: true }));
-        return;
-      }
       const invite = plan.invite;
       const members =
         plan.kind === 'recover'

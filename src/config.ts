@@ -25,8 +25,10 @@ const envSchema = z.object({
       }
     }),
   /**
-   * Behind a load balancer: whose X-Forwarded-For names the client. "true" (every hop) or the
-   * proxies' addresses/CIDRs, comma-separated. Unset: the socket's peer is the client.
+   * Behind a load balancer: the proxies' addresses/CIDRs, comma-separated, whose X-Forwarded-For
+   * names the client (the right-most entry no trusted proxy wrote). Unset: the socket's peer is the
+   * client. "true" trusts every hop, so any client names itself: accepted, with a warning at start
+   * (trustProxyWarning).
    */
   TRUST_PROXY: z
     .string()
@@ -389,6 +391,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
       allowPrivate: e.MANDATE_ISSUER_ALLOW_PRIVATE === 'true',
     },
   };
+}
+
+/**
+ * The warning an operator must not miss, or null: TRUST_PROXY=true believes every hop, so the
+ * client-written left-most X-Forwarded-For entry becomes the client address, and every per-address
+ * limit (requests, room creation, guesses, parked streams) counts whatever address the client
+ * chose to write, including someone else's.
+ */
+export function trustProxyWarning(config: Pick<ServiceConfig, 'trustProxy'>): string | null {
+  if (config.trustProxy !== true) return null;
+  return (
+    'TRUST_PROXY=true TRUSTS EVERY HOP: the client address is the left-most X-Forwarded-For entry, which ' +
+    'the client writes itself, so every per-address limit counts whatever address a client claims ' +
+    "(or its victim's). Name the proxies instead (e.g. TRUST_PROXY=172.31.240.10 or 10.0.0.0/8; " +
+    'docs/operators.md, Behind a proxy).'
+  );
 }
 
 function trustProxyOf(value: string | undefined): true | string[] | undefined {

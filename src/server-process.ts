@@ -1,6 +1,6 @@
 /** The service as a process: build from the environment, listen, and shut down gracefully on signals. */
 import { isIPv4 } from 'node:net';
-import { configProblem, loadConfig, type ServiceConfig } from './config.js';
+import { configProblem, loadConfig, type ServiceConfig, trustProxyWarning } from './config.js';
 import { LOW_FILE_LIMIT, openFileLimit } from './runtime/file-descriptors.js';
 import { capHeapGrowth } from './runtime/heap-growth.js';
 import { createService } from './service.js';
@@ -18,6 +18,8 @@ export async function runServer(env: NodeJS.ProcessEnv = process.env): Promise<v
     service.app.log[level]({ turns: warmed.turns, ms: warmed.ms, failures: warmed.failures }, 'warmed up');
   }
   warnOnDefaultBaseUrl(config, service.app.log);
+  const trustWarning = trustProxyWarning(config);
+  if (trustWarning) service.app.log.warn({ variable: 'TRUST_PROXY' }, trustWarning);
   try {
     await service.app.listen({ port: config.port, host: config.host });
   } catch (error) {

@@ -33,6 +33,8 @@ import { openStore } from './store/index.js';
 import type { RoomStore } from './store/port.js';
 import { DEFAULT_INTEGRATOR_OPTIONS, Integrator } from './tlog/integrator.js';
 import { TransparencyLog } from './tlog/log.js';
+import { frozenLogOrigin } from './tlog/note-signer.js';
+import { PositionLabels } from './tlog/position-labels.js';
 import { Witnesses } from './tlog/witness.js';
 
 export const SERVICE_VERSION = '0.1.0';
@@ -140,12 +142,20 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
   };
   const baseUrl = () => services.baseUrl;
   const tlog = new TransparencyLog(
-    store,
+    store.tlog,
     keyring,
     baseUrl,
     config.logWitnesses.map((witness) => witness.key),
   );
   services.tlog = tlog;
+  const frozenTlog = new TransparencyLog(store.frozenTlog, keyring, baseUrl, [], {
+    origin: frozenLogOrigin,
+    entriesWithheld:
+      'The frozen log’s entry bundles are withheld: its leaves are whole receipts, which name rooms, options, votes and statements the read wall hides.',
+  });
+  services.frozenTlog = frozenTlog;
+  const positions = new PositionLabels(keyring);
+  services.positions = positions;
   const identity = await openIdentityServices(
     { store: config.store, adminTokenHash, issuers: config.mandateIssuers },
     { keyring, now: () => clock.now(), baseUrl },
@@ -181,7 +191,13 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
       mcpExtension({ services, operations: OPERATIONS, limits: rateLimits }),
       eventStreamRoute(services),
       (app) => registerOAuthRoutes(app, { deviceFlow: identity.deviceFlow, baseUrl, guesses: services.guesses }),
-      (app) => registerLogRoutes(app, tlog, config.logWitnesses.length > 0),
+      (app) => registerLogRoutes(app, tlog, { prefix: '/log', witnessed: config.logWitnesses.length > 0 }),
+      (app) =>
+        registerLogRoutes(app, frozenTlog, {
+          prefix: '/log/v1',
+          witnessed: true,
+          present: async () => ((await frozenTlog.latest())?.size ?? 0) > 0,
+        }),
     ],
     onRequest: limitsByCaller ? [rateLimitHook(rateLimits, () => clock.now())] : [],
     revocations: () => identity.revocations(),
@@ -198,6 +214,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
   integrator = new Integrator(
     store,
     () => tlog.noteSigner(),
+    positions,
     (error, message) => app.log.error({ err: error }, message),
     DEFAULT_INTEGRATOR_OPTIONS,
     new Witnesses(config.logWitnesses, store.tlog, (error, message) => app.log.warn({ err: error }, message)),

@@ -71,7 +71,8 @@ export const tlog: BenchCase = {
     const api = apiFor(base);
     const rows: BenchRow[] = [];
     try {
-      const key = (await api('GET', '/.well-known/svc.json')).audit_log.verifier_key as string;
+      const auditLog = (await api('GET', '/.well-known/svc.json')).audit_log;
+      const key = auditLog.verifier_key as string;
       const total = ROOMS * DECISIONS;
       const rooms: { slug: string; token: string }[] = [];
       const started = performance.now();
@@ -104,7 +105,7 @@ export const tlog: BenchCase = {
       for (const room of rooms) {
         const outcome = await api('GET', `/api/rooms/${room.slug}/outcome`, room.token);
         for (const row of outcome.decisions as Record<string, any>[]) {
-          await verifyReceiptInLog(row.receipt_jws, row.transparency_log, key);
+          await verifyReceiptInLog(row.receipt_jws, row.transparency_log, key, auditLog.position_keys ?? []);
           longest = Math.max(longest, row.transparency_log.inclusion_proof.length);
           verified++;
         }

@@ -5,7 +5,6 @@
  * anonymous access would be allowed, and the room's `config.auth` decides which kinds it accepts.
  * Mandates are verified before this point (operations/run.ts); here they are only mapped to seats.
  */
-import { foreignIssuer } from '../domain/membership.js';
 import { memberById, memberByTokenHash } from '../domain/roster.js';
 import type { RoomState } from '../domain/state.js';
 import type { Actor, Member } from '../domain/types.js';
@@ -27,7 +26,7 @@ export interface PresentedCredentials {
 export type Caller =
   | { kind: 'member'; member: Member; credentialHash: string; mandate: VerifiedMandate | null }
   | { kind: 'admin'; credentialHash: string }
-  /** A valid mandate whose subject holds no seat in this room. */
+  /** A valid mandate whose (issuer, subject) holds no seat in this room. */
   | { kind: 'outsider'; credentialHash: string; mandate: VerifiedMandate }
   | { kind: 'password' }
   | { kind: 'anonymous' };
@@ -86,10 +85,9 @@ function mandateCaller(state: RoomState, presented: PresentedCredentials): Calle
   const mandate = presented.verified;
   if (!mandate) throw new Error('a presented mandate must be verified before resolving the caller');
   const credential = hashSecret(presented.mandate!);
+  // A seat of another issuer naming the same subject is not this mandate's: until this mandate's
+  // issuer joins (a seat of its own), it holds no seat here, an outsider like any unseated mandate.
   const seat = mandateSeat(state.room.members, mandate);
-  if (seat.kind === 'foreign') throw foreignIssuer(state.slug);
-  // 'reclaimable': the subject's own key, seat bound to another issuer. Until it joins (which rebinds
-  // the seat, domain/membership.ts) it holds no seat here, so it is an outsider like any unseated mandate.
   return seat.kind === 'seat'
     ? { kind: 'member', member: seat.member, credentialHash: credential, mandate }
     : { kind: 'outsider', credentialHash: credential, mandate };

@@ -1,8 +1,13 @@
 /**
  * The unit a per-address limit counts: an IPv4 address, or an IPv6 /64. One IPv6 client is handed
- * a whole /64 (2^64 addresses), so counting single IPv6 addresses would let it open a fresh one per
- * connection; a /64 is the smallest block one client is usually given (docs/architecture.md,
+ * a whole /64 (2^64 addresses), so counting single IPv6 addresses would let it write a fresh one into
+ * every request; a /64 is the smallest block one client is usually given (docs/architecture.md,
  * Robustness at the edges). IPv4-mapped IPv6 (`::ffff:192.0.2.1`) is the IPv4 address.
+ *
+ * Every per-address key goes through this one function: sockets, parked shares, the request limits
+ * (anonymous, authenticated ceiling, MCP setup), room creation, every guess tier and the address an
+ * idempotent credential is bound to. Logs keep the exact address. It is idempotent: a group maps to
+ * itself.
  */
 import { isIPv4, isIPv6 } from 'node:net';
 

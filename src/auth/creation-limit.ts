@@ -10,6 +10,7 @@
  */
 import { type ProtocolError, protocolError } from '../errors.js';
 import { StoreUnavailableError } from '../store/port.js';
+import { addressGroup } from './client-address.js';
 import type { RateDecision, RateLimitSettings, RequestRateCounter } from './rate-limit.js';
 
 export const CREATE_WINDOW_MS = 3_600_000;
@@ -24,7 +25,8 @@ export async function limitRoomCreation(
   if (!rates || limit <= 0) return;
   let decision: RateDecision;
   try {
-    decision = await rates.counter.take(`create:ip:${clientIp}`, limit, CREATE_WINDOW_MS, now);
+    // Counted on the address group: an IPv6 client's /64 (client-address.ts), not each address in it.
+    decision = await rates.counter.take(`create:ip:${addressGroup(clientIp)}`, limit, CREATE_WINDOW_MS, now);
   } catch (error) {
     // A limit that cannot be counted is not waived: the creation waits for the counters (503).
     throw new StoreUnavailableError('the room-creation limiter could not be reached', { cause: error });

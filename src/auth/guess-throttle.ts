@@ -12,9 +12,14 @@
  *   bursts wait a minute, an address that keeps coming back waits up to an hour.
  * - per address, over every room: 30 per 10 minutes, so spraying many rooms is held too.
  * - per room: 20 per minute from every address together, a ceiling for an attacker with many
- *   addresses. It holds only addresses that have already guessed wrong on this room in the last
- *   hour: an address that never did is checked as usual, so one attacker's guessing cannot lock
- *   the rightful user out of the room.
+ *   addresses. It holds every guess on the room, first guesses from a fresh address included: an
+ *   attacker with a hundred addresses gets 20 guesses a minute on a room, not a hundred. The price
+ *   is that a room under attack takes no password, not even the right one, for the rest of that
+ *   minute (Retry-After says how long); members keep their tokens and minted invites, which are not
+ *   guesses, so the room goes on.
+ *
+ * An address is counted by its group (client-address.ts): an IPv6 client is its /64, however many
+ * of its addresses it writes into requests.
  *
  * Counting happens after a guess fails, so concurrent guesses would all pass the check before any
  * is counted: a guess therefore counts the guesses in flight in this process that arrived before it
@@ -24,6 +29,7 @@
  */
 import { ProtocolError, protocolError } from '../errors.js';
 import { StoreUnavailableError } from '../store/port.js';
+import { addressGroup } from './client-address.js';
 import type { MandateRateCounter, RateDecision } from './rate-limit.js';
 
 interface Tier {
@@ -130,14 +136,10 @@ export class GuessThrottle {
     const at = this.now();
     const tiers: [string, Tier][] = this.limits.address.map((tier) => [keys.address, tier]);
     if (keys.roomAddress !== null && keys.room !== null) {
-      const roomAddress = keys.roomAddress;
-      const guessedHere =
-        this.earlier(roomAddress, ticket) > 0 ||
-        !(await this.counter.check(roomAddress, 1, maxWindow(this.limits.roomAddress), at)).allowed;
-      if (guessedHere) {
-        tiers.push(...this.limits.roomAddress.map((tier): [string, Tier] => [roomAddress, tier]));
-        tiers.push(...this.limits.room.map((tier): [string, Tier] => [keys.room!, tier]));
-      }
+      const { roomAddress, room } = keys;
+      tiers.push(...this.limits.roomAddress.map((tier): [string, Tier] => [roomAddress, tier]));
+      // Every guess on the room, a first one included: many addresses share one ceiling.
+      tiers.push(...this.limits.room.map((tier): [string, Tier] => [room, tier]));
     }
     const decisions = await Promise.all(tiers.map(([key, tier]) => this.decide(key, tier, ticket, at)));
     // The answer names the tier that holds the address longest.
@@ -174,7 +176,8 @@ interface GuessKeys {
   all: string[];
 }
 
-function keysOf({ slug, address }: GuessAttempt): GuessKeys {
+function keysOf({ slug, address: exact }: GuessAttempt): GuessKeys {
+  const address = addressGroup(exact);
   const keys = {
     address: `guess:addr:${address}`,
     roomAddress: slug === null ? null : `guess:room-addr:${slug}:${address}`,

@@ -5,9 +5,12 @@
  * (docs/architecture.md, Rate limits by caller): a known credential is limited on its own budget, an
  * unknown one (garbage, forged, a fresh self-issued mandate) is counted against its client address.
  *
- * Entries are keyed by `credentialRateKey` (a hash of the bearer, or of the mandate's jti and
- * signature), so a forged mandate naming a known jti or subject never finds one. Nothing secret is
- * kept: the key and the bucket are hashes.
+ * Entries are keyed by `credentialRateKey` (a hash of the whole bearer or mandate), so a forged
+ * mandate naming a known jti or subject, or a known one with its payload edited, never finds one.
+ * A mandate is known only while it is valid: its entry ends at its `exp`, and a presented mandate
+ * that fails verification (expired, revoked, signature no longer valid) is forgotten at once
+ * (operations/run.ts), so a stale copy replayed by someone else counts on their address, never on
+ * the subject's budget. Nothing secret is kept: the key and the bucket are hashes.
  */
 import { LRUCache } from 'lru-cache';
 import type { Redis } from 'ioredis';
@@ -21,6 +24,8 @@ export interface ProvenCredential {
   bucket: string;
   /** The issuer bucket of an external mandate issuer; null for tokens and the service's own mandates. */
   issuer: string | null;
+  /** When a mandate stops being valid (its `exp`, in ms): it is not known after that. Absent for tokens. */
+  expiresAt?: number;
 }
 
 export interface KnownCredentials {
@@ -28,6 +33,8 @@ export interface KnownCredentials {
   readonly inProcess?: boolean;
   lookup(key: string): Promise<ProvenCredential | null>;
   remember(key: string, proven: ProvenCredential): Promise<void>;
+  /** Drops a credential that failed verification: from now on it counts on its presenter's address. */
+  forget(key: string): Promise<void>;
 }
 
 /** How long a credential stays known without being proven again. */
@@ -46,6 +53,7 @@ export function provenCredential(presented: PresentedCredentials): ProvenCredent
       bucket: `cred:subject:${hashSecret(`${mandate.issuerPrincipal}\n${mandate.sub}`)}`,
       // The service's own (hosted) mandates are minted only through an approved device grant.
       issuer: mandate.issuerKind === 'self' ? null : `issuer:${hashSecret(mandate.issuerPrincipal)}`,
+      expiresAt: mandate.exp * 1000,
     };
   }
   return presented.bearer ? mintedToken(presented.bearer) : null;
@@ -54,6 +62,11 @@ export function provenCredential(presented: PresentedCredentials): ProvenCredent
 /** The budget of a token the service has just handed out (or matched to a seat). */
 export function mintedToken(token: string): ProvenCredential {
   return { bucket: `cred:token:${hashSecret(token)}`, issuer: null };
+}
+
+/** How long a proven credential stays known from `now`: a day, and never past a mandate's own expiry. */
+function knownUntil(proven: ProvenCredential, now: number): number {
+  return Math.min(now + KNOWN_FOR_MS, proven.expiresAt ?? Number.POSITIVE_INFINITY);
 }
 
 /** Records the credentials a call proved: the presented one (when it proved a seat) and any minted token. */
@@ -95,6 +108,10 @@ class LocalTable {
   set(key: string, proven: ProvenCredential, until: number): void {
     this.entries.set(key, { proven, until });
   }
+
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
 }
 
 export class MemoryKnownCredentials implements KnownCredentials {
@@ -108,7 +125,13 @@ export class MemoryKnownCredentials implements KnownCredentials {
   }
 
   async remember(key: string, proven: ProvenCredential): Promise<void> {
-    this.table.set(key, proven, this.now() + KNOWN_FOR_MS);
+    const now = this.now();
+    const until = knownUntil(proven, now);
+    if (until > now) this.table.set(key, proven, until);
+  }
+
+  async forget(key: string): Promise<void> {
+    this.table.delete(key);
   }
 }
 
@@ -127,19 +150,32 @@ export class RedisKnownCredentials implements KnownCredentials {
   ) {}
 
   async lookup(key: string): Promise<ProvenCredential | null> {
-    const memoized = this.memo.get(key, this.now());
+    const now = this.now();
+    const memoized = this.memo.get(key, now);
     if (memoized !== null) return memoized;
     const stored = await this.redis.get(this.redisKey(key));
     if (stored === null) return null;
     const proven = JSON.parse(stored) as ProvenCredential;
-    this.memo.set(key, proven, this.now() + LOCAL_MEMO_MS);
+    // Redis expires the entry on its own clock; the service's clock has the last word on a mandate's exp.
+    const until = Math.min(now + LOCAL_MEMO_MS, proven.expiresAt ?? Number.POSITIVE_INFINITY);
+    if (until <= now) return null;
+    this.memo.set(key, proven, until);
     return proven;
   }
 
   async remember(key: string, proven: ProvenCredential): Promise<void> {
-    if (this.memo.get(key, this.now()) !== null) return;
-    await this.redis.set(this.redisKey(key), JSON.stringify(proven), 'PX', KNOWN_FOR_MS);
-    this.memo.set(key, proven, this.now() + LOCAL_MEMO_MS);
+    const now = this.now();
+    if (this.memo.get(key, now) !== null) return;
+    const until = knownUntil(proven, now);
+    if (until <= now) return;
+    await this.redis.set(this.redisKey(key), JSON.stringify(proven), 'PX', until - now);
+    this.memo.set(key, proven, Math.min(now + LOCAL_MEMO_MS, until));
+  }
+
+  /** Drops the shared entry and this process's memo; another process's memo ends within LOCAL_MEMO_MS, or at its own failed verification. */
+  async forget(key: string): Promise<void> {
+    this.memo.delete(key);
+    await this.redis.del(this.redisKey(key));
   }
 
   private redisKey(key: string): string {

@@ -93,6 +93,14 @@ function readClaims(payload: Record<string, unknown>, selfIssuer: string | null)
       'foreign_hosted_subject',
     );
   }
+  // Receipts name a token-cast ballot `participant:<id>`; a mandate subject of that form would read
+  // as that token seat's ballot to anyone attributing by agent_id (docs/architecture.md, Credentials).
+  if (sub.slice(0, TOKEN_BALLOT_PREFIX.length).toLowerCase() === TOKEN_BALLOT_PREFIX) {
+    throw mandateMalformed(
+      `its sub ${JSON.stringify(sub)} has the form receipts give ballots cast with a participant token (participant:<id>), which no mandate subject may take; use the agent's own identifier (a did:key, a URL or a urn:)`,
+      'reserved_subject',
+    );
+  }
   if (selfIssuer !== null) checkAudience(payload.aud, selfIssuer);
   const jti = boundedString(payload.jti, 'jti', 256);
   const exp = integer(payload.exp, 'exp');
@@ -127,6 +135,9 @@ function readClaims(payload: Record<string, unknown>, selfIssuer: string | null)
 }
 
 const DISCOVERY_PATH = '/.well-known/svc.json';
+
+/** The `agent_id` prefix of token-cast ballots in receipts: never a mandate subject. */
+const TOKEN_BALLOT_PREFIX = 'participant:';
 
 /**
  * `aud` is optional (clients in the wild send none); when present, a string or an array of strings,

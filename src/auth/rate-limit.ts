@@ -6,7 +6,6 @@
  */
 import { createHash } from 'node:crypto';
 import { type ProtocolError, protocolError } from '../errors.js';
-import { decodeCompact } from '../receipts/index.js';
 
 /** The request limits (docs/operators.md, Configuration). */
 export interface RateLimitSettings {
@@ -149,27 +148,16 @@ function insertSorted(times: number[], value: number): void {
 }
 
 /**
- * The per-credential bucket: SHA-256 of the bearer, or of the mandate's jti when one is
- * presented (the mandate path wins, docs/concepts.md, Credentials). The jti is bound to the token's signature
- * because receipts publish it (`mandate_ref`): a forged token reusing someone's jti gets a bucket
- * of its own instead of draining theirs.
+ * The per-credential key: SHA-256 of the bearer, or of the whole mandate when one is presented (the
+ * mandate path wins, docs/concepts.md, Credentials). The whole token, not its jti or signature: a
+ * copy whose payload was edited (the signature kept) or that names a known jti is another key, so
+ * it finds neither the original's entry among known credentials nor its per-credential budget.
  */
 export function credentialRateKey(presented: {
   bearer?: string | undefined;
   mandate?: string | undefined;
 }): string | null {
-  if (presented.mandate) {
-    let material = presented.mandate;
-    try {
-      const { payload } = decodeCompact(presented.mandate);
-      if (typeof payload.jti === 'string') {
-        material = `${payload.jti}\n${presented.mandate.slice(presented.mandate.lastIndexOf('.') + 1)}`;
-      }
-    } catch {
-      // an unparsable mandate is counted by its whole text
-    }
-    return `cred:mandate:${sha256(material)}`;
-  }
+  if (presented.mandate) return `cred:mandate:${sha256(presented.mandate)}`;
   return presented.bearer ? `cred:bearer:${sha256(presented.bearer)}` : null;
 }
 

@@ -2,7 +2,9 @@
  * Which mandate seat a verified mandate reaches (docs/architecture.md, Credentials): a seat joined
  * with a mandate is bound to (room, issuer, sub). Any valid mandate of the same issuer naming the same
  * sub reaches it; a mandate of another issuer naming that sub reaches nothing of it, because anyone
- * can mint a self-issued mandate naming any sub (subs are public: receipts and `include=full`).
+ * can mint a self-issued mandate naming any sub (subs are public: receipts and `include=full`). Two
+ * issuers naming one sub therefore hold two seats, so an issuer that names a sub first never locks out
+ * the sub's own issuer (nor, for a `urn:` sub that no issuer owns, any other).
  */
 import type { Member } from '../domain/types.js';
 import type { VerifiedMandate } from './mandates.js';
@@ -44,27 +46,17 @@ function provesLegacySeat(member: Member, mandate: MandateIdentity): boolean {
   }
 }
 
+export type MandateSeat = { kind: 'seat'; member: Member } | { kind: 'none' };
+
 /**
- * A self-issued mandate of a `did:key` subject: signed by the subject's own key, the strongest proof of
- * that subject there is. It may reclaim the subject's seat from another issuer that joined it first
- * (a squatter who read the subject from a receipt, or a principal that joined for it).
+ * The seat this mandate reaches in a room's roster: the seat bound to its (issuer, sub), else a seat
+ * stored without an issuer that it proves (above). A seat of another issuer naming the same sub is
+ * never reached: that issuer's claim on the sub is its own seat, and this mandate's issuer may join
+ * beside it with a seat of its own (docs/architecture.md, Credentials).
  */
-export function signedBySubject(mandate: MandateIdentity): boolean {
-  return mandate.issuerKind === 'did:key' && mandate.issuerPrincipal === mandate.sub;
-}
-
-export type MandateSeat =
-  | { kind: 'seat'; member: Member }
-  /** The sub's seat is bound to another issuer, and this mandate is the subject's own: a join reclaims it. */
-  | { kind: 'reclaimable'; member: Member }
-  /** The sub holds a seat here, bound to another issuer: this mandate reaches nothing of it. */
-  | { kind: 'foreign'; member: Member }
-  | { kind: 'none' };
-
-/** The seat this mandate reaches in a room's roster. A room holds at most one seat per sub. */
 export function mandateSeat(members: readonly Member[], mandate: MandateIdentity): MandateSeat {
-  const member = members.find((m) => m.agentDid === mandate.sub);
-  if (!member) return { kind: 'none' };
-  if (issuerOwnsSeat(member, mandate)) return { kind: 'seat', member };
-  return signedBySubject(mandate) ? { kind: 'reclaimable', member } : { kind: 'foreign', member };
+  const member =
+    members.find((m) => m.agentIss != null && issuerOwnsSeat(m, mandate)) ??
+    members.find((m) => m.agentIss == null && issuerOwnsSeat(m, mandate));
+  return member ? { kind: 'seat', member } : { kind: 'none' };
 }

@@ -3,6 +3,7 @@
  * SHA-256 hashes (docs/concepts.md, Credentials); room passwords get a slow salted hash (scrypt).
  */
 import { createHash, createHmac, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { PasswordCheckQueue } from './password-checks.js';
 
 export function randomToken(prefix: string): string {
   return `${prefix}${randomBytes(32).toString('base64url')}`;
@@ -28,17 +29,26 @@ interface ScryptParams {
  * New room passwords: N = 2^15, r = 8 (32 MiB and roughly 60–120 ms of one thread-pool thread per
  * check). Wrong guesses are throttled (guess-throttle.ts), and a right password is checked once per
  * process and then remembered (see `remembered` below), so the cost stays bounded for everyone.
+ * Every hash, made or checked, takes a slot of `passwordChecks` (password-checks.ts): a few at once,
+ * a 429 past them, so guessing from many addresses cannot take the thread pool.
  * The parameters are stored with each hash, so hashes made with N = 2^14 keep verifying.
  */
 const SCRYPT: ScryptParams = { N: 2 ** 15, r: 8, p: 1 };
 const KEY_BYTES = 32;
 
+const passwordChecks = new PasswordCheckQueue();
+
 function scryptAsync(password: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
   // scrypt needs 128·N·r bytes; node's default ceiling (32 MiB) is just below N = 2^15, r = 8.
   const maxmem = 256 * params.N * params.r * params.p;
-  return new Promise((resolve, reject) => {
-    scrypt(password, salt, KEY_BYTES, { ...params, maxmem }, (error, key) => (error ? reject(error) : resolve(key)));
-  });
+  return passwordChecks.run(
+    () =>
+      new Promise<Buffer>((resolve, reject) => {
+        scrypt(password, salt, KEY_BYTES, { ...params, maxmem }, (error, key) =>
+          error ? reject(error) : resolve(key),
+        );
+      }),
+  );
 }
 
 export async function hashPassword(password: string): Promise<string> {
@@ -64,6 +74,11 @@ function storedParams(nText: string | undefined, rText: string | undefined, pTex
 const rememberKey = randomBytes(32);
 const remembered = new Set<string>();
 const REMEMBERED_MAX = 10_000;
+/**
+ * Checks in progress, by the same key: agents of one host that join a room with its password at the
+ * same instant share one hash instead of each taking a slot (and most of them a 429).
+ */
+const checking = new Map<string, Promise<boolean>>();
 
 function rememberedAs(password: string, stored: string): string {
   return createHmac('sha256', rememberKey).update(stored).update('\0').update(password).digest('base64url');
@@ -75,12 +90,22 @@ export async function verifyPassword(password: string, stored: string): Promise<
   if (scheme !== 'scrypt' || !params || !saltText || !keyText) return false;
   const memo = rememberedAs(password, stored);
   if (remembered.has(memo)) return true;
-  const expected = Buffer.from(keyText, 'base64url');
-  const actual = await scryptAsync(password, Buffer.from(saltText, 'base64url'), params);
-  const ok = actual.length === expected.length && timingSafeEqual(actual, expected);
-  if (ok) {
-    if (remembered.size >= REMEMBERED_MAX) remembered.delete(remembered.values().next().value!);
-    remembered.add(memo);
+  const pending = checking.get(memo);
+  if (pending) return pending;
+  const check = (async () => {
+    const expected = Buffer.from(keyText, 'base64url');
+    const actual = await scryptAsync(password, Buffer.from(saltText, 'base64url'), params);
+    const ok = actual.length === expected.length && timingSafeEqual(actual, expected);
+    if (ok) {
+      if (remembered.size >= REMEMBERED_MAX) remembered.delete(remembered.values().next().value!);
+      remembered.add(memo);
+    }
+    return ok;
+  })();
+  checking.set(memo, check);
+  try {
+    return await check;
+  } finally {
+    checking.delete(memo);
   }
-  return ok;
 }

@@ -1,10 +1,11 @@
 /**
  * The command line's transparency-log checks (docs/transparency-log.md):
  *
- * - `verifyRoomInLog`, run by `conclave verify`: every receipt of the room is a leaf of the log's
- *   latest checkpoint (signed by the key discovery publishes), and that checkpoint is consistent with
- *   the newest one this machine saw from the service before (kept in the config directory). A
- *   rollback or a fork is a failure that says so.
+ * - `verifyRoomInLog`, run by `conclave verify`: the member's audit of its room (every leaf of the
+ *   room found by its position labels in the latest checkpoint's tree, no position with two
+ *   receipts, none never shown, none missing), and that checkpoint is consistent with the newest one
+ *   this machine saw from the same log before (kept in the config directory, by origin). A rollback,
+ *   a fork or a split view is a failure that says so.
  * - `conclave log [--dir]` mirrors the log (checkpoints, hash tiles, entry bundles) with plain GETs;
  *   `conclave log audit` refreshes the mirror and recomputes every leaf hash, every tile and every
  *   checkpoint's root from the entries, naming the first leaf that disagrees.
@@ -12,13 +13,9 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
-import {
-  type LogVerificationError,
-  type VerifiedCheckpoint,
-  verifyCheckpoint,
-  verifyConsistency,
-  verifyInclusion,
-} from '../client/tlog.js';
+import { auditRoomLog, type RoomLogAudit } from '../client/room-log.js';
+import { LogVerificationError, type VerifiedCheckpoint, verifyCheckpoint, verifyConsistency } from '../client/tlog.js';
+import type { Auth } from '../client/transport.js';
 import { hashesEqual, leafHash } from '../tlog/merkle.js';
 import { fromBase64, toBase64 } from '../tlog/note.js';
 import { concatHashes, decodeEntryBundle, splitHashes, TILE_HEIGHT, TILE_WIDTH, tilePath } from '../tlog/tiles.js';
@@ -125,82 +122,64 @@ async function checkAgainstRemembered(base: string, latest: VerifiedCheckpoint, 
   return line;
 }
 
-interface ReceiptRow {
-  name: string;
-  jws: string;
-  index: number | null;
-  /** The proof `/outcome` carried, and the tree size it is for. */
-  proof: string[];
-  treeSize: number | null;
-}
-
-interface OutcomeRow {
-  receipt_jws?: unknown;
-  transparency_log?: { index?: unknown; tree_size?: unknown; inclusion_proof?: unknown };
-}
-
-function receiptRow(name: string, row: OutcomeRow | null | undefined): ReceiptRow[] {
-  if (typeof row?.receipt_jws !== 'string') return [];
-  const log = row.transparency_log;
-  return [
-    {
-      name,
-      jws: row.receipt_jws,
-      index: typeof log?.index === 'number' ? log.index : null,
-      proof: proofOf((log ?? {}) as Json, 'inclusion_proof'),
-      treeSize: typeof log?.tree_size === 'number' ? log.tree_size : null,
-    },
-  ];
-}
-
-function receiptRows(outcome: Json): ReceiptRow[] {
-  const decisions = (Array.isArray(outcome.decisions) ? outcome.decisions : []) as OutcomeRow[];
-  return [
-    ...decisions.flatMap((row, i) => receiptRow(`decisions[${i}]`, row)),
-    ...receiptRow('conclusion', outcome.conclusion as OutcomeRow | null | undefined),
-  ];
+/** A failed audit, said the way the report names it: the receipt's row, its position, the leaves. */
+function auditFailure(audit: RoomLogAudit): string {
+  const rowOf = (sequence: number) =>
+    audit.receipts.find((r) => r.sequence === sequence)?.row ?? `position ${sequence}`;
+  const size = audit.checkpoint.size;
+  const fork = audit.forks[0];
+  if (fork) {
+    return `fork: position ${fork.sequence} of the room's chain (${rowOf(fork.sequence)}) has ${fork.commitments.length} different receipts in the log, at leaves ${fork.leaf_indexes.join(', ')} of checkpoint ${size}`;
+  }
+  const unseen = audit.unseen[0];
+  if (unseen) {
+    return `unseen: the log holds a receipt at position ${unseen.sequence} of the room's chain (leaf ${unseen.leaf_indexes.join(', ')} of checkpoint ${size}) that the service never showed`;
+  }
+  const missing = audit.missing[0] as RoomLogAudit['missing'][number];
+  const found = audit.positions.find((p) => p.sequence === missing.sequence);
+  if (found && found.leaf_indexes.length > 0) {
+    return `${rowOf(missing.sequence)}: the log holds a different receipt at leaf ${found.leaf_indexes.join(', ')} of checkpoint ${size}`;
+  }
+  return `${rowOf(missing.sequence)}: not in the transparency log (checkpoint ${size}): ${missing.reason}`;
 }
 
 /**
- * Every receipt of the room against the log. Receipts enter the log within seconds of signing, so a
- * receipt not yet sequenced is waited for (re-reading the outcome) up to `waitMs`, then fails.
+ * The room's audit in the log (src/client/room-log.ts, run by `conclave verify`): every leaf of the
+ * room found by its proven position labels in the latest checkpoint's entries (which must be that
+ * signed tree), no position with two receipts, none the member was not shown, none of its receipts
+ * missing; and the checkpoint consistent with the newest one this machine saw from the same log.
+ * Receipts not yet sequenced are waited for up to `waitMs`.
  */
 export async function verifyRoomInLog(options: {
   base: string;
-  outcome: unknown;
-  reread: () => Promise<unknown>;
+  slug: string;
+  auth: Auth;
   configFile: string;
   waitMs: number;
 }): Promise<string[]> {
   const key = await logKey(options.base);
   if (!key) return ['the service publishes no transparency log (no audit_log in discovery): not checked'];
-  let outcome = options.outcome as Json;
-  const deadline = Date.now() + options.waitMs;
-  while (receiptRows(outcome).some((row) => row.index === null) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    outcome = (await options.reread()) as Json;
+  let audit: RoomLogAudit;
+  try {
+    audit = await auditRoomLog({
+      baseUrl: options.base,
+      slug: options.slug,
+      auth: options.auth,
+      waitMs: options.waitMs,
+    });
+  } catch (error) {
+    if (error instanceof LogVerificationError) throw new LogCheckFailed(error.message);
+    throw error;
   }
-  const latest = await latestCheckpoint(options.base, key);
-  const lines = [await checkAgainstRemembered(options.base, latest, options.configFile)];
-  for (const row of receiptRows(outcome)) {
-    if (row.index === null) {
-      throw new LogCheckFailed(`${row.name}: not in the transparency log (checkpoint ${latest.size})`);
-    }
-    if (row.index >= latest.size) {
-      throw new LogCheckFailed(`${row.name}: leaf ${row.index} is beyond checkpoint ${latest.size}`);
-    }
-    // The proof /outcome carried serves when it is for this very checkpoint (no request per receipt).
-    const carried = row.treeSize === latest.size && verifyInclusion(row.jws, row.index, row.proof, latest);
-    const proof = carried
-      ? null
-      : await getJson(`${options.base}/log/proof/inclusion?index=${row.index}&size=${latest.size}`);
-    if (proof && !verifyInclusion(row.jws, row.index, proofOf(proof, 'inclusion_proof'), latest)) {
-      throw new LogCheckFailed(
-        `${row.name}: the log holds a different receipt at leaf ${row.index} of checkpoint ${latest.size}`,
-      );
-    }
-    lines.push(`${row.name}: leaf ${row.index} of checkpoint ${latest.size}`);
+  const lines = [await checkAgainstRemembered(options.base, audit.checkpoint, options.configFile)];
+  if (!audit.ok) throw new LogCheckFailed(auditFailure(audit));
+  for (const receipt of audit.receipts) {
+    const leaves = audit.positions.find((p) => p.sequence === receipt.sequence)?.leaf_indexes ?? [];
+    lines.push(`${receipt.row}: leaf ${leaves.join(', ')} of checkpoint ${audit.checkpoint.size}`);
   }
+  lines.push(
+    `found ${audit.leaves_found} of the room's leaves in the log (tree size ${audit.tree_size}); no position has two`,
+  );
   return lines;
 }
 

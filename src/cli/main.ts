@@ -33,6 +33,7 @@ import {
   refusalMessage,
 } from './shell.js';
 import { packageVersion } from './version.js';
+import { fileRoom, onlineRoom, type RoomOptions } from './verify-room.js';
 import { registerWaitCommand } from './wait-command.js';
 
 const program = new Command()
@@ -116,6 +117,8 @@ program
   .description("verify a room's receipts without trusting the server: every signature, hash, link and replay")
   .option('--file <outcome.json>', 'verify a saved /outcome body, offline')
   .option('--jwks <jwks.json>', 'the keys to verify against (with --file)')
+  .option('--room <url>', 'the room the receipts must be signed for (needed with --file; online, the room named)')
+  .option('--trust-file-room', 'with --file: hold the receipts to the room the file names for itself, and say so')
   .option('--no-signatures', 'check hashes, links and replay only, and say so: nothing then proves who signed')
   .option('--log-wait <seconds>', 'how long to wait for receipts to enter the transparency log', '10')
   .action(async (target: string | undefined, options: VerifyOptions & { logWait: string }, command: Command) => {
@@ -123,10 +126,13 @@ program
     let outcome: unknown;
     let jwks: Jwks | undefined;
     let source: string;
+    let room: string;
     let inLog: (() => Promise<string[]>) | null = null;
     if (options.file) {
       // Fail closed: without keys nothing proves who signed, so skipping that takes an explicit flag.
       if (!options.jwks && options.signatures) throw new Exit(EXIT.usage, NO_JWKS);
+      // Likewise without a room: receipts that verify prove nothing about which room they are.
+      room = fileRoom(options);
       outcome = parseJson(await readFile(options.file, 'utf8'), options.file);
       if (options.jwks && options.signatures)
         jwks = parseJson(await readFile(options.jwks, 'utf8'), options.jwks) as Jwks;
@@ -139,18 +145,18 @@ program
       outcome = await remote.outcome({ slug });
       if (options.signatures) jwks = (await remote.jwks()) as Jwks;
       source = `${slug}`;
+      room = onlineRoom(options, base ?? seated.base, slug);
       const logBase = base ?? seated.base;
-      const read = outcome;
       inLog = () =>
         verifyRoomInLog({
           base: logBase,
-          outcome: read,
-          reread: () => remote.outcome({ slug }),
+          slug,
+          auth: authOf(seated.client),
           configFile: configPath(),
           waitMs: Number(options.logWait) * 1000,
         });
     }
-    const report = await verifyRoomReceiptChain(outcome, jwks ? { jwks } : {});
+    const report = await verifyRoomReceiptChain(outcome, { ...(jwks ? { jwks } : {}), room });
     console.log(json ? JSON.stringify(report, null, 2) : formatChainReport(report, source));
     // The transparency log (cli/log.ts) is checked even when the chain failed: it names the leaf.
     const logFailure = inLog ? await checkLog(inLog, json) : null;
@@ -159,7 +165,7 @@ program
     if (!held || logFailure) throw new Exit(EXIT.verificationFailed, logFailure ?? '');
   });
 
-interface VerifyOptions {
+interface VerifyOptions extends RoomOptions {
   file?: string;
   jwks?: string;
   /** False with --no-signatures. */

@@ -18,11 +18,26 @@ import {
   outcomeReceipts,
   receiptKid,
 } from '../receipts/chain.js';
+import {
+  conclusionErrors,
+  type SignedBallot,
+  decisionRowErrors,
+  normalizeRoomUrl,
+  outcomeRoomUrl,
+  ROOM_FROM_BODY,
+  roomErrors,
+  type SignedConclusion,
+  type SignedDecision,
+  signedConclusion,
+  signedDecision,
+  summaryErrors,
+} from '../receipts/binding.js';
 import { checkJwsHeader, decodeCompact, type JoseHeader, type JwsPayload, RECEIPT_TYP } from '../receipts/compact.js';
 import { receiptHash } from '../receipts/hash.js';
 
 export { ballotAttributions, receiptKid, replayReceipt };
-export type { AgreementReport, BallotAttribution };
+export type { AgreementReport, BallotAttribution, SignedBallot, SignedConclusion, SignedDecision };
+export { outcomeRoomUrl, ROOM_FROM_BODY };
 export type { ReplayReport } from '../mechanisms/replay.js';
 
 export interface Jwks {
@@ -188,30 +203,42 @@ export type AgreementStatus = 'verified' | 'not_applicable' | 'unavailable' | 'f
 /** Today's `result` (valid, invalid, unavailable) and the other SDK's `status`, side by side. */
 export interface AgreementVerdict extends AgreementReport {
   status: AgreementStatus;
+  /**
+   * The decision as the receipt signs it (question, options, status, winner, tallies, ballots): report
+   * these, never an outcome row's unsigned copies. Null when there is no receipt payload to read.
+   * The signature is `verifyCompactReceipt`'s (or `verifyRoomReceiptChain`'s) job.
+   */
+  signed: SignedDecision | null;
 }
 
 /**
  * Replays an agreement decision's signed ballots and refuses an inconsistent unanimity outcome
- * (docs/receipts.md, Verifying). Takes a receipt payload, `{ payload }`, or `{ jws }` (the compact receipt, decoded here;
- * its signature is `verifyCompactReceipt`'s job). A receipt that is not an agreement decision, a
- * conclusion among them, is `not_applicable`.
+ * (docs/receipts.md, Verifying). Takes a receipt payload, `{ payload }`, `{ jws }` (the compact receipt,
+ * decoded here; its signature is `verifyCompactReceipt`'s job) or an outcome row (`{ receipt_jws, … }`,
+ * read through its receipt only). A receipt that is not an agreement decision, a conclusion among
+ * them, is `not_applicable`.
  */
 export function verifyAgreementReceiptSemantics(
-  input: JwsPayload | { payload: unknown } | { jws: string },
+  input: JwsPayload | { payload: unknown } | { jws: string } | { receipt_jws: string },
 ): AgreementVerdict {
   let payload: unknown = input;
   const form = input as Record<string, unknown>;
   if (isRecord(form) && !('svc' in form)) {
-    if (typeof form.jws === 'string') {
-      const decoded = decodedOrNull(form.jws);
-      if (!decoded) return { result: 'invalid', status: 'failed', reason: 'the receipt is not a valid compact JWS' };
+    const jws =
+      typeof form.jws === 'string' ? form.jws : typeof form.receipt_jws === 'string' ? form.receipt_jws : null;
+    if (jws !== null) {
+      const decoded = decodedOrNull(jws);
+      if (!decoded) {
+        return { result: 'invalid', status: 'failed', reason: 'the receipt is not a valid compact JWS', signed: null };
+      }
       payload = decoded.payload;
     } else if ('payload' in form) payload = form.payload;
   }
+  const signed = isRecord(payload) && isRecord(payload.svc) ? signedDecision(payload) : null;
   const report = checkAgreement(payload);
-  if (report.result === 'valid') return { ...report, status: 'verified' };
-  if (report.result === 'invalid') return { ...report, status: 'failed' };
-  return { ...report, status: isAgreementDecision(payload) ? 'unavailable' : 'not_applicable' };
+  if (report.result === 'valid') return { ...report, status: 'verified', signed };
+  if (report.result === 'invalid') return { ...report, status: 'failed', signed };
+  return { ...report, status: isAgreementDecision(payload) ? 'unavailable' : 'not_applicable', signed };
 }
 
 function isAgreementDecision(payload: unknown): boolean {
@@ -233,6 +260,13 @@ export interface ReceiptReport {
   link: boolean;
   replay: boolean | null;
   /**
+   * Whether the receipt was signed for the room being verified: its `svc.room_id`, `iss` and `aud` all
+   * name it. Null when no room was given (the three must then still agree with one another).
+   */
+  room_match: boolean | null;
+  /** Whether every unsigned field the body shows beside this receipt agrees with its signed twin. */
+  fields_match: boolean;
+  /**
    * Who each signed ballot is attributed to: `agent_id` (a mandate's sub, or `participant:<id>`), the
    * issuer of a mandate-cast ballot (`agent_iss`; null for token ballots and receipts signed before
    * the field existed) and the mandate's jti. Empty for conclusions and hidden votes.
@@ -242,66 +276,167 @@ export interface ReceiptReport {
   errors: string[];
 }
 
+/** A decision as its receipt signs it, and where it sits in the outcome body (`decisions[0]`, …). */
+export interface SignedDecisionReport extends SignedDecision {
+  label: string;
+}
+
 export interface ChainReport {
-  /** Every check passed, signatures included. Never true when the signatures were not checked. */
+  /**
+   * Every check passed: signatures, the room, every field. Never true when the signatures were not
+   * checked or no room was given.
+   */
   ok: boolean;
   /** Whether signatures were checked against a JWKS; false when the caller gave none. */
   signatures_checked: boolean;
   /**
-   * Every check that needs no key passed: hashes, links, chain order and replay. On its own it proves
-   * nothing about who wrote the receipts: anyone can build a consistent unsigned chain.
+   * Whether the receipts were compared with the room being verified; false when the caller gave no
+   * room. `room_source` says where the compared room came from.
+   */
+  room_checked: boolean;
+  room_source: 'given' | 'from-body' | null;
+  /**
+   * Every check that needs no key passed: hashes, links, chain order, replay, the room and the body's
+   * fields. On its own it proves nothing about who wrote the receipts: anyone can build a consistent
+   * unsigned chain.
    */
   chain_ok: boolean;
+  /** The room the receipts are signed for (their `svc.room_id`); null when there is no receipt. */
+  room: string | null;
+  /**
+   * Each sealed decision as signed: question, options, status, winner, tallies, ballots. Report these,
+   * never the body's unsigned copies, and only when `ok`.
+   */
+  decisions: SignedDecisionReport[];
+  /** The conclusion as signed (its closing statement), or null when the room has none. */
+  conclusion: SignedConclusion | null;
   receipts: ReceiptReport[];
-  /** Every failure, each prefixed with the receipt it concerns. */
+  /** Every failure, each prefixed with the receipt or the field it concerns. */
   errors: string[];
+}
+
+/** What to verify against. Without both a JWKS and a room, the report is never ok. */
+export interface ChainOptions {
+  /** The service's signing keys (GET /.well-known/jwks.json). */
+  jwks?: Jwks | undefined;
+  /**
+   * The room you are asking about, as its URL (`https://host/r/<slug>`): every receipt must be signed
+   * for it. `'from-body'` trusts the room the outcome body names for itself (its slug on the service
+   * its `verification.jwks_url` points to): that proves the receipts agree with the body, not that the
+   * body is the room you meant.
+   */
+  room?: string | undefined;
 }
 
 /** The error a report carries when no JWKS was given: the verification is not a success. */
 export const SIGNATURES_NOT_CHECKED =
   'signatures not checked: no JWKS given, so nothing proves who signed these receipts';
 
+/** The error a report carries when no room was given: the verification is not a success. */
+export const ROOM_NOT_CHECKED =
+  'room not checked: no room given, so nothing proves these are the receipts of the room you mean; pass { room: "<room url>" }, or { room: "from-body" } to trust the room the outcome names';
+
 /**
  * Verifies every receipt of an `/outcome` body, in chain order: each `receipt_jws` hashes to its
- * `receipt_hash`, each `prev_hash` links to the receipt before it (the first to nothing), each
- * signature verifies against the JWKS by `kid`, and each decision's outcome replays from its signed
- * ballots. A room that is resolved or concluded must end on a receipt.
+ * `receipt_hash`, each `prev_hash` links to the receipt before it (the first to nothing) and is the
+ * one signed, each signature verifies against the JWKS by `kid`, each decision's outcome replays from
+ * its signed ballots, each receipt is signed for the room (`svc.room_id`, `iss`, `aud`) and sits at
+ * its signed `sequence`, and every unsigned field the body shows (`resolved_winner`, `question`,
+ * `closing_statement`, …) agrees with its signed twin. A room that is resolved or concluded must end on
+ * a receipt. What it reports of the room (`room`, `decisions`, `conclusion`) is taken from the signed
+ * payloads only.
  *
- * Fails closed: without a JWKS the report is never `ok` (its errors say the signatures were not
- * checked); `chain_ok` then tells whether everything else held.
+ * Fails closed: without a JWKS or without a room the report is never `ok` (its errors say what was
+ * not checked); `chain_ok` then tells whether everything else held.
  */
-export async function verifyRoomReceiptChain(outcome: unknown, options: { jwks?: Jwks } = {}): Promise<ChainReport> {
+export async function verifyRoomReceiptChain(outcome: unknown, options: ChainOptions = {}): Promise<ChainReport> {
   const body = isRecord(outcome) ? outcome : {};
   const errors: string[] = [];
+  const empty = { receipts: [], room: null, decisions: [], conclusion: null };
   if (!Array.isArray(body.decisions)) {
     const envelope = isRecord(body.error) ? body.error : undefined;
     const why = envelope
       ? `this is an error envelope, not an outcome (${String(envelope.code)}: ${String(envelope.message)})`
       : 'the outcome body has no decisions array';
-    return { ok: false, signatures_checked: false, chain_ok: false, receipts: [], errors: [why] };
+    return {
+      ok: false,
+      signatures_checked: false,
+      room_checked: false,
+      room_source: null,
+      chain_ok: false,
+      ...empty,
+      errors: [why],
+    };
   }
+  const { room, source, error: roomError } = roomToCheck(body, options.room);
+
   const receipts: ReceiptReport[] = [];
+  const decisions: SignedDecisionReport[] = [];
+  let conclusion: SignedConclusion | null = null;
+  let signedRoomId: string | null = null;
+  let latest: { row: Record<string, unknown>; payload: JwsPayload } | null = null;
   let head: string | null = null;
-  for (const { label, entry } of outcomeReceipts(body)) {
-    const report = await verifyEntry(label, entry, head, options.jwks);
+  for (const [index, { label, entry }] of outcomeReceipts(body).entries()) {
+    const { report, payload } = await verifyEntry(label, entry, {
+      previous: head,
+      position: index + 1,
+      jwks: options.jwks,
+      room,
+      firstRoom: signedRoomId,
+    });
     receipts.push(report);
     errors.push(...report.errors.map((error) => `${label}: ${error}`));
     if (typeof entry.receipt_hash === 'string') head = entry.receipt_hash;
+    if (!payload) continue;
+    const svc = isRecord(payload.svc) ? payload.svc : {};
+    if (signedRoomId === null && typeof svc.room_id === 'string') signedRoomId = svc.room_id;
+    if (label === 'conclusion') conclusion = signedConclusion(payload);
+    else {
+      decisions.push({ label, ...signedDecision(payload) });
+      latest = { row: entry, payload };
+    }
   }
+  // The body's own summary of its latest decision, and its slug, are unsigned copies too.
+  const summaryProblems = summaryErrors(body, latest, room);
   // The order rules of the walk (unsealed rows last, a resolved room ends sealed) come from the shared
   // chain check; its link and hash findings are already reported per receipt above.
   const perReceipt = /does not link|does not hash|has no receipt_jws/;
   const orderErrors = checkChainOrder(body).errors.filter((error) => !perReceipt.test(error));
-  errors.push(...orderErrors);
+  errors.push(...summaryProblems, ...orderErrors);
   const chainOk =
-    orderErrors.length === 0 && receipts.every((r) => r.errors.every((e) => e.startsWith(SIGNATURE_PREFIX)));
+    summaryProblems.length === 0 &&
+    orderErrors.length === 0 &&
+    receipts.every((r) => r.errors.every((e) => e.startsWith(SIGNATURE_PREFIX)));
+  if (roomError) errors.push(roomError);
   if (!options.jwks) errors.push(SIGNATURES_NOT_CHECKED);
   return {
     ok: errors.length === 0,
     signatures_checked: options.jwks !== undefined,
+    room_checked: room !== null,
+    room_source: room === null ? null : source,
     chain_ok: chainOk,
+    room: signedRoomId,
+    decisions,
+    conclusion,
     receipts,
     errors,
+  };
+}
+
+/** The room the receipts must name, from the caller's option; an error when there is none to check. */
+function roomToCheck(
+  body: Record<string, unknown>,
+  option: string | undefined,
+): { room: string | null; source: 'given' | 'from-body'; error: string | null } {
+  if (option === undefined || option === '') return { room: null, source: 'given', error: ROOM_NOT_CHECKED };
+  if (option !== ROOM_FROM_BODY) return { room: normalizeRoomUrl(option), source: 'given', error: null };
+  const named = outcomeRoomUrl(body);
+  if (named !== null) return { room: named, source: 'from-body', error: null };
+  return {
+    room: null,
+    source: 'from-body',
+    error:
+      'room not checked: the outcome names no room (its slug and verification.jwks_url), so { room: "from-body" } has nothing to trust; pass the room URL',
   };
 }
 
@@ -311,17 +446,24 @@ const SIGNATURE_PREFIX = 'signature: ';
 async function verifyEntry(
   label: string,
   entry: Record<string, unknown>,
-  previous: string | null,
-  jwks: Jwks | undefined,
-): Promise<ReceiptReport> {
+  at: {
+    previous: string | null;
+    position: number;
+    jwks: Jwks | undefined;
+    /** The room asked about; null when none was given. */
+    room: string | null;
+    /** The room the chain's first receipt names, which every later one must name too. */
+    firstRoom: string | null;
+  },
+): Promise<{ report: ReceiptReport; payload: JwsPayload | null }> {
   const errors: string[] = [];
   const jws = typeof entry.receipt_jws === 'string' ? entry.receipt_jws : null;
   const claimedHash = typeof entry.receipt_hash === 'string' ? entry.receipt_hash : null;
   const hash = jws !== null && claimedHash !== null && receiptHash(jws) === claimedHash;
   if (!hash) errors.push(`receipt_jws does not hash to receipt_hash ${JSON.stringify(claimedHash)}`);
-  const link = (entry.prev_hash ?? null) === previous;
+  const link = (entry.prev_hash ?? null) === at.previous;
   if (!link) {
-    errors.push(`prev_hash ${JSON.stringify(entry.prev_hash ?? null)} does not link to ${JSON.stringify(previous)}`);
+    errors.push(`prev_hash ${JSON.stringify(entry.prev_hash ?? null)} does not link to ${JSON.stringify(at.previous)}`);
   }
 
   let payload: JwsPayload | null = null;
@@ -333,9 +475,9 @@ async function verifyEntry(
       errors.push(`receipt_jws is malformed: ${(error as Error).message}`);
     }
   }
-  if (jws !== null && jwks) {
+  if (jws !== null && at.jwks) {
     try {
-      await verifyCompactReceipt(jws, await publicKeyFromJwks(jwks, receiptKid(jws)));
+      await verifyCompactReceipt(jws, await publicKeyFromJwks(at.jwks, receiptKid(jws)));
       signature = true;
     } catch (error) {
       signature = false;
@@ -347,6 +489,26 @@ async function verifyEntry(
   if (payload && (svc.prev_hash ?? null) !== (entry.prev_hash ?? null)) {
     errors.push('the signed prev_hash differs from the prev_hash the outcome shows');
   }
+  // A receipt moved to another place in the chain (rows reordered, two JWSs swapped) signs another place.
+  if (payload && svc.sequence !== at.position) {
+    errors.push(`the signed sequence ${JSON.stringify(svc.sequence)} is not its place in the chain, ${at.position}`);
+  }
+  let roomMatch: boolean | null = null;
+  let fieldsMatch = true;
+  if (payload) {
+    const roomProblems = roomErrors(payload, at.room);
+    const signedRoomId = isRecord(payload.svc) ? payload.svc.room_id : undefined;
+    if (at.room === null && at.firstRoom !== null && signedRoomId !== at.firstRoom) {
+      roomProblems.push(
+        `the signed svc.room_id ${JSON.stringify(signedRoomId)} is not the room of the first receipt, ${JSON.stringify(at.firstRoom)}`,
+      );
+    }
+    roomMatch = roomProblems.length > 0 ? false : at.room === null ? null : true;
+    errors.push(...roomProblems);
+    const fieldProblems = label === 'conclusion' ? conclusionErrors(entry, payload) : decisionRowErrors(entry, payload);
+    fieldsMatch = fieldProblems.length === 0;
+    errors.push(...fieldProblems);
+  }
   let replay: boolean | null = null;
   if (payload && svc.decision_kind !== 'conclusion') {
     const replayed = replayReceipt(payload);
@@ -355,7 +517,7 @@ async function verifyEntry(
     if (agreement.result === 'invalid') errors.push(`agreement rules violated: ${agreement.reason}`);
     replay = replayed.result === 'unavailable' ? null : replayed.result === 'match' && agreement.result !== 'invalid';
   }
-  return {
+  const report: ReceiptReport = {
     label,
     sequence: typeof svc.sequence === 'number' ? svc.sequence : null,
     decision_id: typeof svc.decision_id === 'string' ? svc.decision_id : null,
@@ -364,8 +526,11 @@ async function verifyEntry(
     hash,
     link,
     replay,
+    room_match: roomMatch,
+    fields_match: fieldsMatch,
     ballots: ballotAttributions(svc),
     ok: errors.length === 0,
     errors,
   };
+  return { report, payload };
 }

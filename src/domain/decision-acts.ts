@@ -3,11 +3,11 @@
  * WHEN each may happen; these functions say WHAT happens.
  */
 import { invalidInput, protocolError, type ProtocolError } from '../errors.js';
-import type { CanonicalBallot } from '../mechanisms/index.js';
+import { type CanonicalBallot, compareVoters } from '../mechanisms/index.js';
 import { slateTextError } from './config.js';
 import { clip, iso } from './format.js';
 import { ballotText, resolveOptionRef, singleChoiceNumber } from './ballots.js';
-import { lookalikeOf } from './shown-text.js';
+import { howTheyDiffer, LOOKALIKE_RULE, lookalikeOf } from './shown-text.js';
 import type { Actor, BallotRecord, DecisionData, DecisionFacts, EventDraft } from './types.js';
 
 export function notEligible(decision: DecisionData, facts: DecisionFacts, actor: Actor): ProtocolError | null {
@@ -40,10 +40,10 @@ export function withChoice(
     castAt: now,
     rationale,
   };
-  // Kept in engine order (cast_at, then voter id; determination.ts): ballots cast in the same
-  // instant, as a drained batch casts them, then need no sorting each time they are counted.
+  // Kept in engine order (cast_at, then agent id and issuer; determination.ts): ballots cast in the
+  // same instant, as a drained batch casts them, then need no sorting each time they are counted.
   let at = ballots.length;
-  while (at > 0 && ballots[at - 1]!.castAt === now && ballots[at - 1]!.agentId > cast.agentId) at--;
+  while (at > 0 && ballots[at - 1]!.castAt === now && compareVoters(ballots[at - 1]!, cast) > 0) at--;
   ballots.splice(at, 0, cast);
   return {
     decision: { ...decision, ballots, abstentions: decision.abstentions.filter((a) => a.participantId !== pid) },
@@ -118,13 +118,17 @@ export function propose(
       reason: `The option is already present as option ${existing + 1} ("${clip(decision.options[existing]!, 80)}"); the slate is unchanged.`,
     };
   }
-  // A proposal that only reads like an existing option (NFKC, invisible characters) is that option.
+  // A proposal that only reads like an existing option is refused, never merged into it or added:
+  // beside it, a ballot or receipt naming one would read as the other.
   const lookalike = lookalikeOf(decision.options, option);
   if (lookalike !== null) {
-    return {
-      kind: 'duplicate',
-      reason: `The option reads the same as option ${lookalike + 1} ("${clip(decision.options[lookalike]!, 80)}") once Unicode compatibility forms (NFKC) and invisible characters are set aside; the slate is unchanged. Choose option ${lookalike + 1} by its number.`,
-    };
+    const existing = decision.options[lookalike]!;
+    return invalidInput(
+      'option',
+      `The option reads the same as option ${lookalike + 1} ("${clip(existing, 80)}"): ${howTheyDiffer(existing, option)}. ${LOOKALIKE_RULE} so the two could not be told apart on a ballot or receipt. Choose option ${lookalike + 1} by its number, or propose a text that differs visibly; options that differ only in case stay distinct (the propose action / POST /api/rooms/${facts.slug}/options).`,
+      'lookalike',
+      { like_option: lookalike + 1 },
+    );
   }
   if (decision.options.length >= facts.maxOptions) {
     return invalidInput(

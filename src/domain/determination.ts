@@ -12,7 +12,9 @@ import {
   isLocked,
   receiptStatus,
   runMechanism,
+  compareVoters,
   takesSingleChoice,
+  engineVoterIds,
 } from '../mechanisms/index.js';
 import { singleChoiceLeadBound } from './lead-bound.js';
 import type { AbstentionRecord, BallotRecord, DecisionData, DecisionFacts, SealRecord } from './types.js';
@@ -26,7 +28,7 @@ export interface Count {
   eligibleVoters: number;
 }
 
-/** Ballots of eligible members in engine order: cast_at ascending, ties by voter id. */
+/** Ballots of eligible members in engine order: cast_at ascending, ties by agent id, then issuer. */
 export function countedBallots(decision: DecisionData, electorate: string[] | ReadonlySet<string>): BallotRecord[] {
   return inOrder(eligibleOnly(decision.ballots, electorate), (b) => b.castAt);
 }
@@ -46,9 +48,9 @@ function eligibleOnly<T extends { participantId: string }>(
   return items.filter((item) => eligible.has(item.participantId));
 }
 
-/** Sorted by time, ties by agent id. Ballots are usually stored in that order already: then no sort. */
-function inOrder<T extends { agentId: string }>(items: T[], at: (item: T) => number): T[] {
-  const before = (a: T, b: T) => at(a) - at(b) || (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0);
+/** Sorted by time, ties by agent id, then issuer. Ballots are usually stored in that order already: then no sort. */
+function inOrder<T extends { agentId: string; agentIss?: string }>(items: T[], at: (item: T) => number): T[] {
+  const before = (a: T, b: T) => at(a) - at(b) || compareVoters(a, b);
   for (let i = 1; i < items.length; i++) if (before(items[i - 1]!, items[i]!) > 0) return items.sort(before);
   return items;
 }
@@ -64,6 +66,7 @@ export function count(decision: DecisionData, facts: DecisionFacts): Count | nul
   const votes = countedBallots(decision, electorate);
   const abstentions = countedAbstentions(decision, electorate);
   const voters = eligibleVoters(facts);
+  const voterIds = engineVoterIds(votes);
   const quorumFraction = facts.quorum === null || voters === 0 ? 0 : facts.quorum / voters;
   const input: EngineInput = {
     parameters: engineParameters(facts.mechanism, {
@@ -72,7 +75,8 @@ export function count(decision: DecisionData, facts: DecisionFacts): Count | nul
       agreement: decision.agreement,
     }),
     eligible_voters: voters,
-    votes: votes.map((v) => engineVote(facts.mechanism, v.agentId, v.ballot)),
+    // One voter per (issuer, subject): two issuers naming one subject are two voters (mechanisms/voters.ts).
+    votes: votes.map((v, i) => engineVote(facts.mechanism, voterIds[i]!, v.ballot)),
     participating_voters: votes.length + abstentions.length,
     deterministic_seed: decision.id,
   };

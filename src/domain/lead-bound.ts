@@ -10,12 +10,14 @@
  * brought up to date from what differs between the ballot list seen last and the one given now
  * (one ballot inserted, as a rule): the bound costs a pointer scan, not a recount.
  */
+import { voterIdOf } from '../mechanisms/index.js';
 import type { BallotRecord } from './types.js';
 
 class SureTally {
   private seen: readonly BallotRecord[] = [];
   private readonly eligible: ReadonlySet<string>;
-  private readonly byAgent = new Map<string, BallotRecord[]>();
+  /** Ballots by voter (issuer and subject, mechanisms/voters.ts), as the count finds repeats. */
+  private readonly byVoter = new Map<string, BallotRecord[]>();
   private readonly sure = new Map<string, number>();
   private unsure = 0;
 
@@ -59,25 +61,27 @@ class SureTally {
   }
 
   private add(ballot: BallotRecord): void {
-    const ofAgent = this.byAgent.get(ballot.agentId) ?? [];
-    this.count(ofAgent, -1);
-    ofAgent.push(ballot);
-    this.byAgent.set(ballot.agentId, ofAgent);
-    this.count(ofAgent, 1);
+    const voter = voterIdOf(ballot.agentId, ballot.agentIss);
+    const ofVoter = this.byVoter.get(voter) ?? [];
+    this.count(ofVoter, -1);
+    ofVoter.push(ballot);
+    this.byVoter.set(voter, ofVoter);
+    this.count(ofVoter, 1);
   }
 
   private remove(ballot: BallotRecord): void {
-    const ofAgent = this.byAgent.get(ballot.agentId)!;
-    this.count(ofAgent, -1);
-    ofAgent.splice(ofAgent.indexOf(ballot), 1);
-    if (ofAgent.length === 0) this.byAgent.delete(ballot.agentId);
-    else this.count(ofAgent, 1);
+    const voter = voterIdOf(ballot.agentId, ballot.agentIss);
+    const ofVoter = this.byVoter.get(voter)!;
+    this.count(ofVoter, -1);
+    ofVoter.splice(ofVoter.indexOf(ballot), 1);
+    if (ofVoter.length === 0) this.byVoter.delete(voter);
+    else this.count(ofVoter, 1);
   }
 
-  /** One agent's ballots: its only ballot is sure when the count keeps it as cast; several are one voter's, so none is. */
-  private count(ofAgent: BallotRecord[], sign: 1 | -1): void {
-    if (ofAgent.length === 0) return;
-    const only = ofAgent.length === 1 ? ofAgent[0]! : null;
+  /** One voter's ballots: its only ballot is sure when the count keeps it as cast; several are one voter's, so none is. */
+  private count(ofVoter: BallotRecord[], sign: 1 | -1): void {
+    if (ofVoter.length === 0) return;
+    const only = ofVoter.length === 1 ? ofVoter[0]! : null;
     if (
       only &&
       typeof only.ballot === 'string' &&
@@ -86,7 +90,7 @@ class SureTally {
     ) {
       this.sure.set(only.ballot, (this.sure.get(only.ballot) ?? 0) + sign);
     } else {
-      this.unsure += sign * ofAgent.length;
+      this.unsure += sign * ofVoter.length;
     }
   }
 }

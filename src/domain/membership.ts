@@ -6,33 +6,18 @@ import type { Admission, InviteRequest, SeatRequest } from '../../machines/room.
 import { invalidInput, type ProtocolError, protocolError } from '../errors.js';
 import { applySettings } from './config.js';
 import type { RoomContext } from './room-acts.js';
-import { inviteStatus, isOperator, uniqueDisplayName } from './roster.js';
+import { clip } from './format.js';
+import { inviteStatus, isOperator, lookalikeSeatName, type NameInUse, uniqueDisplayName } from './roster.js';
+import { howTheyDiffer, LOOKALIKE_RULE, namesLookAlike, seatNameLikeness } from './shown-text.js';
 import type { Actor, InviteRecord, Member, Role, RoomConfig } from './types.js';
 
 export type JoinPlan =
   | { kind: 'new'; member: Member; invite: InviteRecord | null }
   | { kind: 'recover'; member: Member; invite: InviteRecord }
-  | { kind: 'reconnect'; member: Member }
-  /** The subject's own key takes its seat back from another issuer: the seat is rebound to it. */
-  | { kind: 'reclaim'; member: Member };
+  | { kind: 'reconnect'; member: Member };
 
 function inviteInvalid(reason: string, message: string): ProtocolError {
   return protocolError('invite.invalid', `${message} Ask the room operator for a new invite.`, { details: { reason } });
-}
-
-/**
- * A mandate naming a sub whose seat here was joined by another issuer (docs/architecture.md,
- * Credentials): refused on every use, reads included, so it neither acts nor reads as that seat.
- */
-export function foreignIssuer(slug: string): ProtocolError {
-  return protocolError(
-    'authority.denied',
-    `This mandate's subject holds a seat in room ${slug} that was joined with a mandate of another issuer (iss). A seat answers only to mandates of the issuer that joined it: present a mandate from that issuer, or use a subject of your own.`,
-    {
-      hint: "Use a mandate signed by the seat's own issuer.",
-      details: { authority: 'seat', required: 'same_issuer' },
-    },
-  );
 }
 
 function findInvite(room: RoomContext, admission: Admission, now: number): InviteRecord | ProtocolError | null {
@@ -80,24 +65,30 @@ function capacityError(room: RoomContext): ProtocolError | null {
   );
 }
 
+/**
+ * The seat a mandate join reconnects to (docs/architecture.md, Credentials): the one bound to the
+ * joining (issuer, subject), or a seat stored before seats recorded their issuer that the caller
+ * proved it reaches (auth/seat-binding.ts, named by `seat.provenSeatId`). A seat of another issuer
+ * naming the same subject is never it: that issuer holds its own seat, and this one gets a new seat.
+ */
+function mandateSeatOf(room: RoomContext, seat: SeatRequest): Member | undefined {
+  if (seat.agentDid === null) return undefined;
+  const bound = room.members.find(
+    (m) => m.agentDid === seat.agentDid && m.agentIss != null && m.agentIss === (seat.agentIss ?? null),
+  );
+  if (bound || seat.provenSeatId == null) return bound;
+  return room.members.find((m) => m.id === seat.provenSeatId && m.agentDid === seat.agentDid && m.agentIss == null);
+}
+
 export function planJoin(
   room: RoomContext,
   seat: SeatRequest,
   admission: Admission,
   now: number,
 ): JoinPlan | ProtocolError {
-  // A mandate whose subject already holds a seat reconnects to it (never a new seat). The
-  // caller was matched to the seat's issuer before (auth/seat-binding.ts); a seat bound to another
-  // issuer is never reconnected, whatever reaches this point.
-  const seated = seat.agentDid === null ? undefined : room.members.find((m) => m.agentDid === seat.agentDid);
-  if (seated) {
-    if (seated.agentIss == null || seated.agentIss === (seat.agentIss ?? null))
-      return { kind: 'reconnect', member: seated };
-    // Only the subject's own did:key outranks the issuer that joined first (auth/seat-binding.ts,
-    // signedBySubject): the seat answers to it from now on, and no longer to the other issuer.
-    if (seat.agentIss !== seat.agentDid || !seated.agentDid?.startsWith('did:key:')) return foreignIssuer(room.slug);
-    return { kind: 'reclaim', member: { ...seated, agentIss: seat.agentIss, mandateId: seat.mandateId } };
-  }
+  // A mandate whose (issuer, subject) already holds a seat reconnects to it (never a second one).
+  const seated = mandateSeatOf(room, seat);
+  if (seated) return { kind: 'reconnect', member: seated };
   const invite = findInvite(room, admission, now);
   if (invite instanceof Error) return invite;
   const usable = invite;
@@ -118,6 +109,20 @@ export function planJoin(
   }
   const full = seat.via === 'create' ? null : capacityError(room);
   if (full) return full;
+  // A name the caller chose may not pass for a seat already there (or one a pending invite holds):
+  // the repeated-name suffix tells apart only names that are the same. An invite's label was
+  // checked the same way when the invite was created.
+  if (usable === null && seat.displayName !== undefined && seat.displayName !== null) {
+    const like = lookalikeSeatName(room, seat.displayName, now);
+    if (like !== null) {
+      return lookalikeNameError(
+        'display_name',
+        seat.displayName,
+        like,
+        `the join_room action / POST /api/rooms/${room.slug}/join`,
+      );
+    }
+  }
   const wanted = usable?.label ?? seat.displayName ?? `participant-${room.members.length + 1}`;
   const member: Member = {
     id: seat.id,
@@ -135,6 +140,39 @@ export function planJoin(
   };
   const accepted = usable ? { ...usable, acceptedAt: now, acceptedParticipantId: member.id } : null;
   return { kind: 'new', member, invite: accepted };
+}
+
+/** input.invalid for a seat name that reads the same as one already in the room. */
+function lookalikeNameError(field: string, offered: string, like: NameInUse, route: string): ProtocolError {
+  const existing = clip(like.name, 100);
+  const where =
+    like.kind === 'seat'
+      ? `the seat "${existing}" already in this room`
+      : `"${existing}", the label of an invite already in this room`;
+  return invalidInput(
+    field,
+    `The name "${clip(offered, 100)}" reads the same as ${where}: ${howTheyDiffer(like.name, offered)}. ${LOOKALIKE_RULE} so others could not tell the two seats apart. Choose a name that differs visibly (${route}).`,
+    'lookalike',
+    { like_name: like.name },
+  );
+}
+
+/**
+ * A label that looks like a seat's name or another live invite's label (the very same label is
+ * refused above). Two pending labels that are the same name but for case or spaces are refused too:
+ * their seats would be told apart only by the " (2)" of whichever is redeemed second.
+ */
+function lookalikeLabel(room: RoomContext, label: string, now: number): NameInUse | null {
+  const like = lookalikeSeatName(room, label, now);
+  if (like !== null) return like;
+  const offered = seatNameLikeness(label);
+  const twin = room.invites.find((i) => {
+    const status = inviteStatus(i, now);
+    if (i.label === label || (status !== 'pending' && status !== 'accepted')) return false;
+    const other = seatNameLikeness(i.label);
+    return namesLookAlike(other, offered) || (status === 'pending' && other.identity === offered.identity);
+  });
+  return twin ? { name: twin.label, kind: 'invite' } : null;
 }
 
 export function operatorOnly(actor: Actor, action: string, route: string): ProtocolError | null {
@@ -158,6 +196,8 @@ export function planInvite(room: RoomContext, request: InviteRequest, now: numbe
       `An invite labelled "${request.label}" already exists in this room; labels name seats and must be unique (${route}).`,
       'invalid_value',
     );
+  const like = lookalikeLabel(room, request.label, now);
+  if (like !== null) return lookalikeNameError('label', request.label, like, route);
   if (request.expiresAt !== null && request.expiresAt <= now) {
     return invalidInput('expires_at', `expires_at must be in the future (${route}).`, 'out_of_range');
   }

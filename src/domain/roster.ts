@@ -3,7 +3,7 @@
  * the room and decision electorates (docs/how-decisions-end.md, Who counts) and the roster gate (docs/how-decisions-end.md, Pending invites hold early close).
  */
 import { protocolError, type ProtocolError } from '../errors.js';
-import { nameIdentity } from './shown-text.js';
+import { namesLookAlike, type SeatNameLikeness, seatNameLikeness } from './shown-text.js';
 import type { Actor, AuthorityConfig, DecisionData, InviteRecord, Member, RoomData } from './types.js';
 
 export function memberById(room: Pick<RoomData, 'members'>, id: string | null): Member | undefined {
@@ -172,27 +172,66 @@ export function rosterGateOpen(room: RoomData, now: number): boolean {
 }
 
 /**
- * A seat's name in comparison form, remembered per member record (records are immutable; a renamed
+ * A seat's name in comparison forms, remembered per member record (records are immutable; a renamed
  * seat is a new record): without it every join normalized every name on the roster again, and a
  * thousand-seat room's joins cost the square of its size.
  */
-const seatNameIdentities = new WeakMap<Member, string>();
+const seatNameLikenesses = new WeakMap<Member | InviteRecord, SeatNameLikeness>();
 
-function seatNameIdentity(member: Member): string {
-  let identity = seatNameIdentities.get(member);
-  if (identity === undefined) {
-    identity = nameIdentity(member.displayName);
-    seatNameIdentities.set(member, identity);
+function likenessOf(record: Member | InviteRecord, name: string): SeatNameLikeness {
+  let likeness = seatNameLikenesses.get(record);
+  if (likeness === undefined) {
+    likeness = seatNameLikeness(name);
+    seatNameLikenesses.set(record, likeness);
   }
-  return identity;
+  return likeness;
 }
 
-/** Names compare as others read them: case, NFKC forms and invisible characters set aside. */
+const seatLikeness = (member: Member) => likenessOf(member, member.displayName);
+
+/** A seat name in use: a seat's display name, or a pending invite's label (the name of its seat to be). */
+export interface NameInUse {
+  name: string;
+  kind: 'seat' | 'invite';
+}
+
+/**
+ * The name in use that `wanted` looks like without being the same name, or null: such a name is
+ * refused, since the protocol's " (2)" only tells apart names that are the same (case-insensitively).
+ */
+export function lookalikeSeatName(room: RoomData, wanted: string, now: number): NameInUse | null {
+  const offered = seatNameLikeness(wanted);
+  for (const member of room.members) {
+    if (namesLookAlike(seatLikeness(member), offered)) return { name: member.displayName, kind: 'seat' };
+  }
+  for (const invite of room.invites) {
+    if (inviteStatus(invite, now) !== 'pending') continue;
+    if (namesLookAlike(likenessOf(invite, invite.label), offered)) return { name: invite.label, kind: 'invite' };
+  }
+  return null;
+}
+
+/**
+ * Names compare as others read them: case, NFKC forms, spaces, invisible characters and look-alike
+ * letters set aside. A name already taken gets the protocol's " (2)", " (3)", …
+ */
 export function uniqueDisplayName(room: RoomData, wanted: string): string {
-  const taken = new Set(room.members.map(seatNameIdentity));
-  if (!taken.has(nameIdentity(wanted))) return wanted;
+  const identities = new Set<string>();
+  const shapes = new Set<string>();
+  for (const member of room.members) {
+    const likeness = seatLikeness(member);
+    identities.add(likeness.identity);
+    shapes.add(`0${likeness.shapes[0]}`).add(`1${likeness.shapes[1]}`);
+  }
+  const taken = (name: string) => {
+    const likeness = seatNameLikeness(name);
+    return (
+      identities.has(likeness.identity) || shapes.has(`0${likeness.shapes[0]}`) || shapes.has(`1${likeness.shapes[1]}`)
+    );
+  };
+  if (!taken(wanted)) return wanted;
   for (let n = 2; ; n++) {
     const candidate = `${wanted} (${n})`;
-    if (!taken.has(nameIdentity(candidate))) return candidate;
+    if (!taken(candidate)) return candidate;
   }
 }

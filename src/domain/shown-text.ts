@@ -17,13 +17,16 @@
  * - Seat names must be visible and may not claim a role the service itself shows (`operator` is
  *   what administrator acts are attributed to).
  *
- * Texts are refused, never rewritten: what is stored stays byte-exact. Two options that read the
- * same are told apart by `textIdentity` (NFKC, default-ignorables removed, case kept), so
- * "ﬁsh"/"fish" are one option while "Nd5"/"nd5" stay two. Stored rooms are not re-checked when
- * loaded: text accepted by earlier versions stays readable and choosable.
+ * Texts are refused, never rewritten: what is stored stays byte-exact. Two options a reader could
+ * not tell apart are refused as look-alikes: they compare by `optionLikeness` (NFKC, default-ignorables
+ * removed, spaces trimmed and collapsed, then the UTS #39 confusable skeleton; case kept), so
+ * "ﬁsh"/"fish", "Yes "/"Yes" and Cyrillic "Yеs"/"Yes" are one option while "Nd5"/"nd5" stay two.
+ * Seat names compare the same way and also case-insensitively (`seatNameLikeness`). Stored rooms are
+ * not re-checked when loaded: text accepted by earlier versions stays readable and choosable.
  */
 import { invalidInput, type ProtocolError } from '../errors.js';
 import { clip } from './format.js';
+import { skeleton } from './skeleton.js';
 
 /**
  * - `line`: one line others read (a question, an option).
@@ -173,14 +176,69 @@ export function reservedName(text: string): string | null {
   const bare = nameIdentity(text)
     .replace(/\s*\(\d+\)$/u, '')
     .replace(/^[\s\p{P}\p{S}]+|[\s\p{P}\p{S}]+$/gu, '');
-  return RESERVED_NAMES.includes(bare) ? bare : null;
+  if (RESERVED_NAMES.includes(bare)) return bare;
+  // "оperator" with a Cyrillic о claims the role as well as the Latin spelling does.
+  const shape = skeleton(bare);
+  return RESERVED_NAMES.find((name) => RESERVED_SHAPES.get(name) === shape) ?? null;
 }
 
-/** The first pair of options that read the same (exact or by `textIdentity`), 0-based, or null. */
+const RESERVED_SHAPES = new Map(RESERVED_NAMES.map((name) => [name, skeleton(name)]));
+
+const collapseSpaces = (text: string) => text.replace(/\s+/gu, ' ').trim();
+
+/**
+ * The comparison form of an option: `textIdentity`, spaces at the ends dropped and runs of spaces
+ * collapsed, then the UTS #39 skeleton (domain/skeleton.ts). Equal forms read the same; case is kept.
+ */
+export function optionLikeness(text: string): string {
+  return collapseSpaces(skeleton(collapseSpaces(textIdentity(text))));
+}
+
+/**
+ * The comparison forms of a seat name: `nameIdentity` (what the protocol's repeated-name rule
+ * compares: equal identities are the same name, given a visible " (2)"), and the shapes a reader
+ * sees — the skeleton as written (so "aIice" with a capital I is "alice") and the skeleton of the
+ * lower-cased identity (so "Аlice" with a Cyrillic capital А is "alice" too).
+ */
+export interface SeatNameLikeness {
+  identity: string;
+  shapes: readonly [string, string];
+}
+
+export function seatNameLikeness(text: string): SeatNameLikeness {
+  const identity = nameIdentity(text);
+  return { identity, shapes: [optionLikeness(text), collapseSpaces(skeleton(identity))] };
+}
+
+/** Whether two seat names look alike to a reader without being the same name (by `nameIdentity`). */
+export function namesLookAlike(a: SeatNameLikeness, b: SeatNameLikeness): boolean {
+  if (a.identity === b.identity) return false;
+  return a.shapes[0] === b.shapes[0] || a.shapes[1] === b.shapes[1];
+}
+
+/**
+ * How two look-alike texts differ, for a refusal's message: the first character that differs
+ * (with its code point, so an invisible or foreign letter can be found), or that only spaces do.
+ */
+export function howTheyDiffer(existing: string, offered: string): string {
+  if (collapseSpaces(existing) === collapseSpaces(offered)) {
+    return 'they differ only in spaces at the ends or between words';
+  }
+  const a = [...existing];
+  const b = [...offered];
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    if (a[i] === b[i]) continue;
+    const cp = (char: string | undefined) => (char === undefined ? 'nothing' : hex(char.codePointAt(0)!));
+    return `at character ${i + 1} one has ${cp(b[i])} where the other has ${cp(a[i])}`;
+  }
+  return 'they are the same text';
+}
+
+/** The first pair of options that read the same (exact or by `optionLikeness`), 0-based, or null. */
 function lookalikeOptions(options: readonly string[]): [number, number] | null {
   const seen = new Map<string, number>();
   for (const [index, option] of options.entries()) {
-    const key = textIdentity(option);
+    const key = optionLikeness(option);
     const first = seen.get(key);
     if (first !== undefined) return [first, index];
     seen.set(key, index);
@@ -195,16 +253,28 @@ export function duplicateOptions(options: readonly string[], route: string): Pro
   const [first, second] = pair;
   const a = options[first]!;
   const b = options[second]!;
-  const message =
-    a === b
-      ? `Option "${clip(a, 80)}" is listed twice; options must be unique (${route}).`
-      : `Options ${first + 1} ("${clip(a, 80)}") and ${second + 1} ("${clip(b, 80)}") read the same once Unicode compatibility forms (NFKC) and invisible characters are set aside, so a ballot or receipt naming one would look like the other. Keep one of them; options that differ only in case stay distinct (${route}).`;
-  return invalidInput('options', message, 'invalid_value');
+  if (a === b) {
+    return invalidInput(
+      'options',
+      `Option "${clip(a, 80)}" is listed twice; options must be unique (${route}).`,
+      'invalid_value',
+    );
+  }
+  return invalidInput(
+    'options',
+    `Options ${first + 1} ("${clip(a, 80)}") and ${second + 1} ("${clip(b, 80)}") read the same: ${howTheyDiffer(a, b)}. ${LOOKALIKE_RULE} so a ballot or receipt naming one would look like the other. Keep one of them; options that differ only in case stay distinct (${route}).`,
+    'lookalike',
+    { like_option: first + 1 },
+  );
 }
 
-/** The existing option a proposal reads the same as (by `textIdentity`), 0-based, or null. */
+/** What look-alike refusals say is set aside when texts are compared. */
+export const LOOKALIKE_RULE =
+  'Texts are compared as a reader sees them: spaces at the ends and between words, Unicode compatibility forms (NFKC), invisible characters and look-alike letters of other scripts (Unicode confusables, UTS #39) are set aside,';
+
+/** The existing option a proposal reads the same as (by `optionLikeness`), 0-based, or null. */
 export function lookalikeOf(options: readonly string[], proposal: string): number | null {
-  const key = textIdentity(proposal);
-  const index = options.findIndex((option) => textIdentity(option) === key);
+  const key = optionLikeness(proposal);
+  const index = options.findIndex((option) => optionLikeness(option) === key);
   return index >= 0 ? index : null;
 }

@@ -6,6 +6,7 @@ import { noteErrorCode } from '../observability/error-codes.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type ErrorSpec, envelope, ProtocolError, protocolError } from '../errors.js';
 import { StoreUnavailableError } from '../store/port.js';
+import { isRedisUnavailable } from '../store/redis-errors.js';
 import { errorPageHtml } from './error-page.js';
 import { wantsPage } from './negotiate.js';
 
@@ -42,9 +43,18 @@ export function bodyTooLarge(): ProtocolError {
   });
 }
 
+/**
+ * Whether a failure is the store being unavailable: mapped by the store, or a Redis error that
+ * reached this far unmapped (a Cluster failover's MOVED, CLUSTERDOWN, a connection reset;
+ * store/redis-errors.ts). Either is a 503 with Retry-After, never a 500.
+ */
+export function isStoreUnavailable(error: unknown): boolean {
+  return error instanceof StoreUnavailableError || isRedisUnavailable(error);
+}
+
 export function toProtocolError(error: unknown): ProtocolError {
   if (error instanceof ProtocolError) return error;
-  if (error instanceof StoreUnavailableError) {
+  if (isStoreUnavailable(error)) {
     return protocolError(
       'vendor:conclave:unavailable',
       "The service's store is unavailable right now; retry shortly.",
@@ -119,7 +129,7 @@ export function logRefusal(
 export function installErrorHandling(app: FastifyInstance, allowedMethods: (path: string) => string[]): void {
   app.setErrorHandler((error, request, reply) => {
     const protocol = toProtocolError(error);
-    if (error instanceof StoreUnavailableError)
+    if (isStoreUnavailable(error))
       request.log.warn({ err: error, error_code: protocol.code, status: protocol.status }, 'store unavailable');
     else if (protocol.status >= 500)
       request.log.error({ err: error, error_code: protocol.code, status: protocol.status }, 'request failed');

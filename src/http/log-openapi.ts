@@ -15,9 +15,9 @@ const base64Hashes = (description: string) => ({
   items: { type: 'string', description: 'A SHA-256 hash, base64 (44 characters).' },
 });
 
-/** The empty tree's checkpoint of the test instance in docs/transparency-log.md. */
+/** The empty tree's checkpoint of the test instance in docs/transparency-log.md (origin <host>/log/v2). */
 const CHECKPOINT_EXAMPLE =
-  '127.0.0.1:3000/log\n0\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n\n— 127.0.0.1:3000/log yUUdLpZKmyYhcbtLMY9VVkY0q5c2aMMQW85Q+Y3knJjLsGoqkwf9+d+t0XyNI5MaUTk+CfIjkjLdTGITntbcQZZBMwM=\n';
+  '127.0.0.1:3000/log/v2\n0\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n\n— 127.0.0.1:3000/log/v2 fK2PRXYNC3KKmPxc5Nu66/RlRtO6P+PRyZ/gkv+jDQAK9Uu2Cbvkr7yt/c6HPXTEgBKZIg4HJH9tp8DDDosVb5Q3tgo=\n';
 const CHECKPOINT_4 =
   'conclave.example/log\n4\nq7bnEFhNrhHxmPCMEAyVtXtGBEjLDo1TbYOCUWJ3PvE=\n\n— conclave.example/log yUUdLkhxb1HSOgYCP1xTzlmqp3PMXq52vYdWCkF6R7Y0S0dmH0rXWQOvyrV5fGpH2xuszR5cbCdd3DOHyICmk3sISwY=\n';
 const HASH_A = 'fRcVUc2UCm7f4xiC3Ik7j9Gss7bO3QzYmxXoMkq5s6c=';
@@ -87,8 +87,44 @@ const sizeParameter = (name: string, description: string, required: boolean, exa
   example: String(example),
 });
 
-/** The log's paths; `errors` builds the error responses of the given codes (openapi.ts). */
+/**
+ * The log's paths; `errors` builds the error responses of the given codes (openapi.ts): the live
+ * log under /log/ and the frozen v1 log, read-only, under /log/v1/ (docs/transparency-log.md).
+ */
 export function logOpenApiPaths(errors: (codes: readonly ErrorCode[]) => Json): Json {
+  const live = livePaths(errors);
+  const frozen: Json = {};
+  for (const [path, item] of Object.entries(live)) {
+    const { get: operation } = item as { get: Json & { operationId: string; description: string; responses: Json } };
+    const entries = path === '/log/tile/{level}/{index}';
+    frozen[path.replace('/log/', '/log/v1/')] = {
+      get: {
+        ...operation,
+        operationId: `${operation.operationId}Frozen`,
+        summary: `Frozen v1 log: ${String(operation.summary).replace(/^./, (c) => c.toLowerCase())}`,
+        description: `${FROZEN_NOTE}${entries ? ' Its entry bundles (level entries) answer 410: the leaves were whole receipts, which name rooms the read wall hides.' : ''} ${operation.description}`,
+        responses: {
+          ...operation.responses,
+          ...(entries
+            ? {
+                '410': {
+                  description:
+                    'Gone (vendor:conclave:not_found): the frozen log’s entry bundles are withheld for good; its hash tiles, checkpoints and proofs are served.',
+                  content: { 'application/json': { schema: ref('ErrorEnvelope') } },
+                },
+              }
+            : {}),
+        },
+      },
+    };
+  }
+  return { ...live, ...frozen };
+}
+
+const FROZEN_NOTE =
+  'The frozen v1 log, whose leaves were whole receipt JWSs: it no longer grows, and is served only on a service upgraded from it (404 elsewhere; discovery lists it in audit_log.frozen).';
+
+function livePaths(errors: (codes: readonly ErrorCode[]) => Json): Json {
   const reads = errors([
     'input.invalid',
     'vendor:conclave:not_found',
@@ -156,7 +192,7 @@ export function logOpenApiPaths(errors: (codes: readonly ErrorCode[]) => Json): 
     '/log/tile/{level}/{index}': get(
       'logTile',
       'A hash tile or an entry bundle (C2SP tlog-tiles)',
-      'level 0..63: the hash tile of tree level 8·level from hash 256·N: its W hashes (256 when full) of 32 bytes, concatenated. level entries: the entry bundle of leaves 256·N … 256·N+W−1, each a big-endian uint16 length and the exact compact JWS bytes of one receipt (a receipt over 65,534 bytes is written as 0xFFFF and a big-endian uint32 length). Full tiles are immutable; a partial tile is served at any width the latest checkpoint covers (max-age=60).',
+      'level 0..63: the hash tile of tree level 8·level from hash 256·N: its W hashes (256 when full) of 32 bytes, concatenated. level entries: the entry bundle of leaves 256·N … 256·N+W−1, each a big-endian uint16 length and the leaf’s exact bytes: a commitment to one receipt under its position label (conclave-receipt-commitment/v1, discovery’s audit_log.leaf; an entry over 65,534 bytes would be written as 0xFFFF and a big-endian uint32 length). Full tiles are immutable; a partial tile is served at any width the latest checkpoint covers (max-age=60).',
       {
         parameters: [
           {

@@ -32,6 +32,10 @@ const closed = (description: string, properties: Json, required: string[] = Obje
   properties,
 });
 
+/** How discovery describes a leaf of the live log (docs/transparency-log.md, The leaf). */
+export const LEAF_DESCRIPTION =
+  'conclave-receipt-commitment/v1: the ASCII lines "conclave-receipt-commitment/v1", the position key id (8 lowercase hex), base64 of the position label (the first 32 bytes of the ECVRF-EDWARDS25519-SHA512-TAI output over "conclave receipt position v1\\n" + the receipt\'s signed svc.room_id + "\\n" + its svc.sequence) and base64 of SHA-256 of the receipt\'s compact JWS, each followed by "\\n"; a room\'s members get the labels and their proofs from GET /api/rooms/{slug}/log-positions';
+
 const BASE = 'https://conclave.example';
 const KEY_EXAMPLE = {
   kty: 'OKP',
@@ -124,15 +128,41 @@ export const META_OPENAPI_SCHEMAS: Json = {
       supports_sse_upgrade: { type: 'boolean', description: 'Whether the event stream is served.' },
       default_voting_window_seconds: { type: 'integer', description: 'The default voting window, in seconds.' },
       room_config_defaults: { $ref: '#/components/schemas/RoomConfig', description: 'The RoomConfig defaults.' },
-      audit_log: closed('The transparency log of every receipt (docs/transparency-log.md); present when it runs.', {
-        kind: { const: 'c2sp-tlog-tiles', description: 'The read API: C2SP tlog-tiles.' },
-        log_url: str('The base of the tiles, checkpoints and proofs.'),
-        checkpoint_url: str('The latest signed checkpoint.'),
-        origin: str("The checkpoint origin line (the note key's name)."),
-        verifier_key: str('The note verifier key: <name>+<hex key id>+<base64(0x01 ‖ Ed25519 key)>.'),
-        leaf: str('What a leaf is: the exact compact JWS bytes of each receipt.'),
-        witnesses: strings('Verifier keys of the witnesses that cosign checkpoints.'),
-      }),
+      audit_log: closed(
+        'The transparency log of every receipt (docs/transparency-log.md); present when it runs.',
+        {
+          kind: { const: 'c2sp-tlog-tiles', description: 'The read API: C2SP tlog-tiles.' },
+          log_url: str('The base of the tiles, checkpoints and proofs.'),
+          checkpoint_url: str('The latest signed checkpoint.'),
+          origin: str("The checkpoint origin line (the note key's name)."),
+          verifier_key: str('The note verifier key: <name>+<hex key id>+<base64(0x01 ‖ Ed25519 key)>.'),
+          leaf: str(
+            'What a leaf is: a commitment to one receipt under its VRF position label (conclave-receipt-commitment/v1), never the receipt itself.',
+          ),
+          position_keys: {
+            type: 'array',
+            description:
+              'The ECVRF-EDWARDS25519-SHA512-TAI public keys that label leaves, one per receipt signing key the service holds, current first.',
+            items: closed('One position key.', {
+              key_id: str('The key id leaves carry: 8 lowercase hex, the first 4 bytes of SHA-256(public key).'),
+              public_key: str('The 32-byte public key, base64url.'),
+            }),
+          },
+          witnesses: strings('Verifier keys of the witnesses that cosign checkpoints.'),
+          frozen: {
+            type: 'array',
+            description:
+              'The frozen v1 log, whose leaves were whole receipts: its checkpoints, hash tiles and proofs are served read-only, its entries withheld. Present only when it has leaves.',
+            items: closed('One frozen log.', {
+              origin: str('Its checkpoint origin line.'),
+              verifier_key: str('Its note verifier key.'),
+              size: { type: 'integer', minimum: 1, description: 'Its final tree size.' },
+              log_url: str('The base of its checkpoints, tiles and proofs.'),
+            }),
+          },
+        },
+        ['kind', 'log_url', 'checkpoint_url', 'origin', 'verifier_key', 'leaf', 'position_keys', 'witnesses'],
+      ),
       room_retention: closed('How long rooms are kept.', {
         policy: { const: 'keep_everything', description: 'keep_everything: rooms are kept until deleted.' },
       }),
@@ -429,9 +459,10 @@ const DISCOVERY_EXAMPLE = {
     kind: 'c2sp-tlog-tiles',
     log_url: `${BASE}/log/`,
     checkpoint_url: `${BASE}/log/checkpoint`,
-    origin: 'conclave.example/log',
-    verifier_key: 'conclave.example/log+c9451d2e+AT6bt9Vx3rTJOgqeVzyKFLBjmhsoPnqLjxFw8vzEuV6N',
-    leaf: 'the exact compact JWS bytes of each receipt',
+    origin: 'conclave.example/log/v2',
+    verifier_key: 'conclave.example/log/v2+515e2c2f+AT6bt9Vx3rTJOgqeVzyKFLBjmhsoPnqLjxFw8vzEuV6N',
+    leaf: LEAF_DESCRIPTION,
+    position_keys: [{ key_id: 'ca002cf4', public_key: 'OxjwQCMUljr-8a199SKn7KOj2jwgQSycVygmn82lpVQ' }],
     witnesses: [],
   },
   room_retention: { policy: 'keep_everything' },

@@ -10,6 +10,7 @@ import { WIRED_MECHANISMS } from '../mechanisms/index.js';
 import type { Services } from '../operations/services.js';
 import type { AnyOperation } from '../operations/types.js';
 import { within } from '../runtime/within.js';
+import { LEAF_DESCRIPTION } from './meta-openapi.js';
 import { buildOpenApi } from './openapi.js';
 
 export interface Capabilities {
@@ -20,10 +21,19 @@ export interface Capabilities {
   webhooks: boolean;
 }
 
+/** The frozen v1 log as discovery lists it (docs/transparency-log.md, The frozen v1 log). */
+export interface FrozenLogSummary {
+  origin: string;
+  verifier_key: string;
+  size: number;
+  log_url: string;
+}
+
 export function discoveryDocument(
   services: Services,
   capabilities: Capabilities,
   revocations: readonly Revocation[] = [],
+  frozen: readonly FrozenLogSummary[] = [],
 ): Record<string, unknown> {
   const base = services.baseUrl;
   return {
@@ -60,7 +70,7 @@ export function discoveryDocument(
     membership_rule: { kind: 'open' },
     keys: services.keyring.jwks().keys,
     jwks_url: `${base}/.well-known/jwks.json`,
-    ...(services.tlog ? { audit_log: auditLog(services, base) } : {}),
+    ...(services.tlog ? { audit_log: auditLog(services, base, frozen) } : {}),
     revocations,
     openapi_url: `${base}/v1/openapi.json`,
     conformance: { self_attested: true, validated: false, validated_at: null, validated_against: null },
@@ -69,9 +79,10 @@ export function discoveryDocument(
 
 /**
  * Where the transparency log is and how to check it (docs/transparency-log.md): the protocol's
- * `{kind, log_url}` plus the checkpoint origin and the note verifier key.
+ * `{kind, log_url}` plus the checkpoint origin, the note verifier key, the leaf format, the
+ * position keys that label leaves, and the frozen v1 log when there is one.
  */
-function auditLog(services: Services, base: string): Record<string, unknown> {
+function auditLog(services: Services, base: string, frozen: readonly FrozenLogSummary[]): Record<string, unknown> {
   const signer = services.tlog?.noteSigner();
   return {
     kind: 'c2sp-tlog-tiles',
@@ -79,9 +90,31 @@ function auditLog(services: Services, base: string): Record<string, unknown> {
     checkpoint_url: `${base}/log/checkpoint`,
     origin: signer?.name,
     verifier_key: signer?.verifierKey,
-    leaf: 'the exact compact JWS bytes of each receipt',
+    leaf: LEAF_DESCRIPTION,
+    position_keys: (services.positions?.all() ?? []).map((key) => ({
+      key_id: key.keyId,
+      public_key: Buffer.from(key.publicKey).toString('base64url'),
+    })),
     witnesses: services.tlog?.witnessKeys ?? [],
+    ...(frozen.length > 0 ? { frozen } : {}),
   };
+}
+
+/** The frozen v1 log, listed only when it has leaves (and a held key signed it). */
+async function frozenLogs(services: Services): Promise<FrozenLogSummary[]> {
+  const log = services.frozenTlog;
+  const latest = await log?.latest();
+  if (!log || !latest || latest.size === 0) return [];
+  const signer = await log.signedBy();
+  if (!signer) return [];
+  return [
+    {
+      origin: signer.origin,
+      verifier_key: signer.verifierKey,
+      size: latest.size,
+      log_url: `${services.baseUrl}/log/v1/`,
+    },
+  ];
 }
 
 export function registerMetaRoutes(
@@ -95,7 +128,9 @@ export function registerMetaRoutes(
   let openapi: string | null = null;
 
   app.get('/.well-known/svc.json', async (_request, reply) =>
-    reply.header('cache-control', publicCache).send(discoveryDocument(services, capabilities, await revocations())),
+    reply
+      .header('cache-control', publicCache)
+      .send(discoveryDocument(services, capabilities, await revocations(), await frozenLogs(services))),
   );
   app.get('/.well-known/jwks.json', async (_request, reply) =>
     reply.header('cache-control', publicCache).send(services.keyring.jwks()),

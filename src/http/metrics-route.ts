@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { errorCodeOf, routeClass } from '../observability/error-codes.js';
 import type { ServiceMetrics } from '../observability/metrics.js';
-import { StoreUnavailableError } from '../store/port.js';
+import { isStoreUnavailable } from './errors.js';
 
 export function installMetrics(app: FastifyInstance, metrics: ServiceMetrics): void {
   app.addHook('onResponse', async (request, reply) => {
@@ -13,7 +13,7 @@ export function installMetrics(app: FastifyInstance, metrics: ServiceMetrics): v
     if (code !== undefined) metrics.refusal(routeClass(request.method, request.routeOptions.url), code);
   });
   app.addHook('onError', async (_request, _reply, error) => {
-    if (error instanceof StoreUnavailableError) metrics.storeUnavailable();
+    if (isStoreUnavailable(error)) metrics.storeUnavailable();
   });
   app.get('/metrics', async (_request, reply) => {
     const { contentType, body } = await metrics.text();

@@ -645,11 +645,17 @@ export const RESPONSE_EXAMPLES: Readonly<Record<string, Record<string, unknown>>
           index: 0,
           tree_size: 4,
           checkpoint:
-            'conclave.example/log\n4\nsqEN2liaR3EKDWLLoEDv53aZtiV4ZiWckMuwMc1FrRo=\n\n— conclave.example/log j4m2ba2WmpVGbwPFLxcNPRNmSZnN/06sJ3A7lPKyHETmRwfhx5F5NmAHiZZUllnkGZ+f7MyFaIYo+vTNKfvLY+j2cws=\n',
+            'conclave.example/log/v2\n4\nhHDg+8OyUorK/t6yxnPZ1OVAQRm7mLigdj8D8vaEbNY=\n\n— conclave.example/log/v2 UV4sLxJUeS3ImlhGNvxjCJbfLmFwYMLzWHbQTdYH8bZKQPFPxfCgdOD8xiW8SvJmsW3EHl5ooD6RnsWzPhYykL1Zlgw=\n',
           inclusion_proof: [
-            'b8tddWw/KnkatNbb+8dCoG2YrW4m/v7nRtW+yZnEcw8=',
-            '4kFPHitjUWsqhuH9OmCvV5TvLJGnZh89mtpnuX3aYcQ=',
+            'VKaa4thnI2t832Dnz5vLqxp1bVaDUB/RKKBmXFMem40=',
+            'IGw3LJfCIYPQg9WA9XAddHhPDqvyIKkgr8hfzL/1BV0=',
           ],
+          position: {
+            key_id: 'ca002cf4',
+            label: '7uMlWYl4goveyod0QNWh9HTMJb2UR94KRvTjPgAWiJM=',
+            proof:
+              '6ojZ-N1yarEb2guxQSloPwdoC3WzoVPMYiWqn9RDxlKznuUfGSvj92-OxccNywRZqUXQ3A_77yEwm2ZDZgp13tRI7dVqBehrGEexKUC-4QY',
+          },
         },
       },
       {
@@ -673,11 +679,17 @@ export const RESPONSE_EXAMPLES: Readonly<Record<string, Record<string, unknown>>
           index: 1,
           tree_size: 4,
           checkpoint:
-            'conclave.example/log\n4\nsqEN2liaR3EKDWLLoEDv53aZtiV4ZiWckMuwMc1FrRo=\n\n— conclave.example/log j4m2ba2WmpVGbwPFLxcNPRNmSZnN/06sJ3A7lPKyHETmRwfhx5F5NmAHiZZUllnkGZ+f7MyFaIYo+vTNKfvLY+j2cws=\n',
+            'conclave.example/log/v2\n4\nhHDg+8OyUorK/t6yxnPZ1OVAQRm7mLigdj8D8vaEbNY=\n\n— conclave.example/log/v2 UV4sLxJUeS3ImlhGNvxjCJbfLmFwYMLzWHbQTdYH8bZKQPFPxfCgdOD8xiW8SvJmsW3EHl5ooD6RnsWzPhYykL1Zlgw=\n',
           inclusion_proof: [
-            'GO8EBNvewoEMpcSdiWNUqtVmf622hE/0b0f81VZtN2E=',
-            '4kFPHitjUWsqhuH9OmCvV5TvLJGnZh89mtpnuX3aYcQ=',
+            'dmLS6402HLu5UKL24ItwfQ68z44+XqRAfkVLWHhFrLs=',
+            'IGw3LJfCIYPQg9WA9XAddHhPDqvyIKkgr8hfzL/1BV0=',
           ],
+          position: {
+            key_id: 'ca002cf4',
+            label: 'nk2Cg2vPEybAq1D+hKQ47dzpOLyGUeIQsRmv/6odawM=',
+            proof:
+              'pwggWK0OkgPDbtVPQDpJwlCurJPUu6zXOt32jXQ3WOmNfpeB9sYLQ1r7iNFtAFH1Jy10_wGHj0EtjHxWl1guvZLa7ewL9XkAk0j0AXHlrAE',
+          },
         },
       },
       {
@@ -701,11 +713,17 @@ export const RESPONSE_EXAMPLES: Readonly<Record<string, Record<string, unknown>>
           index: 2,
           tree_size: 4,
           checkpoint:
-            'conclave.example/log\n4\nsqEN2liaR3EKDWLLoEDv53aZtiV4ZiWckMuwMc1FrRo=\n\n— conclave.example/log j4m2ba2WmpVGbwPFLxcNPRNmSZnN/06sJ3A7lPKyHETmRwfhx5F5NmAHiZZUllnkGZ+f7MyFaIYo+vTNKfvLY+j2cws=\n',
+            'conclave.example/log/v2\n4\nhHDg+8OyUorK/t6yxnPZ1OVAQRm7mLigdj8D8vaEbNY=\n\n— conclave.example/log/v2 UV4sLxJUeS3ImlhGNvxjCJbfLmFwYMLzWHbQTdYH8bZKQPFPxfCgdOD8xiW8SvJmsW3EHl5ooD6RnsWzPhYykL1Zlgw=\n',
           inclusion_proof: [
-            '9F/XAtZa85GaGBk3vl6gve8N6RU/yuh3t+XMhOMqHgw=',
-            'lPn9X68YjBYKWQWCvYJ84C8gn7ILvk4hp44LPMaI3Mc=',
+            '1dbRrE0NFpE/BmjLoDj4ufP5ZWWMlyLWiiQn7lYlrwc=',
+            '4VfGfWwcmbr1Z/sRloCrYTHFXFw/amv8mZzynMhJITQ=',
           ],
+          position: {
+            key_id: 'ca002cf4',
+            label: '2Vnxi+CEYJmE18QOa89B9muDeFn6DmXBrS5pw1pFqD4=',
+            proof:
+              'd6gc85aXK5PgxMwCzpWVKc6y8TYXFmmBeuG6vvdadEkXcrGyHZEivmP9i5G9GDAKaG8GEJ3vg7YUaoa-PAhtMzcbA-zOgzrH17YXBCmrvww',
+          },
         },
       },
     ],
@@ -721,11 +739,17 @@ export const RESPONSE_EXAMPLES: Readonly<Record<string, Record<string, unknown>>
         index: 3,
         tree_size: 4,
         checkpoint:
-          'conclave.example/log\n4\nsqEN2liaR3EKDWLLoEDv53aZtiV4ZiWckMuwMc1FrRo=\n\n— conclave.example/log j4m2ba2WmpVGbwPFLxcNPRNmSZnN/06sJ3A7lPKyHETmRwfhx5F5NmAHiZZUllnkGZ+f7MyFaIYo+vTNKfvLY+j2cws=\n',
+          'conclave.example/log/v2\n4\nhHDg+8OyUorK/t6yxnPZ1OVAQRm7mLigdj8D8vaEbNY=\n\n— conclave.example/log/v2 UV4sLxJUeS3ImlhGNvxjCJbfLmFwYMLzWHbQTdYH8bZKQPFPxfCgdOD8xiW8SvJmsW3EHl5ooD6RnsWzPhYykL1Zlgw=\n',
         inclusion_proof: [
-          'ndaIJVWypk9hWlmOCUnxSPyR0KTXvxpKCH4V5FXIFbE=',
-          'lPn9X68YjBYKWQWCvYJ84C8gn7ILvk4hp44LPMaI3Mc=',
+          'hRTYk3oAYoIkE8BqooMcbOVnbkKjeWcyRYWo16QOToU=',
+          '4VfGfWwcmbr1Z/sRloCrYTHFXFw/amv8mZzynMhJITQ=',
         ],
+        position: {
+          key_id: 'ca002cf4',
+          label: '3wj3rLwUOFqV7N9GHDevPUzKM7Pdx+JJUPe/LegPOs8=',
+          proof:
+            'WAEYAIEX8Q32w9FYuxPq1F-8-Mw8gl_kqL6dehq05JN6hyQvH5JToDzSYuHzhPIzAAKjr0dc3C8MAxPS1J95-EaxhDLp8DV0GGLgSX539QM',
+        },
       },
     },
     verification: {
@@ -734,6 +758,77 @@ export const RESPONSE_EXAMPLES: Readonly<Record<string, Record<string, unknown>>
       typ: 'svc-receipt+jwt',
       hash: 'sha256 over the exact compact JWS bytes, hex, prefixed sha256:',
     },
+  },
+  getLogPositions: {
+    room_id: 'http://127.0.0.1:36187/r/eh9q8jz4jx',
+    log_origin: 'conclave.example/log/v2',
+    positions: [
+      {
+        sequence: 1,
+        receipt_hash: 'sha256:8386c8b9f7fb19a4682b9de1ad0174dd66a8a94efd3462526906413958c4fc29',
+        leaf_index: 0,
+        labels: [
+          {
+            key_id: 'ca002cf4',
+            label: '7uMlWYl4goveyod0QNWh9HTMJb2UR94KRvTjPgAWiJM=',
+            proof:
+              '6ojZ-N1yarEb2guxQSloPwdoC3WzoVPMYiWqn9RDxlKznuUfGSvj92-OxccNywRZqUXQ3A_77yEwm2ZDZgp13tRI7dVqBehrGEexKUC-4QY',
+          },
+        ],
+      },
+      {
+        sequence: 2,
+        receipt_hash: 'sha256:ee5050882663a023f3f88d352db71aa43a4c0e91c638ace6facf8b8ed236c9fc',
+        leaf_index: 1,
+        labels: [
+          {
+            key_id: 'ca002cf4',
+            label: 'nk2Cg2vPEybAq1D+hKQ47dzpOLyGUeIQsRmv/6odawM=',
+            proof:
+              'pwggWK0OkgPDbtVPQDpJwlCurJPUu6zXOt32jXQ3WOmNfpeB9sYLQ1r7iNFtAFH1Jy10_wGHj0EtjHxWl1guvZLa7ewL9XkAk0j0AXHlrAE',
+          },
+        ],
+      },
+      {
+        sequence: 3,
+        receipt_hash: 'sha256:3ad837bb7f5cbcdd6995c0de3ecc996978c7383a13ac4d51c929accf72dda1e8',
+        leaf_index: 2,
+        labels: [
+          {
+            key_id: 'ca002cf4',
+            label: '2Vnxi+CEYJmE18QOa89B9muDeFn6DmXBrS5pw1pFqD4=',
+            proof:
+              'd6gc85aXK5PgxMwCzpWVKc6y8TYXFmmBeuG6vvdadEkXcrGyHZEivmP9i5G9GDAKaG8GEJ3vg7YUaoa-PAhtMzcbA-zOgzrH17YXBCmrvww',
+          },
+        ],
+      },
+      {
+        sequence: 4,
+        receipt_hash: 'sha256:b4e3aa30cdc0e82288b87800c74449a26c750beeb551ed3c2dbb5279e2661dae',
+        leaf_index: 3,
+        labels: [
+          {
+            key_id: 'ca002cf4',
+            label: '3wj3rLwUOFqV7N9GHDevPUzKM7Pdx+JJUPe/LegPOs8=',
+            proof:
+              'WAEYAIEX8Q32w9FYuxPq1F-8-Mw8gl_kqL6dehq05JN6hyQvH5JToDzSYuHzhPIzAAKjr0dc3C8MAxPS1J95-EaxhDLp8DV0GGLgSX539QM',
+          },
+        ],
+      },
+      {
+        sequence: 5,
+        receipt_hash: null,
+        leaf_index: null,
+        labels: [
+          {
+            key_id: 'ca002cf4',
+            label: 'CqNH+xku2keUET31GmH3OSmdQRuJMkfcCS9hADPOi0c=',
+            proof:
+              'EaQC0mPDBN4IwU22q2dpPcdIRoOCbNHY2HylVgGfCBnhJnMLJ3sc9Tg6loUjz4Tu_SOMOdqZRpTt-kCvBamDKSUTWYloAfFozvlVEKHRJQg',
+          },
+        ],
+      },
+    ],
   },
   getRoomMachine: {
     slug: 'k7mq2xw9pa',

@@ -9,6 +9,7 @@
  */
 import type { FastifyBaseLogger, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { type CountedOn, type LimitSettings, limitCall, limitMcpSetup, type Take } from '../auth/caller-limits.js';
+import { addressGroup } from '../auth/client-address.js';
 import type { KnownCredentials } from '../auth/known-credentials.js';
 import { credentialRateKey, RATE_WINDOW_MS, type RequestRateCounter } from '../auth/rate-limit.js';
 import type { ProtocolError } from '../errors.js';
@@ -48,7 +49,7 @@ export function rateLimitHook(limits: CallerRateLimits, now: () => number): onRe
         boundedKnown(limits.known),
         boundedTake(counter, at),
         presented,
-        request.ip,
+        addressGroup(request.ip),
         MINTING_ROUTES.has(`${request.method} ${route}`),
         mutationBudget(settings, presented, isMutating(request.method, route)),
       );
@@ -84,7 +85,8 @@ export interface McpRefusal {
  * JSON): a tool call by the credential in its arguments
  * (`token`) or `_meta.mandate` (else the X-Mandate header), like a REST call, a call of one of
  * `mutatingTools` on the per-credential limit too; any other message (initialize, notifications,
- * tools/list) on the address's MCP setup budget. The refusal, or null. A refusal by the
+ * tools/list) on the address's MCP setup budget; `address` is the client's exact address, counted by
+ * its group (auth/client-address.ts). The refusal, or null. A refusal by the
  * per-credential limit is answered by the tool call, as a tool error (`inTool`), as it always was.
  */
 export async function limitMcpMessage(
@@ -97,10 +99,11 @@ export async function limitMcpMessage(
   mutatingTools: ReadonlySet<string> = new Set(),
 ): Promise<McpRefusal | null> {
   const take = boundedTake(limits.counter, at);
+  const group = addressGroup(address);
   try {
     const call = toolCallCredentials(message);
     if (call === null) {
-      const refusal = await limitMcpSetup(limits.settings, take, address);
+      const refusal = await limitMcpSetup(limits.settings, take, group);
       return refusal && { error: refusal.error, inTool: false };
     }
     const { tool, bearer, mandate } = call;
@@ -111,7 +114,7 @@ export async function limitMcpMessage(
       boundedKnown(limits.known),
       take,
       presented,
-      address,
+      group,
       MINTING_TOOLS.has(tool),
       mutation,
     );
@@ -154,6 +157,7 @@ function boundedKnown(known: KnownCredentials): KnownCredentials {
   return {
     lookup: (key) => within(known.lookup(key), LIMITER_TIMEOUT_MS, () => null),
     remember: (key, proven) => known.remember(key, proven),
+    forget: (key) => known.forget(key),
   };
 }
 

@@ -13,6 +13,7 @@ export { runEngine, runMechanism } from './engine.js';
 export { isLocked } from './lock.js';
 export { jsKeyOrder } from './ordering.js';
 export { type AgreementReport, type ReplayReport, replayReceipt, verifyAgreementReceiptSemantics } from './replay.js';
+export { compareVoters, engineVoterIds, voterIdOf } from './voters.js';
 export { type ReceiptOutcome, type ReceiptStatus, receiptOutcome, receiptStatus } from './status.js';
 export type {
   CanonicalBallot,

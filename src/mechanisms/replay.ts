@@ -6,6 +6,7 @@ import { ProtocolError } from '../errors.js';
 import { engineVote, isMechanismName, supportsAgreement, takesSingleChoice } from './catalog.js';
 import { runMechanism } from './engine.js';
 import { isRecord } from './shared.js';
+import { engineVoterIds, voterIdOf } from './voters.js';
 import { type ReceiptOutcome, receiptOutcome } from './status.js';
 import type { CanonicalBallot, EngineInput, MechanismName } from './types.js';
 
@@ -86,14 +87,30 @@ function readDecisionReceipt(payload: unknown): DecisionReceipt {
   };
 }
 
+/** A listed ballot's subject and issuer, checked. */
+function signerOf(vote: unknown, position: number): { agentId: string; agentIss: string | null } {
+  ensure(isRecord(vote), `vote ${position} is not an object`);
+  const { agent_id, agent_iss } = vote as Record<string, unknown>;
+  ensure(typeof agent_id === 'string', `vote ${position} has no agent_id`);
+  ensure(agent_iss == null || typeof agent_iss === 'string', `vote ${position} has an agent_iss that is not a string`);
+  return { agentId: agent_id as string, agentIss: (agent_iss as string | null | undefined) ?? null };
+}
+
+/**
+ * Who each listed ballot counts for: its `agent_id`, paired with its `agent_iss` where ballots of two
+ * issuers name one subject, since those are two seats (mechanisms/voters.ts).
+ */
+function votersOf(votes: readonly unknown[]): string[] {
+  return engineVoterIds(votes.map(signerOf));
+}
+
 /** Single-choice ballots are the option text; arrays and maps travel as their JCS text. */
-function decodeChoice(kind: MechanismName, vote: unknown, position: number): Record<string, unknown> {
-  ensure(isRecord(vote) && typeof vote.agent_id === 'string', `vote ${position} has no agent_id`);
-  const { agent_id, choice } = vote as Record<string, unknown>;
+function decodeChoice(kind: MechanismName, vote: unknown, voter: string, position: number): Record<string, unknown> {
+  const { choice } = vote as Record<string, unknown>;
   ensure(typeof choice === 'string', `vote ${position} has no choice text`);
-  if (takesSingleChoice(kind)) return engineVote(kind, agent_id as string, choice as string);
+  if (takesSingleChoice(kind)) return engineVote(kind, voter, choice as string);
   try {
-    return engineVote(kind, agent_id as string, JSON.parse(choice as string) as CanonicalBallot);
+    return engineVote(kind, voter, JSON.parse(choice as string) as CanonicalBallot);
   } catch {
     throw new ReplayStop('mismatch', `vote ${position} has a choice that is not JSON`);
   }
@@ -147,10 +164,11 @@ export function replayTrace(payload: unknown): Record<string, unknown> | null {
 }
 
 function engineInputOf(receipt: DecisionReceipt): EngineInput {
+  const voters = votersOf(receipt.votes);
   return {
     parameters: engineParametersOf(receipt.parameters),
     eligible_voters: receipt.eligibleVoters,
-    votes: receipt.votes.map((vote, i) => decodeChoice(receipt.kind, vote, i)),
+    votes: receipt.votes.map((vote, i) => decodeChoice(receipt.kind, vote, voters[i]!, i)),
     participating_voters: receipt.votes.length + receipt.abstentions.length,
     deterministic_seed: receipt.seed,
   };
@@ -258,8 +276,11 @@ function checkAgreementVotes({ votes }: DecisionReceipt, options: readonly strin
     ensure(isRecord(vote), `vote ${i} is not an object`);
     const { agent_id, choice, weight } = vote;
     ensure(typeof agent_id === 'string' && agent_id.length > 0, `vote ${i} has no agent_id`);
-    ensure(!voters.has(agent_id as string), `agent ${JSON.stringify(agent_id)} voted twice`);
-    voters.add(agent_id as string);
+    // Unique per voter, (issuer, subject): one subject's seats of two issuers accept once each.
+    const { agentId, agentIss } = signerOf(vote, i);
+    const voter = voterIdOf(agentId, agentIss);
+    ensure(!voters.has(voter), `voter ${voter} voted twice`);
+    voters.add(voter);
     ensure(typeof choice === 'string' && options.includes(choice), `vote ${i} accepts an option not on the slate`);
     ensure(weight === undefined || weight === 1, `vote ${i} has a weight other than 1`);
     return choice as string;

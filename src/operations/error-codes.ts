@@ -95,7 +95,7 @@ export const errorDetailsSchema = z
       .string()
       .optional()
       .describe(
-        'input.invalid: why (unknown_keys, immutable_key, out_of_range, wrong_type, ballot_shape, duplicate_in_ranking, deliberation_disabled, message_cap_reached, option_cap_reached, empty_slate, agreement_not_supported, abstain_on_agreement, reserved_mechanism, unknown_mechanism, confirmation_mismatch, credential_in_url, webhook_url_rejected, webhook_cap_reached, webhook_seat_cap_reached, webhook_origin_cap_reached, …); mandate.*: what failed; invite.invalid: why the invite is refused.',
+        'input.invalid: why (unknown_keys, immutable_key, out_of_range, wrong_type, ballot_shape, duplicate_in_ranking, deliberation_disabled, message_cap_reached, option_cap_reached, empty_slate, agreement_not_supported, abstain_on_agreement, reserved_mechanism, unknown_mechanism, confirmation_mismatch, credential_in_url, webhook_url_rejected, webhook_cap_reached, webhook_seat_cap_reached, webhook_origin_cap_reached, lookalike, …); mandate.*: what failed; invite.invalid: why the invite is refused.',
       ),
     allowed_keys: z
       .array(z.string())
@@ -106,6 +106,15 @@ export const errorDetailsSchema = z
       .string()
       .optional()
       .describe('input.invalid with reason webhook_origin_cap_reached: the receiving origin (scheme://host:port).'),
+    like_option: int(
+      'input.invalid with reason lookalike on options: the number of the option already there that the offered text reads the same as.',
+    ).optional(),
+    like_name: z
+      .string()
+      .optional()
+      .describe(
+        'input.invalid with reason lookalike on a display name or invite label: the seat name already in the room (a seat or a pending invite) that the offered name reads the same as.',
+      ),
     total: int(
       'input.invalid with reason out_of_range on options: the characters the options would hold together (limit is the most allowed).',
     ).optional(),

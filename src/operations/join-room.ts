@@ -1,7 +1,7 @@
 /** POST /api/rooms/{slug}/join — take a seat (docs/concepts.md, Seats, members and roles). */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { mandateRequired, resolveCaller } from '../auth/caller.js';
+import { type Caller, mandateRequired, resolveCaller } from '../auth/caller.js';
 import type { RoomState } from '../domain/state.js';
 import { hashSecret, randomToken, verifyPassword } from '../auth/secrets.js';
 import { roomStatus } from '../domain/views/common.js';
@@ -89,7 +89,7 @@ export const joinRoom = {
     const participantId = randomUUID();
     const turn = await services.registry.execute(input.slug, {
       prepare: (state, now) => {
-        checkJoinCredentials(state, ctx);
+        const caller = checkJoinCredentials(state, ctx);
         return {
           command: {
             type: 'JOIN',
@@ -103,6 +103,7 @@ export const joinRoom = {
               agentDid: mandate?.sub ?? null,
               agentIss: mandate?.issuerPrincipal ?? null,
               mandateId: mandate?.jti ?? null,
+              provenSeatId: caller?.kind === 'member' && caller.mandate !== null ? caller.member.id : null,
             },
             admission: {
               passwordGiven: input.password !== undefined,
@@ -138,14 +139,13 @@ export const joinRoom = {
 
 /**
  * A join's credentials (docs/concepts.md, Mandates): a presented token must be valid; a mandate needs a room that
- * accepts mandates; a mandate-only room refuses a join without one.
+ * accepts mandates; a mandate-only room refuses a join without one. Returns the caller a mandate
+ * resolved to: the seat it already reaches, if any (auth/seat-binding.ts).
  */
-function checkJoinCredentials(state: RoomState, ctx: RequestContext): void {
+function checkJoinCredentials(state: RoomState, ctx: RequestContext): Caller | null {
   const { credentials } = ctx;
-  if (credentials.mandate) {
-    resolveCaller(state, credentials, ctx.services.auth, 'seat');
-    return;
-  }
+  if (credentials.mandate) return resolveCaller(state, credentials, ctx.services.auth, 'seat');
   if (state.room.config.auth === 'mandate_required') throw mandateRequired(state.slug);
   if (credentials.bearer) resolveCaller(state, credentials, ctx.services.auth, 'read');
+  return null;
 }

@@ -26,6 +26,6 @@ export const outcome = {
     const { state } = await readRoom(ctx, input.slug);
     const receipts = await ctx.services.store.receipts(input.slug);
     const body = outcomeView(state, receipts, ctx.services.baseUrl, ctx.services.clock.now());
-    return withLogInclusion(body, ctx.services.tlog);
+    return withLogInclusion(body, ctx.services.tlog, ctx.services.positions);
   },
 } satisfies OperationDef<z.infer<typeof slugInput>>;

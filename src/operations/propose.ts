@@ -11,7 +11,9 @@ const proposeInput = z
       .min(1)
       .max(500_000)
       .refine((o) => o.trim().length > 0, 'must not be whitespace-only')
-      .describe('The option text (not whitespace-only, not a duplicate of an existing option).'),
+      .describe(
+        'The option text (not whitespace-only). The same text as an existing option returns the unchanged slate; a text that only reads like one (spaces, compatibility forms, look-alike letters) is refused with input.invalid (reason lookalike).',
+      ),
     decision: seqSelector.optional(),
   })
   .meta({ id: 'ProposeRequest', description: 'A new option for a decision that accepts proposals.' });
@@ -20,7 +22,7 @@ export const propose = {
   name: 'propose',
   summary: 'Propose an option',
   description:
-    'Adds an option to the oldest open decision (or the one named by decision). Fluid decisions accept proposals while choosing; slates only while collecting. A duplicate returns the unchanged slate.',
+    'Adds an option to the oldest open decision (or the one named by decision). Fluid decisions accept proposals while choosing; slates only while collecting. A duplicate returns the unchanged slate; a look-alike of an existing option is refused, naming it.',
   tag: 'actions',
   method: 'POST',
   path: '/api/rooms/{slug}/options',

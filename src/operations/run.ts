@@ -6,6 +6,7 @@
 import { roomUrl } from '../runtime/sealing.js';
 import { recordMandateCall, verifyMandate } from '../auth/mandates.js';
 import { rememberProven } from '../auth/known-credentials.js';
+import { credentialRateKey } from '../auth/rate-limit.js';
 import { within } from '../runtime/within.js';
 import { ProtocolError } from '../errors.js';
 import { guessIn } from '../auth/guess-throttle.js';
@@ -48,7 +49,10 @@ async function runChecked(
       mutating: operation.mutating,
     },
     services.mandates,
-  );
+  ).catch(async (error: unknown) => {
+    await forgetStale(ctx, jws, error);
+    throw error;
+  });
   ctx.credentials.verified = verified;
   const result = await learningCredentials(operation, ctx, input, invalid);
   if (operation.mutating && !ctx.replayed)
@@ -72,6 +76,30 @@ async function observedVerification(
 }
 
 const REMEMBER_WAIT_MS = 100;
+
+/** Verification failures that say the token itself is no good (not how it was used: scope, caps). */
+const STALE_MANDATE = new Set([
+  'mandate.malformed',
+  'mandate.issuer_untrusted',
+  'mandate.signature_invalid',
+  'mandate.expired',
+  'mandate.not_yet_valid',
+  'mandate.revoked',
+]);
+
+/**
+ * A presented mandate that no longer verifies is forgotten by the rate limits (docs/architecture.md,
+ * Rate limits by caller): a copy replayed after it expired or was revoked then counts on the
+ * replaying address, never again on its subject's budget. Best effort, like remembering.
+ */
+export async function forgetStale(ctx: RequestContext, jws: string, error: unknown): Promise<void> {
+  const known = ctx.services.requestRates?.known;
+  if (!known || !(error instanceof ProtocolError) || !STALE_MANDATE.has(error.code)) return;
+  const key = credentialRateKey({ mandate: jws });
+  if (key === null) return;
+  const forgetting = known.forget(key).catch(() => undefined);
+  await (known.inProcess ? forgetting : within(forgetting, REMEMBER_WAIT_MS, () => undefined));
+}
 
 /**
  * Runs the handler, then tells the rate limits which credentials this call proved real

@@ -12,6 +12,7 @@ import type { Presence } from '../runtime/presence.js';
 import type { RoomRegistry } from '../runtime/registry.js';
 import type { RoomStore } from '../store/port.js';
 import type { TransparencyLog } from '../tlog/log.js';
+import type { PositionLabels } from '../tlog/position-labels.js';
 
 export interface ServiceInfo {
   name: string;
@@ -47,4 +48,8 @@ export interface Services {
   observer?: Observer;
   /** The transparency log of every receipt (docs/transparency-log.md); absent where a test builds services by hand. */
   tlog?: TransparencyLog;
+  /** The frozen v1 log (read only, served under /log/v1/ once it has leaves). */
+  frozenTlog?: TransparencyLog;
+  /** The VRF position keys and labels of the log's leaves (the member endpoint, /outcome, discovery). */
+  positions?: PositionLabels;
 }

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type { RoomCommand } from '../../machines/room.events.js';
 import { actorOf, type Caller, credentialHash, requireActor, resolveCaller } from '../auth/caller.js';
+import { addressGroup } from '../auth/client-address.js';
 import { authorizeRead } from '../auth/read-gate.js';
 import { hashSecret } from '../auth/secrets.js';
 import type { RoomState } from '../domain/state.js';
@@ -34,13 +35,16 @@ export const slugInput = z.object({ slug: slugSchema });
  */
 export function idempotencyFor(ctx: RequestContext, slug: string | null): IdempotencySpec | undefined {
   if (ctx.idempotencyKey === undefined) return undefined;
-  const credential = credentialHash(ctx.credentials) ?? `ip:${ctx.clientIp}`;
+  // Anonymous callers are scoped, and credentials bound, by the client's address group (an IPv6 /64).
+  const group = addressGroup(ctx.clientIp);
+  const credential = credentialHash(ctx.credentials) ?? `ip:${group}`;
   const scope = `${slug ?? '-'}|${hashSecret(`${credential}\n${ctx.operationScope}\n${ctx.idempotencyKey}`)}`;
   const seal = new ResponseSeal({
     idempotencyKey: ctx.idempotencyKey,
     credentialScope: credential,
     operation: ctx.operationScope,
-    clientAddress: ctx.clientIp,
+    clientAddress: group,
+    exactClientAddress: ctx.clientIp,
   });
   return { scope, fingerprint: seal.fingerprint(fingerprintOf(ctx.fingerprintSource ?? {})), seal };
 }

@@ -16,6 +16,7 @@ import { listRooms } from './list-rooms.js';
 import { listEvents } from './list-events.js';
 import { updateMemberRole } from './members.js';
 import { nextAction } from './next-action.js';
+import { logPositions } from './log-positions.js';
 import { outcome } from './outcome.js';
 import { propose } from './propose.js';
 import { readRoomOperation } from './read-room.js';
@@ -40,6 +41,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
   abstain,
   listDecisions,
   outcome,
+  logPositions,
   closeRoom,
   createInvite,
   listInvites,

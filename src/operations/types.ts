@@ -19,6 +19,7 @@ export interface RequestContext {
   credentials: PresentedCredentials;
   idempotencyKey: string | undefined;
   requestId: string;
+  /** The client's exact address (after TRUST_PROXY); every per-address key counts its group (auth/client-address.ts). */
   clientIp: string;
   transport: 'rest' | 'mcp';
   /** Idempotency operation scope: HTTP method + concrete path, or MCP catalog + tool + slug. */

@@ -8,7 +8,13 @@
  * transparency log (browser/log-inclusion.ts) — and follows the room live
  * over the event stream. The token is sent only in an Authorization header.
  */
-import { ConclaveClient, type Jwks, verifyRoomReceiptChain } from '../client/index.js';
+import {
+  type ChainReport,
+  ConclaveClient,
+  type Jwks,
+  type ReceiptReport,
+  verifyRoomReceiptChain,
+} from '../client/index.js';
 import { api, ApiError, type Json } from './browser/api.js';
 import { type LogWatch, logWatch, showLogInclusion } from './browser/log-inclusion.js';
 import { actKey, type RoomContext, renderAct, renderHost, renderSay } from './browser/room-act.js';
@@ -18,6 +24,8 @@ import { escapeHtml, roomSections } from './room-render.js';
 
 const embedded = JSON.parse(document.getElementById('room-state')?.textContent ?? '{}') as {
   slug?: string;
+  /** The room's URL, the one its receipts are signed for (`<service>/r/<slug>`). */
+  url?: string;
   visibility?: string;
 };
 const client = new ConclaveClient({ baseUrl: location.origin });
@@ -28,11 +36,18 @@ function liveStatus(text: string): void {
   if (status) status.textContent = text;
 }
 
-async function verifyReceipts(outcome: unknown, jwks: Jwks): Promise<void> {
-  const report = await verifyRoomReceiptChain(outcome, { jwks });
+/**
+ * Verifies every receipt in this browser, bound to this page's room, and shows beside each one's
+ * marks what it signs (docs/receipts.md, Verifying): the winner and count, or the closing statement.
+ * The sections above are rendered from the outcome body's unsigned fields; a field there that
+ * disagrees with its receipt fails the receipt, and the signed value is shown next to it.
+ */
+async function verifyReceipts(outcome: unknown, jwks: Jwks, room: string): Promise<void> {
+  const report = await verifyRoomReceiptChain(outcome, { jwks, room });
   for (const receipt of report.receipts) {
     if (!receipt.receipt_hash) continue;
-    const slot = document.querySelector<HTMLElement>(`[data-receipt-hash="${CSS.escape(receipt.receipt_hash)}"]`);
+    const hash = CSS.escape(receipt.receipt_hash);
+    const slot = document.querySelector<HTMLElement>(`[data-receipt-hash="${hash}"]`);
     if (!slot) continue;
     const mark = (ok: boolean | null, what: string) => (ok === null ? '' : `${ok ? '✓' : '✗'} ${what}`);
     const checks = [
@@ -43,12 +58,37 @@ async function verifyReceipts(outcome: unknown, jwks: Jwks): Promise<void> {
     ].filter(Boolean);
     slot.dataset.receiptVerified = String(receipt.ok);
     slot.textContent = receipt.ok ? checks.join(' ') : `${checks.join(' ')} — ${receipt.errors.join('; ')}`;
+    const signed = document.querySelector<HTMLElement>(`[data-receipt-signed="${hash}"]`);
+    if (signed) showSigned(signed, receipt, report);
   }
   // A receipt the walk could not reach (a body without decisions) stays unverified, and says so.
   for (const slot of document.querySelectorAll<HTMLElement>('[data-receipt-verified="pending"]')) {
     slot.dataset.receiptVerified = 'false';
     slot.textContent = `✗ not verified: ${report.errors[0] ?? 'the receipt is missing from the outcome'}`;
   }
+}
+
+/** The room and values a receipt signs, and whether what the page shows beside it agrees. */
+function showSigned(element: HTMLElement, receipt: ReceiptReport, report: ChainReport): void {
+  const decision = report.decisions.find((d) => d.label === receipt.label);
+  const statement = report.conclusion?.statement;
+  const values = decision
+    ? `winner ${decision.winner === null ? 'none' : `“${decision.winner}”`} (${decision.status ?? 'no status'}), ${Object.entries(
+        decision.tallies,
+      )
+        .map(([option, count]) => `${option} ${count}`)
+        .join(', ')}`
+    : receipt.label === 'conclusion'
+      ? `closing statement ${statement == null ? 'none' : `“${statement}”`}`
+      : '';
+  const room = receipt.room_match === null ? '' : `${receipt.room_match ? '✓' : '✗'} room `;
+  const fields = receipt.fields_match
+    ? '✓ fields'
+    : '✗ fields: what this page shows above differs from what the receipt signs';
+  element.dataset.fieldsMatch = String(receipt.fields_match);
+  element.dataset.roomMatch = String(receipt.room_match);
+  element.textContent = `${room}${fields} — signed: ${values}`;
+  element.hidden = false;
 }
 
 /**
@@ -127,7 +167,7 @@ async function update(
     const host = byId('section-host');
     if (host) renderHost(host, ctx);
   }
-  await verifyReceipts(outcome, jwks);
+  await verifyReceipts(outcome, jwks, embedded.url ?? `${location.origin}/r/${slug}`);
   retryUnsequenced((await showLogInclusion(outcome, log)).unsequenced, refresh);
   return Number(view.current_through ?? 0);
 }
@@ -215,7 +255,7 @@ function waitForJoin(slug: string, invite: string | null): Promise<Seat> {
 
 async function follow(slug: string, seat: Seat | null): Promise<void> {
   const [jwks, discovery] = await Promise.all([client.jwks() as Promise<Jwks>, api('GET', '/.well-known/svc.json')]);
-  const log = logWatch(typeof discovery.audit_log?.verifier_key === 'string' ? discovery.audit_log.verifier_key : null);
+  const log = logWatch(discovery.audit_log);
   let refresh: () => void = () => undefined;
   refresh = coalesce(async () => {
     await update(slug, jwks, log, seat, refresh);

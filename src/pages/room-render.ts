@@ -205,7 +205,7 @@ function pairwiseMatrix(trace: Json, options: string[]): string {
 
 function receiptLine(entry: Json): string {
   if (typeof entry.receipt_hash !== 'string') return '';
-  return `<p class="receipt">Receipt <code>${escapeHtml(entry.receipt_hash)}</code>: <span class="verification" data-receipt-hash="${escapeHtml(entry.receipt_hash)}" data-receipt-verified="pending" role="status">verifying in your browser…</span> <span class="log-inclusion" data-log-receipt="${escapeHtml(entry.receipt_hash)}" data-log-verified="pending" role="status">transparency log: checking in your browser…</span></p>`;
+  return `<p class="receipt">Receipt <code>${escapeHtml(entry.receipt_hash)}</code>: <span class="verification" data-receipt-hash="${escapeHtml(entry.receipt_hash)}" data-receipt-verified="pending" role="status">verifying in your browser…</span> <span class="log-inclusion" data-log-receipt="${escapeHtml(entry.receipt_hash)}" data-log-verified="pending" role="status">transparency log: checking in your browser…</span> <span class="signed-values" data-receipt-signed="${escapeHtml(entry.receipt_hash)}" hidden></span></p>`;
 }
 
 /** One resolved decision: winner, the signed tallies as bars, the count's rounds or matrix, the receipt slot. */

@@ -26,6 +26,8 @@ th,td{border:1px solid var(--line);padding:.25rem .6rem;text-align:left}
 [data-log-verified="true"]{color:var(--ok)}
 [data-log-verified="false"]{color:var(--bad);font-weight:600}
 .log-inclusion{display:block}
+.signed-values{display:block}
+[data-fields-match="false"],[data-room-match="false"]{color:var(--bad);font-weight:600}
 .controls{display:flex;flex-wrap:wrap;gap:.75rem;align-items:end}
 .controls label{display:flex;flex-direction:column;font-size:.9rem}
 input,button{font:inherit;padding:.35rem .6rem;border:1px solid var(--muted);border-radius:6px;background:#fff;color:var(--ink)}

@@ -53,7 +53,9 @@ export function outcomeReceipts(outcomeBody: unknown): { label: string; entry: R
  * Offline walk of an `/outcome` body (docs/receipts.md): sealed rows come first and link by `prev_hash` in
  * array order, a resolved or concluded room ends on a sealed row, the conclusion links to the last
  * sealed row, and every `receipt_jws` hashes to its `receipt_hash`. Signatures are not checked here;
- * see `verifyOutcomeSignatures`.
+ * see `verifyOutcomeSignatures`. Nor is the room, nor the unsigned fields beside the receipts: this is
+ * the structure only, and never enough to tell a reader a room's history verified. The client's
+ * `verifyRoomReceiptChain` (client/verify.ts) adds the signatures, the room and the fields (binding.ts).
  */
 export function verifyRoomReceiptChain(outcomeBody: unknown): ChainCheck {
   const errors: string[] = [];

@@ -10,6 +10,9 @@
  * A response that carries a credential is also bound to the client address: replayed from another
  * address it does not open, and the caller is refused (409 `idempotency.conflict`) instead of being
  * handed the credential or a second seat. Responses without a credential replay from anywhere.
+ * The address is the client's group (auth/client-address.ts): an IPv6 client that moves to another
+ * address of its /64 between a request and its retry still gets its answer. Records sealed before
+ * that (bound to the exact address; kept 24 h at most) still open from that exact address.
  */
 import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { type ProtocolError, protocolError } from '../errors.js';
@@ -28,8 +31,13 @@ export interface SealInputs {
   credentialScope: string;
   /** HTTP method + concrete path, or MCP catalog + tool + slug. */
   operation: string;
-  /** The client address the request came from (after TRUST_PROXY). */
+  /** The client's address group (after TRUST_PROXY; auth/client-address.ts). */
   clientAddress: string;
+  /**
+   * The exact address, when it differs from its group (IPv6): records sealed before responses were
+   * bound to the group were bound to it, and still open from it until they expire.
+   */
+  exactClientAddress?: string;
 }
 
 type Binding = 'key' | 'address';
@@ -57,15 +65,16 @@ export class ResponseSeal {
    * For records that keep their credential outside the seal (a webhook registration replays the
    * signing secret from the webhook itself): the keyed fingerprint plus a tag of the client address.
    */
-  addressBoundFingerprint(fingerprint: string): string {
-    const tag = createHmac('sha256', this.#key('address')).update(fingerprint, 'utf8').digest('base64url');
+  addressBoundFingerprint(fingerprint: string, address = this.#inputs.clientAddress): string {
+    const tag = createHmac('sha256', this.#key('address', address)).update(fingerprint, 'utf8').digest('base64url');
     return `${fingerprint}.${tag}`;
   }
 
-  /** Whether a stored address-bound fingerprint names this request from this address. */
+  /** Whether a stored address-bound fingerprint names this request from this address (its group, or the exact address it was bound to before). */
   compareBound(stored: string, fingerprint: string): 'same' | 'other_request' | 'other_address' {
     if (stored.split('.')[0] !== fingerprint) return 'other_request';
-    return stored === this.addressBoundFingerprint(fingerprint) ? 'same' : 'other_address';
+    const bound = this.#addresses().some((address) => stored === this.addressBoundFingerprint(fingerprint, address));
+    return bound ? 'same' : 'other_address';
   }
 
   seal(body: string, result: unknown): string {
@@ -86,22 +95,40 @@ export class ResponseSeal {
     if (!isSealedBody(stored)) return null;
     const [mode, ivText, tagText, bodyText] = stored.slice(SEALED_BODY_PREFIX.length).split('.');
     const binding: Binding = mode === 'a' ? 'address' : 'key';
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', this.#key(binding), Buffer.from(ivText ?? '', 'base64url'));
-      decipher.setAuthTag(Buffer.from(tagText ?? '', 'base64url').subarray(0, TAG_BYTES));
-      return Buffer.concat([decipher.update(Buffer.from(bodyText ?? '', 'base64url')), decipher.final()]).toString(
-        'utf8',
-      );
-    } catch {
-      throw binding === 'address' ? replayedElsewhere() : unreadableRecord();
+    // An address-bound record opens from the client's group, or from the exact address it was bound
+    // to before groups (one of them at most opens it: the GCM tag decides).
+    const addresses = binding === 'address' ? this.#addresses() : [this.#inputs.clientAddress];
+    for (const address of addresses) {
+      try {
+        const decipher = createDecipheriv(
+          'aes-256-gcm',
+          this.#key(binding, address),
+          Buffer.from(ivText ?? '', 'base64url'),
+        );
+        decipher.setAuthTag(Buffer.from(tagText ?? '', 'base64url').subarray(0, TAG_BYTES));
+        return Buffer.concat([decipher.update(Buffer.from(bodyText ?? '', 'base64url')), decipher.final()]).toString(
+          'utf8',
+        );
+      } catch {
+        // not this address: the next, or the refusal below
+      }
     }
+    throw binding === 'address' ? replayedElsewhere() : unreadableRecord();
+  }
+
+  /** The addresses a bound record may have been bound to: the group, then the exact address (records sealed before groups). */
+  #addresses(): string[] {
+    const { clientAddress, exactClientAddress } = this.#inputs;
+    return exactClientAddress === undefined || exactClientAddress === clientAddress
+      ? [clientAddress]
+      : [clientAddress, exactClientAddress];
   }
 
   /** HKDF-SHA-256: the key material is the Idempotency-Key, salted with the credential scope. */
-  #key(purpose: 'fingerprint' | Binding): Buffer {
-    const { idempotencyKey, credentialScope, operation, clientAddress } = this.#inputs;
+  #key(purpose: 'fingerprint' | Binding, address = this.#inputs.clientAddress): Buffer {
+    const { idempotencyKey, credentialScope, operation } = this.#inputs;
     const salt = createHash('sha256').update(credentialScope, 'utf8').digest();
-    const info = `conclave idempotency v1\n${purpose}\n${operation}${purpose === 'address' ? `\n${clientAddress}` : ''}`;
+    const info = `conclave idempotency v1\n${purpose}\n${operation}${purpose === 'address' ? `\n${address}` : ''}`;
     return Buffer.from(hkdfSync('sha256', Buffer.from(idempotencyKey, 'utf8'), salt, Buffer.from(info, 'utf8'), 32));
   }
 }

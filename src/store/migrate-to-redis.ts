@@ -274,7 +274,7 @@ class SqliteSource {
   }
 
   webhooks(slug: string): { webhook: WebhookRecord; deliveries: DeliveryRecord[] }[] {
-    // settled_at came with migration 7; the source is read as it is, maybe from before it.
+    // settled_at came with migration 8; the source is read as it is, maybe from before it.
     const settledAt = this.hasColumn('deliveries', 'settled_at') ? 'settled_at' : 'NULL AS settled_at';
     const deliveries = this.db.prepare<[string], DeliveryRow>(
       `SELECT webhook_id, event_id, slug, seq, status, attempts, next_attempt_at, ${settledAt} FROM deliveries WHERE webhook_id = ? ORDER BY seq, event_id`,

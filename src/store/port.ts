@@ -9,7 +9,7 @@
  */
 
 import type { EngagementStore } from './engagement-port.js';
-import type { LogStore } from './tlog-port.js';
+import type { FrozenLogStore, LogStore } from './tlog-port.js';
 
 export interface StoredEvent {
   /** UUID, unique across the service. */
@@ -177,8 +177,11 @@ export interface RoomStore {
   /** Opener-seal wakes, webhook subscriptions and their delivery outbox (engagement-port.ts). */
   readonly engagement: EngagementStore;
 
-  /** The transparency log of every receipt (tlog-port.ts, docs/transparency-log.md). */
+  /** The transparency log of every receipt, as commitments (tlog-port.ts, docs/transparency-log.md). */
   readonly tlog: LogStore;
+
+  /** The frozen v1 log, whose leaves are whole receipts: read only (docs/transparency-log.md, The frozen v1 log). */
+  readonly frozenTlog: FrozenLogStore;
 
   /** Claims a slug forever. False when it was ever claimed before (even if the room was deleted). */
   reserveSlug(slug: string): Promise<boolean>;

@@ -4,6 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import { StoreConflictError, StoreUnavailableError } from './port.js';
+import { isTransientReply } from './redis-errors.js';
 import type { EngagementRedis, RedisCalls } from './redis-engagement-commands.js';
 import { FAIR_ACQUIRE_SCRIPT, FAIR_RELEASE_SCRIPT, LEAVE_LINE_SCRIPT } from './redis-room-lock.js';
 import {
@@ -78,9 +79,11 @@ export class DeadlineCalls implements RedisCalls {
   }
 }
 
-/** Reply errors that mean Redis cannot serve right now, as opposed to a bad request. */
-const TRANSIENT_REPLY = /^(LOADING|BUSY|READONLY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|OOM|MISCONF|NOREPLICAS)\b/;
-
+/**
+ * Redis's errors in the port's vocabulary: a conflict, the store unavailable (every reply that says
+ * "not now", redis-errors.ts, and whatever ioredis throws about connections), or, for a reply that
+ * says the request itself is wrong, the error as it is (a bug: 500).
+ */
 export function toStoreError(error: unknown): unknown {
   if (error instanceof StoreConflictError || error instanceof StoreUnavailableError) return error;
   if (!(error instanceof Error)) return error;
@@ -88,7 +91,7 @@ export function toStoreError(error: unknown): unknown {
     if (error.message.startsWith(CONFLICT_REPLY)) {
       return new StoreConflictError(error.message.slice(CONFLICT_REPLY.length).trim());
     }
-    if (!TRANSIENT_REPLY.test(error.message)) return error;
+    if (!isTransientReply(error.message)) return error;
   }
   // Everything else ioredis throws is about the connection: closed, not writable, timed out.
   return new StoreUnavailableError(`Redis store unavailable: ${error.message}`, { cause: error });

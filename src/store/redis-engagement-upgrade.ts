@@ -1,6 +1,6 @@
 /**
  * Brings engagement keys written before webhook consent up to date, once per keyspace (the Redis side
- * of what SQLite migration 7 does): deliveries settled back then (their time is `-`) enter the settled
+ * of what SQLite migration 8 does): deliveries settled back then (their time is `-`) enter the settled
  * index as settled now, so they are removed a retention later, and active subscriptions enter their
  * origin's index, so the service-wide per-origin limit counts them. Subscriptions themselves need no
  * change: one without `verified_at` is verified once, like a new one (docs/agents.md, Webhooks).

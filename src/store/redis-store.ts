@@ -104,6 +104,7 @@ export class RedisStore implements RoomStore {
   readonly commitOrigin = randomUUID();
   readonly engagement: RedisEngagementStore;
   readonly tlog: RedisLogStore;
+  readonly frozenTlog: RedisLogStore;
   private readonly key: RedisKeys;
   private readonly calls: DeadlineCalls;
   private readonly locks: RedisLockTaker;
@@ -134,13 +135,16 @@ export class RedisStore implements RoomStore {
       this.leases.wanted(slug);
     });
     this.engagement = new RedisEngagementStore(redis, keyPrefix, this.key.room, this.calls);
-    this.tlog = new RedisLogStore(redis as unknown as ConstructorParameters<typeof RedisLogStore>[0], keyPrefix, {
-      call: (operation) => this.calls.call(operation),
+    const logCalls = {
+      call: <T>(operation: () => Promise<T>) => this.calls.call(operation),
       replication,
       leaseKey: this.key.lock(LOG_LEASE_SLUG),
       roomKey: this.key.room,
       slugsKey: this.key.slugs,
-    });
+    };
+    const logRedis = redis as unknown as ConstructorParameters<typeof RedisLogStore>[0];
+    this.tlog = new RedisLogStore(logRedis, keyPrefix, logCalls);
+    this.frozenTlog = new RedisLogStore(logRedis, keyPrefix, logCalls, 'frozen');
     this.commits = new RedisRoomCommits(redis, this.key, this.calls, clock, replication, this.tlog, leases, memo, {
       channel: this.key.commits,
       origin: this.commitOrigin,

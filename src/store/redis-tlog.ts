@@ -20,7 +20,7 @@ const LOG_CONFLICT = 'CONCLAVE_LOG_CONFLICT';
 
 /**
  * KEYS: state, entries, index, rooms, queue, lease, then one tiles key per tile level appended.
- * ARGV: fence, expected size, n, n × (jws, receipt hash), consumed, r, r × (slug, logged), t × (from hash index, bytes).
+ * ARGV: fence, expected size, n, n × (leaf data, receipt hash), consumed, r, r × (slug, logged), t × (from hash index, bytes).
  */
 const APPEND_SCRIPT = `
 local state, entries, index, rooms, queue, lease = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
@@ -87,11 +87,17 @@ export function defineLogCommands(redis: Redis): void {
   redis.defineCommand('conclaveLogState', { numberOfKeys: 2, lua: STATE_SCRIPT });
 }
 
-export function logKeys(prefix: string) {
-  const base = `${prefix}tlog:{${LOG_LEASE_SLUG}}`;
+/**
+ * The keys of one log. The frozen v1 log keeps the keys it always had (`tlog:{~log}:*`); the live
+ * commitment log has the same layout under `tlog:{~log}:v2:*`, in the same hash slot, and both
+ * share the one queue, which only the live log consumes.
+ */
+export function logKeys(prefix: string, log: 'live' | 'frozen' = 'live') {
+  const shared = `${prefix}tlog:{${LOG_LEASE_SLUG}}`;
+  const base = log === 'live' ? `${shared}:v2` : shared;
   return {
     state: `${base}:state`,
-    queue: `${base}:queue`,
+    queue: `${shared}:queue`,
     entries: `${base}:entries`,
     index: `${base}:index`,
     rooms: `${base}:rooms`,
@@ -120,8 +126,9 @@ export class RedisLogStore implements LogStore {
     private readonly redis: Redis & LogCommands,
     keyPrefix: string,
     private readonly calls: LogRedisCalls,
+    log: 'live' | 'frozen' = 'live',
   ) {
-    this.key = logKeys(keyPrefix);
+    this.key = logKeys(keyPrefix, log);
   }
 
   /** The room commit's follow-up: queues its receipts for the integrator. */
@@ -179,7 +186,7 @@ export class RedisLogStore implements LogStore {
       batch.fence,
       batch.expected_size,
       batch.leaves.length,
-      ...batch.leaves.flatMap((leaf) => [leaf.jws, leaf.receipt_hash]),
+      ...batch.leaves.flatMap((leaf) => [leaf.data, leaf.receipt_hash]),
       batch.consumed,
       rooms.length,
       ...rooms.flat(),

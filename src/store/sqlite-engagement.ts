@@ -24,7 +24,7 @@ export interface WebhookRow {
   failure_streak: number;
   idempotency_scope: string | null;
   idempotency_fingerprint: string | null;
-  /** Absent in a file from before migration 7 (read as it is by `conclave migrate`). */
+  /** Absent in a file from before migration 8 (read as it is by `conclave migrate`). */
   verified_at?: number | null;
   disabled_reason?: string | null;
   refusal_streak?: number;
@@ -210,7 +210,7 @@ export class SqliteEngagementStore implements EngagementStore {
     return this.run(() => this.consumeTransaction.immediate(slug, participantId, decisionIds));
   }
 
-  /** Migration 7 (sqlite-schema.ts) did it all. */
+  /** Migration 8 (sqlite-schema.ts) did it all. */
   upgrade(_nowMs: number): Promise<void> {
     return Promise.resolve();
   }
@@ -335,7 +335,7 @@ export function toWebhook(row: WebhookRow): WebhookRecord {
     secret: row.secret,
     created_at: row.created_at,
     disabled_at: row.disabled_at,
-    // A file read before migration 7 (`conclave migrate` reads its source as it is) has none of these.
+    // A file read before migration 8 (`conclave migrate` reads its source as it is) has none of these.
     disabled_reason: (row.disabled_reason ??
       (row.disabled_at === null
         ? null

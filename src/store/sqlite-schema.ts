@@ -178,7 +178,47 @@ const MIGRATIONS: readonly (string | ((db: Database.Database, nowMs: number) => 
     );
     for (const r of backfillOrder(stored)) enqueue.run(r.slug, r.sequence, r.jws, r.receipt_hash);
   },
-  // 7: webhook consent (docs/agents.md, Webhooks). A subscription is verified by its receiver before
+  // 7: the live commitment log (docs/transparency-log.md, Stored format). The log of migration 6
+  // becomes the frozen v1 log: its tables are left exactly as they are and nothing writes them
+  // again. The live log keeps the same layout under `tlog_v2_*` and consumes the same queue
+  // (`tlog_queue`, still filled by the trigger). It is back-filled from the frozen log's entries by
+  // the first integrator, not here: its leaves carry VRF labels, and the key they derive from is
+  // the service's, which a migration does not hold.
+  `
+  CREATE TABLE tlog_v2_entries (
+    idx          INTEGER PRIMARY KEY,
+    leaf         TEXT NOT NULL,
+    receipt_hash TEXT NOT NULL
+  );
+  CREATE INDEX tlog_v2_entries_hash ON tlog_v2_entries (receipt_hash);
+  CREATE TABLE tlog_v2_tiles (
+    level  INTEGER NOT NULL,
+    idx    INTEGER NOT NULL,
+    hashes BLOB NOT NULL,
+    PRIMARY KEY (level, idx)
+  ) WITHOUT ROWID;
+  CREATE TABLE tlog_v2_checkpoints (
+    size INTEGER PRIMARY KEY,
+    note TEXT NOT NULL
+  );
+  CREATE TABLE tlog_v2_cosignatures (
+    size    INTEGER NOT NULL,
+    witness TEXT NOT NULL,
+    line    TEXT NOT NULL,
+    PRIMARY KEY (size, witness)
+  ) WITHOUT ROWID;
+  CREATE TABLE tlog_v2_rooms (
+    slug   TEXT PRIMARY KEY,
+    logged INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE TABLE tlog_v2_state (
+    id        INTEGER PRIMARY KEY CHECK (id = 1),
+    size      INTEGER NOT NULL,
+    published INTEGER NOT NULL
+  );
+  INSERT INTO tlog_v2_state (id, size, published) VALUES (1, 0, 0);
+  `,
+  // 8: webhook consent (docs/agents.md, Webhooks). A subscription is verified by its receiver before
   // room events go to it: those stored before have verified_at NULL and are verified once, like new
   // ones (a receiver written to the protocol answers 2xx and goes on as before). Disablings get a
   // reason (an old one inferred from the failure streak), deliveries a settle time so that settled rows

@@ -32,7 +32,7 @@ import {
   toStoredEvent,
   toStoreError,
 } from './sqlite-statements.js';
-import { SqliteLogStore } from './sqlite-tlog.js';
+import { FROZEN_LOG_TABLES, SqliteLogStore } from './sqlite-tlog.js';
 
 export interface SqliteStoreOptions {
   /** Database file path, or ':memory:' for a private throwaway store. */
@@ -85,6 +85,7 @@ export class SqliteStore implements RoomStore {
   readonly kind = 'sqlite' as const;
   readonly engagement: SqliteEngagementStore;
   readonly tlog: SqliteLogStore;
+  readonly frozenTlog: SqliteLogStore;
   private readonly sql: SqlStatements;
   private readonly writes: GroupCommit;
   private readonly roomCommit: SqliteRoomCommit;
@@ -112,6 +113,12 @@ export class SqliteStore implements RoomStore {
       db,
       (work) => this.run(work),
       (work) => this.writes.write(work),
+    );
+    this.frozenTlog = new SqliteLogStore(
+      db,
+      (work) => this.run(work),
+      (work) => this.writes.write(work),
+      FROZEN_LOG_TABLES,
     );
     // Lock expiry is wall time, not the injected clock: it measures real process liveness, as
     // Redis's PX does, and must agree between processes sharing the file.

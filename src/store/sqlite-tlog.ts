@@ -1,4 +1,9 @@
-/** LogStore on the SQLite store's connection (tables `tlog_*`, migration 6 in sqlite-schema.ts). */
+/**
+ * LogStore on the SQLite store's connection. Two logs share the layout (sqlite-schema.ts): the
+ * frozen v1 log in the tables `tlog_*` (migration 6; its entries are whole receipts, column `jws`)
+ * and the live commitment log in `tlog_v2_*` (migration 7; column `leaf`). Both read the one queue,
+ * `tlog_queue`, filled by the trigger on `receipts`; only the live log consumes it.
+ */
 import type Database from 'better-sqlite3';
 import { StoreConflictError } from './port.js';
 import { LOG_LEASE_SLUG, type LogAppend, type LogState, type LogStore, type QueuedReceipt } from './tlog-port.js';
@@ -6,41 +11,75 @@ import { LOG_LEASE_SLUG, type LogAppend, type LogState, type LogStore, type Queu
 const HASH = 32;
 const TILE_HASHES = 256;
 
-function prepareStatements(db: Database.Database) {
+/** The table names of one log. Fixed strings from this module, never input. */
+export interface LogTables {
+  entries: string;
+  /** The column of `entries` holding each leaf's data. */
+  data: string;
+  tiles: string;
+  checkpoints: string;
+  cosignatures: string;
+  rooms: string;
+  state: string;
+}
+
+/** The frozen v1 log (migration 6): leaves are whole receipt JWSs. */
+export const FROZEN_LOG_TABLES: LogTables = {
+  entries: 'tlog_entries',
+  data: 'jws',
+  tiles: 'tlog_tiles',
+  checkpoints: 'tlog_checkpoints',
+  cosignatures: 'tlog_cosignatures',
+  rooms: 'tlog_rooms',
+  state: 'tlog_state',
+};
+
+/** The live commitment log (migration 7). */
+export const LIVE_LOG_TABLES: LogTables = {
+  entries: 'tlog_v2_entries',
+  data: 'leaf',
+  tiles: 'tlog_v2_tiles',
+  checkpoints: 'tlog_v2_checkpoints',
+  cosignatures: 'tlog_v2_cosignatures',
+  rooms: 'tlog_v2_rooms',
+  state: 'tlog_v2_state',
+};
+
+function prepareStatements(db: Database.Database, t: LogTables) {
   return {
-    state: db.prepare<[], { size: number; published: number }>('SELECT size, published FROM tlog_state WHERE id = 1'),
-    setSize: db.prepare<[number]>('UPDATE tlog_state SET size = ? WHERE id = 1'),
-    setPublished: db.prepare<[number]>('UPDATE tlog_state SET published = ? WHERE id = 1'),
+    state: db.prepare<[], { size: number; published: number }>(`SELECT size, published FROM ${t.state} WHERE id = 1`),
+    setSize: db.prepare<[number]>(`UPDATE ${t.state} SET size = ? WHERE id = 1`),
+    setPublished: db.prepare<[number]>(`UPDATE ${t.state} SET published = ? WHERE id = 1`),
     queued: db.prepare<[number], QueuedReceipt>(
       'SELECT slug, sequence, jws, receipt_hash FROM tlog_queue ORDER BY id LIMIT ?',
     ),
     consume: db.prepare<[number]>('DELETE FROM tlog_queue WHERE id IN (SELECT id FROM tlog_queue ORDER BY id LIMIT ?)'),
-    rooms: db.prepare<[], { slug: string; logged: number }>('SELECT slug, logged FROM tlog_rooms'),
+    rooms: db.prepare<[], { slug: string; logged: number }>(`SELECT slug, logged FROM ${t.rooms}`),
     setRoom: db.prepare<[string, number]>(
-      'INSERT INTO tlog_rooms (slug, logged) VALUES (?, ?) ON CONFLICT (slug) DO UPDATE SET logged = excluded.logged',
+      `INSERT INTO ${t.rooms} (slug, logged) VALUES (?, ?) ON CONFLICT (slug) DO UPDATE SET logged = excluded.logged`,
     ),
     insertEntry: db.prepare<[number, string, string]>(
-      'INSERT INTO tlog_entries (idx, jws, receipt_hash) VALUES (?, ?, ?)',
+      `INSERT INTO ${t.entries} (idx, ${t.data}, receipt_hash) VALUES (?, ?, ?)`,
     ),
-    entries: db.prepare<[number, number], { jws: string }>(
-      'SELECT jws FROM tlog_entries WHERE idx >= ? ORDER BY idx LIMIT ?',
+    entries: db.prepare<[number, number], { data: string }>(
+      `SELECT ${t.data} AS data FROM ${t.entries} WHERE idx >= ? ORDER BY idx LIMIT ?`,
     ),
-    indexOf: db.prepare<[string], { idx: number }>('SELECT idx FROM tlog_entries WHERE receipt_hash = ? LIMIT 1'),
-    tile: db.prepare<[number, number], { hashes: Buffer }>('SELECT hashes FROM tlog_tiles WHERE level = ? AND idx = ?'),
+    indexOf: db.prepare<[string], { idx: number }>(`SELECT idx FROM ${t.entries} WHERE receipt_hash = ? LIMIT 1`),
+    tile: db.prepare<[number, number], { hashes: Buffer }>(`SELECT hashes FROM ${t.tiles} WHERE level = ? AND idx = ?`),
     setTile: db.prepare<[number, number, Buffer]>(
-      'INSERT INTO tlog_tiles (level, idx, hashes) VALUES (?, ?, ?) ON CONFLICT (level, idx) DO UPDATE SET hashes = excluded.hashes',
+      `INSERT INTO ${t.tiles} (level, idx, hashes) VALUES (?, ?, ?) ON CONFLICT (level, idx) DO UPDATE SET hashes = excluded.hashes`,
     ),
-    checkpoint: db.prepare<[number], { note: string }>('SELECT note FROM tlog_checkpoints WHERE size = ?'),
+    checkpoint: db.prepare<[number], { note: string }>(`SELECT note FROM ${t.checkpoints} WHERE size = ?`),
     checkpointSizes: db.prepare<[number, number], { size: number }>(
-      'SELECT size FROM tlog_checkpoints WHERE size > ? ORDER BY size LIMIT ?',
+      `SELECT size FROM ${t.checkpoints} WHERE size > ? ORDER BY size LIMIT ?`,
     ),
-    insertCheckpoint: db.prepare<[number, string]>('INSERT INTO tlog_checkpoints (size, note) VALUES (?, ?)'),
+    insertCheckpoint: db.prepare<[number, string]>(`INSERT INTO ${t.checkpoints} (size, note) VALUES (?, ?)`),
     addCosignature: db.prepare<[number, string, string]>(
-      `INSERT INTO tlog_cosignatures (size, witness, line) VALUES (?, ?, ?)
+      `INSERT INTO ${t.cosignatures} (size, witness, line) VALUES (?, ?, ?)
        ON CONFLICT (size, witness) DO UPDATE SET line = excluded.line`,
     ),
     cosignatures: db.prepare<[number], { line: string }>(
-      'SELECT line FROM tlog_cosignatures WHERE size = ? ORDER BY witness',
+      `SELECT line FROM ${t.cosignatures} WHERE size = ? ORDER BY witness`,
     ),
     lease: db.prepare<[string], { token: string; expires_at: number }>(
       'SELECT token, expires_at FROM locks WHERE slug = ?',
@@ -57,8 +96,9 @@ export class SqliteLogStore implements LogStore {
     private readonly run: <T>(work: () => T) => Promise<T>,
     /** Runs a write in the store's group commit. */
     private readonly grouped: <T>(work: () => T) => Promise<T>,
+    tables: LogTables = LIVE_LOG_TABLES,
   ) {
-    this.sql = prepareStatements(db);
+    this.sql = prepareStatements(db, tables);
   }
 
   state(): Promise<LogState> {
@@ -86,7 +126,7 @@ export class SqliteLogStore implements LogStore {
         throw new StoreConflictError(`the log has ${size} leaves, the append expected ${batch.expected_size}`);
       }
       batch.leaves.forEach((leaf, i) => {
-        this.sql.insertEntry.run(size + i, leaf.jws, leaf.receipt_hash);
+        this.sql.insertEntry.run(size + i, leaf.data, leaf.receipt_hash);
       });
       for (const { level, from, hashes } of batch.tiles) this.appendHashes(level, from, hashes);
       for (const [slug, logged] of Object.entries(batch.rooms)) this.sql.setRoom.run(slug, logged);
@@ -148,7 +188,7 @@ export class SqliteLogStore implements LogStore {
   }
 
   entries(from: number, count: number): Promise<string[]> {
-    return this.run(() => this.sql.entries.all(from, count).map((row) => row.jws));
+    return this.run(() => this.sql.entries.all(from, count).map((row) => row.data));
   }
 
   indexOf(receiptHash: string): Promise<number | null> {

@@ -4,6 +4,11 @@
  * room commit; one integrator at a time, holding the log lease (`LOG_LEASE_SLUG` in the store's
  * room-lock table), appends them as leaves with every tile they complete, then publishes the
  * signed checkpoint. Tiles, entries and published checkpoints only grow; nothing is rewritten.
+ *
+ * A store holds two logs: the live commitment log (`RoomStore.tlog`), which the integrator grows,
+ * and the frozen v1 log (`RoomStore.frozenTlog`) written before leaves became commitments, whose
+ * leaves are whole receipts. The frozen one is only read: its checkpoints, tiles and proofs stay
+ * served, and the live log is back-filled from its entries once.
  */
 
 /** The store lock that makes an integrator the only one. Not a valid room slug, so no room takes it. */
@@ -14,6 +19,12 @@ export interface QueuedReceipt {
   slug: string;
   sequence: number;
   jws: string;
+  receipt_hash: string;
+}
+
+/** One leaf as stored: its exact data (ASCII) and the receipt it commits to, by which it is found. */
+export interface LogEntry {
+  data: string;
   receipt_hash: string;
 }
 
@@ -29,8 +40,8 @@ export interface LogState {
 export interface LogAppend {
   /** The stored size the integrator built on; the append fails unless the log is still there. */
   expected_size: number;
-  /** The new entries (the exact compact JWS of each receipt), in leaf order. */
-  leaves: QueuedReceipt[];
+  /** The new entries (each leaf's exact data), in leaf order. */
+  leaves: LogEntry[];
   /** Per tile level L, the new hashes of tree level 8·L (each 32 bytes), from hash index `from` on. */
   tiles: { level: number; from: number; hashes: Uint8Array }[];
   /** How many receipts at the head of the queue this append consumed (sequenced or skipped). */
@@ -66,8 +77,17 @@ export interface LogStore {
   cosignatures(size: number): Promise<string[]>;
   /** `count` hashes of tree level 8·level from hash index `from` (fewer if fewer are stored). */
   tileHashes(level: number, from: number, count: number): Promise<Uint8Array>;
-  /** `count` entries from leaf index `from`. */
+  /** `count` entries (each leaf's data) from leaf index `from`. */
   entries(from: number, count: number): Promise<string[]>;
   /** The leaf index of a receipt by its receipt_hash, or null when it is not (yet) in the log. */
   indexOf(receiptHash: string): Promise<number | null>;
 }
+
+/** The reads of a log: what every process serves, and all there is of the frozen v1 log. */
+export type LogReader = Pick<
+  LogStore,
+  'state' | 'loggedCounts' | 'checkpointSizes' | 'checkpointAt' | 'cosignatures' | 'tileHashes' | 'entries' | 'indexOf'
+>;
+
+/** The frozen v1 log: nothing writes it any more. */
+export type FrozenLogStore = LogReader;

@@ -9,9 +9,13 @@
  * No fork: an append succeeds only on top of exactly the stored size, tiles only grow, the
  * checkpoint of a size is a deterministic function of the stored leaves (Ed25519 is deterministic),
  * and the store refuses a second, different note for a published size.
+ *
+ * Each leaf is a commitment to one receipt under a VRF position label (position-labels.ts), never
+ * the receipt itself. Before the first queued receipt, the holder back-fills the live log with the
+ * frozen v1 log's receipts in their leaf order, so the order of every receipt logged so far is kept.
  */
 import type { RoomLock, RoomStore } from '../store/port.js';
-import { LOG_LEASE_SLUG, type QueuedReceipt } from '../store/tlog-port.js';
+import { LOG_LEASE_SLUG, type LogEntry, type QueuedReceipt } from '../store/tlog-port.js';
 import { backfillOrder } from './commit-order.js';
 import { leafHash } from './merkle.js';
 import { parseCheckpoint } from './note.js';
@@ -61,6 +65,11 @@ const LEASE_ATTEMPT_SHARE = 1 / 6;
 
 const encoder = new TextEncoder();
 
+/** Turns a receipt into its leaf: the commitment under the current position key (PositionLabels.entry). */
+export interface LeafMaker {
+  entry(jws: string): LogEntry;
+}
+
 /** What the holder knows, valid only while it holds the lease. */
 interface Holding {
   lease: RoomLock;
@@ -86,6 +95,7 @@ export class Integrator {
   constructor(
     private readonly store: RoomStore,
     private readonly signer: () => NoteSigner,
+    private readonly leaves: LeafMaker,
     private readonly onError: (error: unknown, message: string) => void,
     private readonly options: IntegratorOptions = DEFAULT_INTEGRATOR_OPTIONS,
     private readonly witnesses: Witnesses | null = null,
@@ -136,6 +146,7 @@ export class Integrator {
     try {
       const holding = await this.hold();
       if (!holding) return;
+      await this.backfillFromFrozen(holding);
       if (this.now() - holding.lastSweep >= this.options.sweepMs) await this.sweep(holding);
       for (;;) {
         const queued = await this.store.tlog.queued(this.options.batchSize);
@@ -211,6 +222,32 @@ export class Integrator {
     return holding;
   }
 
+  /**
+   * Copies the frozen v1 log's receipts into the live log, in their leaf order, once: while the live
+   * log is shorter than the frozen one, which only happens before the first receipt after the
+   * upgrade (the frozen log never grows). Resumable: a holder that dies half-way leaves the live log
+   * at a leaf of the frozen one, and the next continues from there. The last batch records each
+   * room's logged count, which is then exactly the frozen log's, so the queue's copies of those
+   * receipts are skipped.
+   */
+  private async backfillFromFrozen(holding: Holding): Promise<void> {
+    const frozen = (await this.store.frozenTlog.state()).size;
+    if (holding.tree.size >= frozen) return;
+    const counts = await this.store.frozenTlog.loggedCounts();
+    while (holding.tree.size < frozen) {
+      const from = holding.tree.size;
+      const jwss = await this.store.frozenTlog.entries(from, Math.min(this.options.batchSize, frozen - from));
+      if (jwss.length === 0) throw new Error(`the frozen log stores ${frozen} leaves but has no entry ${from}`);
+      const last = from + jwss.length === frozen;
+      await this.append(
+        holding,
+        jwss.map((jws) => this.leaves.entry(jws)),
+        0,
+        last ? counts : new Map(),
+      );
+    }
+  }
+
   /** Receipts the queue missed (a crash between a Redis commit and its queueing), and the back-fill. */
   private async sweep(holding: Holding): Promise<void> {
     holding.lastSweep = this.now();
@@ -251,10 +288,25 @@ export class Integrator {
       leaves.push(item);
       counts.set(item.slug, item.sequence);
     }
+    await this.append(
+      holding,
+      leaves.map((leaf) => this.leaves.entry(leaf.jws)),
+      consumed,
+      counts,
+    );
+  }
+
+  /** One fenced append of these entries with every tile they complete, then its publication. */
+  private async append(
+    holding: Holding,
+    entries: LogEntry[],
+    consumed: number,
+    counts: Map<string, number>,
+  ): Promise<void> {
     const { tree } = holding;
     const before = tree.size;
     const levelsBefore = tileLevels(tree).map((level) => tree.countAt(level * TILE_HEIGHT));
-    tree.append(leaves.map((leaf) => leafHash(encoder.encode(leaf.jws))));
+    tree.append(entries.map((entry) => leafHash(encoder.encode(entry.data))));
     const tiles = tileLevels(tree).flatMap((level) => {
       const from = levelsBefore[level] ?? 0;
       const to = tree.countAt(level * TILE_HEIGHT);
@@ -262,14 +314,14 @@ export class Integrator {
     });
     await this.store.tlog.append({
       expected_size: before,
-      leaves,
+      leaves: entries,
       tiles,
       consumed,
       rooms: Object.fromEntries(counts),
       fence: holding.lease.token,
     });
     for (const [slug, count] of counts) holding.counts.set(slug, count);
-    if (leaves.length > 0) await this.publish(holding);
+    if (entries.length > 0) await this.publish(holding);
   }
 
   private async publish(holding: Holding): Promise<void> {

@@ -5,9 +5,10 @@
  * only sizes that have a published checkpoint are served.
  */
 import type { Keyring } from '../receipts/keyring.js';
-import { type RoomStore, StoreUnavailableError } from '../store/port.js';
+import { StoreUnavailableError } from '../store/port.js';
+import type { LogReader } from '../store/tlog-port.js';
 import type { Hash } from './merkle.js';
-import { parseCheckpoint } from './note.js';
+import { parseCheckpoint, parseNote } from './note.js';
 import { logOrigin, NoteSigner } from './note-signer.js';
 import { encodeEntryBundle, TILE_WIDTH } from './tiles.js';
 import { MerkleTree } from './tree.js';
@@ -22,7 +23,8 @@ export interface PublishedCheckpoint {
 /** Why a log request cannot be answered: the route turns it into a 4xx envelope. */
 export class LogRequestError extends Error {
   constructor(
-    readonly reason: 'not_found' | 'invalid',
+    /** `gone`: withheld for good (the frozen log's entry bundles). */
+    readonly reason: 'not_found' | 'invalid' | 'gone',
     message: string,
   ) {
     super(message);
@@ -50,17 +52,31 @@ export class TransparencyLog {
   private signer: NoteSigner | null = null;
 
   constructor(
-    private readonly store: RoomStore,
+    private readonly store: LogReader,
     private readonly keyring: Keyring,
     /** Read lazily: tests learn the service's address once it listens. */
     private readonly baseUrl: () => string,
     /** Verifier keys of the witnesses that cosign (published in discovery). */
     readonly witnessKeys: readonly string[] = [],
+    private readonly options: {
+      /** The log's origin from the base URL: the live log's by default. */
+      origin?: (baseUrl: string) => string;
+      /**
+       * Why entry bundles are not served, or null when they are. The frozen v1 log's leaves are whole
+       * receipts, which name rooms the read wall hides; its hash tiles and proofs stay served.
+       */
+      entriesWithheld?: string | null;
+    } = {},
   ) {}
+
+  /** This log's origin line, from the base URL. */
+  get origin(): string {
+    return (this.options.origin ?? logOrigin)(this.baseUrl());
+  }
 
   /** The checkpoint signer: the log's origin (from the base URL) and the note key derived from the current receipt key. */
   noteSigner(): NoteSigner {
-    const origin = logOrigin(this.baseUrl());
+    const origin = this.origin;
     const signing = this.keyring.current;
     if (!this.signer || this.signer.name !== origin || this.signerKid !== signing.kid) {
       this.signer = new NoteSigner(origin, signing);
@@ -71,8 +87,26 @@ export class TransparencyLog {
 
   private signerKid = '';
 
+  /**
+   * The origin and verifier key of the note key that signed this log's latest checkpoint, among the
+   * keys the service holds (the frozen log was signed by whichever receipt key was current then);
+   * null when nothing was published or no held key signed it.
+   */
+  async signedBy(): Promise<{ origin: string; verifierKey: string } | null> {
+    const latest = await this.latest();
+    if (!latest) return null;
+    // The origin as the checkpoints carry it: the frozen log's was the base URL of its time.
+    const origin = latest.note.slice(0, latest.note.indexOf('\n'));
+    const ids = parseNote(latest.note).signatures.map((line) => Buffer.from(line.id).toString('hex'));
+    for (const key of this.keyring.all) {
+      const signer = new NoteSigner(origin, key);
+      if (ids.includes(Buffer.from(signer.id).toString('hex'))) return { origin, verifierKey: signer.verifierKey };
+    }
+    return null;
+  }
+
   async latest(): Promise<PublishedCheckpoint | null> {
-    const state = await this.store.tlog.state();
+    const state = await this.store.state();
     return state.checkpoint ? checkpointOf(state.checkpoint) : null;
   }
 
@@ -84,7 +118,7 @@ export class TransparencyLog {
   async checkpointAt(size: number): Promise<PublishedCheckpoint> {
     const known = this.published.get(size);
     if (known) return known;
-    const note = await this.store.tlog.checkpointAt(size);
+    const note = await this.store.checkpointAt(size);
     if (!note) throw new LogRequestError('not_found', `no checkpoint of size ${size} was published`);
     const checkpoint = checkpointOf(note);
     if (this.published.size >= KEPT_CHECKPOINTS) {
@@ -96,11 +130,11 @@ export class TransparencyLog {
 
   /** The note with every witness cosignature recorded for its size (what the checkpoint routes serve). */
   async cosigned(checkpoint: PublishedCheckpoint): Promise<string> {
-    return withCosignatures(checkpoint.note, await this.store.tlog.cosignatures(checkpoint.size));
+    return withCosignatures(checkpoint.note, await this.store.cosignatures(checkpoint.size));
   }
 
   checkpointSizes(after: number, limit: number): Promise<number[]> {
-    return this.store.tlog.checkpointSizes(after, limit);
+    return this.store.checkpointSizes(after, limit);
   }
 
   /** An inclusion proof of leaf `index` against the published checkpoint of `size`. */
@@ -124,13 +158,24 @@ export class TransparencyLog {
     return { second: checkpoint, proof: this.tree.consistency(first, second) };
   }
 
+  /** A receipt's leaf index once a published checkpoint covers it, else null. */
+  async publishedIndexOf(receiptHash: string, latest: PublishedCheckpoint | null): Promise<number | null> {
+    const index = await this.store.indexOf(receiptHash);
+    return index !== null && latest && index < latest.size ? index : null;
+  }
+
+  /** The data of leaf `index` (the commitment leaf's ASCII), or null when it is not stored. */
+  async leafData(index: number): Promise<string | null> {
+    return (await this.store.entries(index, 1))[0] ?? null;
+  }
+
   /** Where a receipt is in the log, with its inclusion proof against the latest checkpoint; null before it is published. */
   async receiptProof(
     receiptHash: string,
     /** The latest checkpoint when the caller already read it (one read for a whole outcome). */
     latestKnown?: PublishedCheckpoint | null,
   ): Promise<{ index: number; checkpoint: PublishedCheckpoint; proof: Hash[] } | null> {
-    const index = await this.store.tlog.indexOf(receiptHash);
+    const index = await this.store.indexOf(receiptHash);
     if (index === null) return null;
     const latest = latestKnown === undefined ? await this.latest() : latestKnown;
     if (!latest || index >= latest.size) return null;
@@ -145,7 +190,7 @@ export class TransparencyLog {
   async hashTile(level: number, index: number, width: number): Promise<Uint8Array> {
     const size = (await this.latest())?.size ?? 0;
     this.assertWithin(Math.max(0, Math.floor(size / TILE_WIDTH ** level) - index * TILE_WIDTH), width, 'tile');
-    return this.store.tlog.tileHashes(level, index * TILE_WIDTH, width);
+    return this.store.tileHashes(level, index * TILE_WIDTH, width);
   }
 
   /**
@@ -153,13 +198,14 @@ export class TransparencyLog {
    * megabytes (large options), and a bundle of 256 of them is never held in memory at once.
    */
   async entryBundle(index: number, width: number): Promise<AsyncGenerator<Uint8Array>> {
+    if (this.options.entriesWithheld) throw new LogRequestError('gone', this.options.entriesWithheld);
     const size = (await this.latest())?.size ?? 0;
     this.assertWithin(Math.max(0, size - index * TILE_WIDTH), width, 'entry bundle');
     const store = this.store;
     return (async function* () {
       for (let at = 0; at < width; at += ENTRIES_PER_READ) {
-        const entries = await store.tlog.entries(index * TILE_WIDTH + at, Math.min(ENTRIES_PER_READ, width - at));
-        yield encodeEntryBundle(entries.map((jws) => encoder.encode(jws)));
+        const entries = await store.entries(index * TILE_WIDTH + at, Math.min(ENTRIES_PER_READ, width - at));
+        yield encodeEntryBundle(entries.map((data) => encoder.encode(data)));
       }
     })();
   }
@@ -178,7 +224,7 @@ export class TransparencyLog {
     while (this.tree.size < size) {
       this.following ??= (async () => {
         const from = this.tree.size;
-        const bytes = await this.store.tlog.tileHashes(0, from, Math.min(65_536, size - from));
+        const bytes = await this.store.tileHashes(0, from, Math.min(65_536, size - from));
         if (bytes.length === 0) throw new StoreUnavailableError(`the log store has no leaf hash at ${from}`);
         const hashes: Hash[] = [];
         for (let at = 0; at < bytes.length; at += 32) hashes.push(bytes.slice(at, at + 32));

@@ -13,7 +13,8 @@ const DERIVATION_LABEL = 'conclave transparency log note key v1\n';
 export class NoteSigner {
   private readonly key: SigningKey;
   readonly publicKey: Uint8Array;
-  private readonly id: Uint8Array;
+  /** The note key id (first 4 bytes of SHA-256(name ‖ 0x0A ‖ 0x01 ‖ public key)), as signature lines carry it. */
+  readonly id: Uint8Array;
 
   constructor(
     /** The key name, which is also the log's origin line. */
@@ -39,7 +40,21 @@ export class NoteSigner {
   }
 }
 
-/** The origin line (and note key name) of a service's log: its base URL without the scheme, plus `/log`. */
+/** A service's base URL without its scheme or trailing slash: the start of its log origins. */
+function hostPart(baseUrl: string): string {
+  return baseUrl.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').replace(/\/+$/, '');
+}
+
+/**
+ * The origin line (and note key name) of a service's live commitment log: its base URL without
+ * the scheme, plus `/log/v2`. A second tree may never reuse an origin, and `<host>/log` is the
+ * frozen v1 log's (frozenLogOrigin).
+ */
 export function logOrigin(baseUrl: string): string {
-  return `${baseUrl.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').replace(/\/+$/, '')}/log`;
+  return `${hostPart(baseUrl)}/log/v2`;
+}
+
+/** The origin of the frozen v1 log, whose leaves were whole receipts: the base URL without the scheme, plus `/log`. */
+export function frozenLogOrigin(baseUrl: string): string {
+  return `${hostPart(baseUrl)}/log`;
 }

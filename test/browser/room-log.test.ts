@@ -1,8 +1,9 @@
 /**
  * The room page's transparency-log check in Debian's Chromium (docs/transparency-log.md,
  * Verifying): beside each receipt's signature check the page shows "included in the log at index N
- * of tree size M", verified in the browser (the checkpoint's note signature against discovery's
- * `audit_log.verifier_key`, then the inclusion proof); a receipt the integrator has not sequenced
+ * of tree size M", verified in the browser (the leaf's position label against discovery's position
+ * keys, the checkpoint's note signature against discovery's `audit_log.verifier_key`, then the
+ * inclusion proof of the commitment leaf rebuilt from the receipt); a receipt the integrator has not sequenced
  * yet says so, and the page shows its inclusion once it is (proving the new checkpoint consistent
  * with the one it verified before); a tampered proof or checkpoint is marked ✗ with its reason, and
  * so is a fork: another tree of the same size, validly signed, shown to a page already open.
@@ -11,7 +12,8 @@ import type { Browser, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { leafHash } from '../../src/tlog/merkle.js';
-import { toBase64 } from '../../src/tlog/note.js';
+import { fromBase64, toBase64 } from '../../src/tlog/note.js';
+import { receiptLeaf } from '../../src/tlog/receipt-leaf.js';
 import { MerkleTree } from '../../src/tlog/tree.js';
 import { hasChromium, screenshot, serviceAndBrowser, watchPage } from '../support/browser.js';
 import { type SeatedRoom, seatedRoom } from '../support/engagement.js';
@@ -84,8 +86,8 @@ describe.skipIf(!hasChromium)("the room page's transparency-log check in a brows
       ['true', `✓ included in the log at index ${first} of tree size ${size}`],
       ['true', `✓ included in the log at index ${second} of tree size ${size}`],
     ]);
-    // Beside each receipt's signature check, in the same line.
-    expect(await page.$$eval('p.receipt', (lines) => lines.map((line) => line.children.length))).toEqual([3, 3]);
+    // Beside each receipt's signature check, in the same line (hash, signature check, log, signed values).
+    expect(await page.$$eval('p.receipt', (lines) => lines.map((line) => line.children.length))).toEqual([4, 4]);
     expect(watch.requests.some((url) => url.endsWith('/.well-known/svc.json'))).toBe(true);
     await screenshot(page, 'room-page-log-inclusion');
     expect(watch.problems).toEqual([]);
@@ -149,7 +151,7 @@ describe.skipIf(!hasChromium)("the room page's transparency-log check in a brows
     const verdicts = await logVerdicts(page);
     expect(verdicts[0]![0]).toBe('false');
     expect(verdicts[0]![1]).toMatch(
-      /^✗ transparency log: inclusion: the receipt is not leaf \d+ of the checkpoint's tree/,
+      /^✗ transparency log: inclusion: the receipt's commitment leaf is not leaf \d+ of the checkpoint's tree/,
     );
     expect(verdicts[1]![0]).toBe('false');
     expect(verdicts[1]![1]).toMatch(/^✗ transparency log: checkpoint: no valid signature/);
@@ -181,8 +183,11 @@ describe.skipIf(!hasChromium)("the room page's transparency-log check in a brows
       const response = await route.fetch();
       const outcome = await response.json();
       const leaves = Array.from({ length: size }, (_, i) => leafHash(new TextEncoder().encode(`forged ${i}`)));
-      for (const row of outcome.decisions)
-        leaves[row.transparency_log.index] = leafHash(new TextEncoder().encode(row.receipt_jws));
+      // Each receipt's own commitment leaf, with its genuine (proven) position label.
+      for (const row of outcome.decisions) {
+        const { key_id, label } = row.transparency_log.position;
+        leaves[row.transparency_log.index] = leafHash(receiptLeaf(row.receipt_jws, key_id, fromBase64(label)));
+      }
       const forged = new MerkleTree();
       forged.append(leaves);
       const checkpoint = signer.signCheckpoint(size, forged.root());
@@ -192,6 +197,7 @@ describe.skipIf(!hasChromium)("the room page's transparency-log check in a brows
           tree_size: size,
           checkpoint,
           inclusion_proof: forged.inclusion(row.transparency_log.index, size).map(toBase64),
+          position: row.transparency_log.position,
         };
       }
       await route.fulfill({ response, json: outcome });

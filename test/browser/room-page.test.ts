@@ -62,6 +62,14 @@ describe.skipIf(!hasChromium)('the room page in a browser', () => {
       ['true', '✓ signature ✓ hash ✓ link ✓ replay'],
       ['true', '✓ signature ✓ hash ✓ link ✓ replay'],
     ]);
+    // Beside the marks, the room and values each receipt signs, read from the receipt itself.
+    const signed = await page.$$eval('[data-receipt-signed]', (nodes) =>
+      nodes.map((n) => [n.getAttribute('data-fields-match'), n.textContent]),
+    );
+    expect(signed).toEqual([
+      ['true', '✓ room ✓ fields — signed: winner “yes” (completed), no <i>way</i> 0, yes 2'],
+      ['true', '✓ room ✓ fields — signed: winner “today” (completed), today 2, tomorrow 0'],
+    ]);
     const text = await page.textContent('main');
     expect(text).toContain('Who writes the notes?');
     expect(text).toContain('We are ready </script><b>really</b>.');
@@ -121,6 +129,39 @@ describe.skipIf(!hasChromium)('the room page in a browser', () => {
     // The next receipt still links to the genuine hash the tampered one claims.
     expect(verdicts.slice(1).every(([verified]) => verified === 'true')).toBe(true);
     await screenshot(page, 'room-page-tampered');
+    expect(watch.problems).toEqual([]);
+    expect(watch.foreign).toEqual([]);
+    await page.close();
+  });
+
+  it('says so when a field the page shows disagrees with its receipt, showing the signed value', async () => {
+    const page = await browser.newPage();
+    const watch = watchPage(page, svc.base);
+    await page.route(`**/api/rooms/${room.slug}/outcome`, async (route) => {
+      const response = await route.fetch();
+      const outcome = await response.json();
+      // Every signature stays genuine; only the unsigned winner beside the first receipt is edited.
+      outcome.decisions[0].resolved_winner = 'no <i>way</i>';
+      await route.fulfill({ response, json: outcome });
+    });
+    await page.goto(`${svc.base}/r/${room.slug}`);
+    await page.waitForFunction(
+      () => (globalThis as any).document.querySelectorAll('[data-receipt-verified="pending"]').length === 0,
+    );
+    const slot = await page.$eval('[data-receipt-verified]', (n) => [
+      n.getAttribute('data-receipt-verified'),
+      n.textContent,
+    ]);
+    expect(slot[0]).toBe('false');
+    expect(slot[1]).toContain('resolved_winner "no <i>way</i>" differs from the signed winner "yes"');
+    const signed = await page.$eval('[data-receipt-signed]', (n) => [
+      n.getAttribute('data-fields-match'),
+      n.textContent,
+    ]);
+    expect(signed).toEqual([
+      'false',
+      '✓ room ✗ fields: what this page shows above differs from what the receipt signs — signed: winner “yes” (completed), no <i>way</i> 0, yes 2',
+    ]);
     expect(watch.problems).toEqual([]);
     expect(watch.foreign).toEqual([]);
     await page.close();

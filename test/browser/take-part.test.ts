@@ -14,7 +14,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seriousViolations } from '../support/axe.js';
 import { hasChromium, launchChromium, screenshot } from '../support/browser.js';
-import { type ChildService, spawnService } from '../support/child-service.js';
+import { type ChildService, freePort, spawnService } from '../support/child-service.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { call } from '../support/service.js';
 import {
@@ -232,7 +232,14 @@ describe.skipIf(!hasChromium || redis === null)('taking part from the room page,
       REDIS_KEY_PREFIX: `take-part-${randomUUID().slice(0, 8)}:`,
       CONCLAVE_SIGNING_KEY_SEED: randomBytes(32).toString('hex'),
     };
-    [a, b] = await Promise.all([spawnService(env, { capture: true }), spawnService(env, { capture: true })]);
+    // One deployment, one public address (PUBLIC_BASE_URL): whichever process seals a receipt signs it
+    // for the same room URL, which is what each page verifies the receipts against.
+    const port = await freePort();
+    const shared = { ...env, PUBLIC_BASE_URL: `http://127.0.0.1:${port}` };
+    [a, b] = await Promise.all([
+      spawnService(shared, { capture: true, port }),
+      spawnService(shared, { capture: true }),
+    ]);
     browser = await launchChromium();
   });
   afterAll(async () => {

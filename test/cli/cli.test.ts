@@ -29,6 +29,7 @@ describe('the conclave command line', () => {
   let jwksFile: string;
 
   const cli = (...args: string[]): Promise<Run> => runCli(env, ...args);
+  const roomUrl = () => `${svc.base}/r/${slug}`;
 
   beforeAll(async () => {
     svc = await startService({ clock, env: { CONCLAVE_ADMIN_TOKEN: ADMIN_TOKEN } });
@@ -122,7 +123,7 @@ describe('the conclave command line', () => {
       JSON.stringify((await call(svc.base, 'GET', `/api/rooms/${slug}/outcome`, { token })).body),
     );
     await writeFile(jwksFile, JSON.stringify((await call(svc.base, 'GET', '/.well-known/jwks.json')).body));
-    const offline = await cli('verify', '--file', outcomeFile, '--jwks', jwksFile);
+    const offline = await cli('verify', '--file', outcomeFile, '--room', roomUrl(), '--jwks', jwksFile);
     expect(offline.code).toBe(0);
   });
 
@@ -131,11 +132,13 @@ describe('the conclave command line', () => {
     expect(keyless.code).toBe(2);
     expect(keyless.stderr).toContain('--no-signatures');
     expect(keyless.stdout).not.toContain('✓');
-    const unsigned = await cli('verify', '--file', outcomeFile, '--no-signatures');
+    const unsigned = await cli('verify', '--file', outcomeFile, '--room', roomUrl(), '--no-signatures');
     expect(unsigned.code).toBe(0);
     expect(unsigned.stdout).toContain('signatures NOT checked');
     expect(unsigned.stdout).not.toMatch(/verified: every signature/);
-    const json = JSON.parse((await cli('--json', 'verify', '--file', outcomeFile, '--no-signatures')).stdout);
+    const json = JSON.parse(
+      (await cli('--json', 'verify', '--file', outcomeFile, '--room', roomUrl(), '--no-signatures')).stdout,
+    );
     expect(json).toMatchObject({ ok: false, signatures_checked: false, chain_ok: true });
     // Skipping signatures skips only them: a broken link still fails.
     const outcome = JSON.parse(await readFile(outcomeFile, 'utf8'));
@@ -144,7 +147,7 @@ describe('the conclave command line', () => {
       broken,
       JSON.stringify({ ...outcome, decisions: [{ ...outcome.decisions[0], prev_hash: `sha256:${'0'.repeat(64)}` }] }),
     );
-    const failed = await cli('verify', '--file', broken, '--no-signatures');
+    const failed = await cli('verify', '--file', broken, '--room', roomUrl(), '--no-signatures');
     expect(failed.code).toBe(1);
     expect(failed.stdout).toContain('verification FAILED');
   });
@@ -180,7 +183,11 @@ describe('the conclave command line', () => {
       ['JWKS without the kid', outcome, { keys: [] }, /decisions\[0\].*\n.*no key with kid/],
       [
         'outcome that does not replay',
-        { ...outcome, decisions: [{ ...row, receipt_jws: forged, receipt_hash: receiptHash(forged) }] },
+        // A coherent forger shows the forged winner beside it too.
+        {
+          ...outcome,
+          decisions: [{ ...row, resolved_winner: 'sushi', receipt_jws: forged, receipt_hash: receiptHash(forged) }],
+        },
         { keys: [forger.jwk] },
         /decisions\[0\].*\n.*does not replay/,
       ],
@@ -188,17 +195,17 @@ describe('the conclave command line', () => {
     for (const [name, body, keys, reason] of cases) {
       await writeFile(outcomeFile, JSON.stringify(body));
       await writeFile(jwksFile, JSON.stringify(keys));
-      const run = await cli('verify', '--file', outcomeFile, '--jwks', jwksFile);
+      const run = await cli('verify', '--file', outcomeFile, '--room', roomUrl(), '--jwks', jwksFile);
       expect(run.code, name).toBe(1);
       expect(run.stdout, name).toMatch(/✗ #1 decisions\[0\]/);
       expect(run.stdout, name).toMatch(reason);
       expect(run.stdout, name).toContain('verification FAILED');
     }
-    const json = await cli('--json', 'verify', '--file', outcomeFile, '--jwks', jwksFile);
+    const json = await cli('--json', 'verify', '--file', outcomeFile, '--room', roomUrl(), '--jwks', jwksFile);
     expect(JSON.parse(json.stdout).ok).toBe(false);
     // A saved error envelope (e.g. a read without a seat) is named as such, not as a malformed outcome.
     await writeFile(outcomeFile, JSON.stringify({ error: { code: 'room.join_required', message: 'join first' } }));
-    const envelope = await cli('verify', '--file', outcomeFile, '--jwks', jwksFile);
+    const envelope = await cli('verify', '--file', outcomeFile, '--room', roomUrl(), '--jwks', jwksFile);
     expect(envelope.code).toBe(1);
     expect(envelope.stdout).toContain('error envelope, not an outcome (room.join_required');
   });

@@ -3,9 +3,10 @@
  * `conclave log audit` (child processes against a real service), each exiting non-zero and naming
  * the leaf (docs/transparency-log.md, Verifying):
  *
- * - a receipt rewritten everywhere it is stored (the room's chain and the log's entry), as a forger
- *   who cannot change the published hashes would: verify finds the room's receipt is not the leaf,
- *   the audit finds the entry does not hash to it;
+ * - a receipt rewritten everywhere it is stored (the room's chain and the log's entry: the forged
+ *   receipt's commitment leaf under the genuine label), as a forger who cannot change the published
+ *   hashes would: verify finds the entry is not the signed tree's leaf, the audit finds the entry
+ *   does not hash to it;
  * - the log truncated (entries, tiles, state and later checkpoints rolled back): verify finds the
  *   checkpoint it remembered is gone (a rollback), the audit finds a signed checkpoint in its
  *   mirror that covers leaves the log no longer has.
@@ -16,6 +17,8 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/runtime/clock.js';
+import { fromBase64 } from '../../src/tlog/note.js';
+import { receiptLeaf } from '../../src/tlog/receipt-leaf.js';
 import { call, type RunningService, startService } from '../support/service.js';
 import { roomWithReceipts } from '../support/tlog.js';
 import { type Run, runCliWithin } from './run-cli.js';
@@ -69,21 +72,26 @@ describe('conclave verify and conclave log audit catch a log tampered with behin
     const outcome = (await call(svc.base, 'GET', `/api/rooms/${room.slug}/outcome`, { token: room.token })).body;
     const jws = outcome.decisions[0].receipt_jws as string;
     const forged = `${jws.slice(0, -2)}${jws.endsWith('AA') ? 'AB' : 'AA'}`;
+    // The log's entry rewritten to the forged receipt's commitment leaf, under the genuine label.
+    const { key_id, label } = outcome.decisions[0].transparency_log.position;
     const handle = db();
+    const leaf = (handle.prepare('SELECT leaf FROM tlog_v2_entries WHERE idx = 1').get() as { leaf: string }).leaf;
     handle.prepare('UPDATE receipts SET jws = ? WHERE slug = ? AND sequence = 1').run(forged, room.slug);
-    handle.prepare('UPDATE tlog_entries SET jws = ? WHERE idx = 1').run(forged);
+    handle
+      .prepare('UPDATE tlog_v2_entries SET leaf = ? WHERE idx = 1')
+      .run(new TextDecoder().decode(receiptLeaf(forged, key_id, fromBase64(label))));
     try {
       const verified = await verify();
       expect(verified.code).not.toBe(0);
       expect(verified.stderr).toContain(
-        'log: decisions[0]: the log holds a different receipt at leaf 1 of checkpoint 3',
+        'log: leaf 1: the entry the log serves is not the tree its checkpoint of size 3 signs',
       );
       const audited = await audit();
       expect(audited.code).not.toBe(0);
       expect(audited.stderr).toContain('leaf 1: its entry does not hash to the leaf hash');
     } finally {
       handle.prepare('UPDATE receipts SET jws = ? WHERE slug = ? AND sequence = 1').run(jws, room.slug);
-      handle.prepare('UPDATE tlog_entries SET jws = ? WHERE idx = 1').run(jws);
+      handle.prepare('UPDATE tlog_v2_entries SET leaf = ? WHERE idx = 1').run(leaf);
       handle.close();
     }
     // Restored, both pass again.
@@ -94,11 +102,11 @@ describe('conclave verify and conclave log audit catch a log tampered with behin
   it('names the first missing leaf when the log is truncated', async () => {
     const handle = db();
     handle.transaction(() => {
-      handle.prepare('DELETE FROM tlog_entries WHERE idx >= 1').run();
-      handle.prepare('DELETE FROM tlog_checkpoints WHERE size > 1').run();
-      handle.prepare('DELETE FROM tlog_tiles WHERE level > 0').run();
-      handle.prepare('UPDATE tlog_tiles SET hashes = substr(hashes, 1, 32) WHERE level = 0 AND idx = 0').run();
-      handle.prepare('UPDATE tlog_state SET size = 1, published = 1').run();
+      handle.prepare('DELETE FROM tlog_v2_entries WHERE idx >= 1').run();
+      handle.prepare('DELETE FROM tlog_v2_checkpoints WHERE size > 1').run();
+      handle.prepare('DELETE FROM tlog_v2_tiles WHERE level > 0').run();
+      handle.prepare('UPDATE tlog_v2_tiles SET hashes = substr(hashes, 1, 32) WHERE level = 0 AND idx = 0').run();
+      handle.prepare('UPDATE tlog_v2_state SET size = 1, published = 1').run();
     })();
     handle.close();
     expect((await call(svc.base, 'GET', '/log/checkpoint')).text.split('\n')[1]).toBe('1');

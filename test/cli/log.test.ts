@@ -100,13 +100,13 @@ describe('conclave verify and conclave log against the transparency log', () => 
 
   it('names the leaf when a log entry is rewritten or the log truncated', async () => {
     const handle = db();
-    const original = handle.prepare('SELECT jws FROM tlog_entries WHERE idx = 1').get() as { jws: string };
-    handle.prepare('UPDATE tlog_entries SET jws = ? WHERE idx = 1').run(`${original.jws}x`);
+    const original = handle.prepare('SELECT leaf FROM tlog_v2_entries WHERE idx = 1').get() as { leaf: string };
+    handle.prepare('UPDATE tlog_v2_entries SET leaf = ? WHERE idx = 1').run(`${original.leaf}x`);
     const rewritten = await cli('log', 'audit', '--dir', path.join(dir, 'mirror-rewritten'));
     expect(rewritten.code).toBe(1);
     expect(rewritten.stderr).toContain('leaf 1: its entry does not hash to the leaf hash');
-    handle.prepare('UPDATE tlog_entries SET jws = ? WHERE idx = 1').run(original.jws);
-    handle.prepare('DELETE FROM tlog_entries WHERE idx >= 2').run();
+    handle.prepare('UPDATE tlog_v2_entries SET leaf = ? WHERE idx = 1').run(original.leaf);
+    handle.prepare('DELETE FROM tlog_v2_entries WHERE idx >= 2').run();
     handle.close();
     const truncated = await cli('log', 'audit', '--dir', path.join(dir, 'mirror-truncated'));
     expect(truncated.code).toBe(1);

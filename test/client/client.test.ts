@@ -156,7 +156,7 @@ describe('ConclaveClient over real HTTP', () => {
     await svc.service.scheduler.runDue();
     const outcome = await waiting;
     expect(outcome.decisions.find((d) => d.seq === 2)?.receipt_hash).toMatch(/^sha256:/);
-    const report = await verifyRoomReceiptChain(outcome, { jwks: await anonymous.jwks() });
+    const report = await verifyRoomReceiptChain(outcome, { jwks: await anonymous.jwks(), room: 'from-body' });
     expect(report.errors).toEqual([]);
   });
 

@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config.js';
+import { connectionBudget } from '../../src/runtime/file-descriptors.js';
 import { freePort } from '../support/child-service.js';
 import { type RunningService, startService } from '../support/service.js';
 import { hasPromtool, PROMTOOL } from '../support/promtool.js';
@@ -130,7 +131,32 @@ describe('the deployment files', () => {
     const environment = { ...compose.services.conclave.environment, CONCLAVE_SIGNING_KEY_SEED: 'ab'.repeat(32) };
     const config = loadConfig(environment);
     expect(config.store).toMatchObject({ kind: 'redis', url: 'redis://redis:6379', cluster: false });
-    expect(config.trustProxy).toBe(true);
+    // The replicas trust nginx's fixed address, and nothing else: no client names itself.
+    const nginxAddress = compose.services.nginx.networks.default.ipv4_address;
+    expect(config.trustProxy).toEqual([nginxAddress]);
+    expect(compose.networks.default.ipam.config[0].subnet).toBe('172.31.240.0/24');
+    expect(nginxAddress.startsWith('172.31.240.')).toBe(true);
+    // nginx replaces the client's X-Forwarded-For with the address it saw, never appends to it.
+    expect(template).toContain('proxy_set_header X-Forwarded-For $remote_addr;');
+    expect(template).not.toContain('$proxy_add_x_forwarded_for');
+    // Its descriptor limit fits its connections.
+    const connections = Number(/worker_connections (\d+);/.exec(template)![1]);
+    const rlimit = Number(/worker_rlimit_nofile (\d+);/.exec(template)![1]);
+    expect(rlimit).toBeGreaterThan(connections);
+    expect(compose.services.nginx.ulimits.nofile.hard).toBeGreaterThanOrEqual(rlimit);
+    // Sized to the replicas' parking pools: nginx lets through every parked request they can hold,
+    // and has two connections for each of those and of 4,000 other requests in progress.
+    const parkedAll = Number(/limit_conn conclave_parked_all (\d+);/.exec(template)![1]);
+    expect(parkedAll).toBe(compose.services.conclave.deploy.replicas * config.maxParkedConnections);
+    expect(connections).toBeGreaterThanOrEqual(2 * (parkedAll + 4000));
+    // A client's caps sit within what the service gives one address.
+    const perClient = Number(/limit_conn conclave_client (\d+);/.exec(template)![1]);
+    const parkedPerClient = Number(/limit_conn conclave_parked_client (\d+);/.exec(template)![1]);
+    expect(perClient).toBe(connectionBudget(compose.services.conclave.ulimits.nofile.hard).defaultPerAddress);
+    expect(parkedPerClient).toBeLessThan(perClient);
+    expect(parkedPerClient).toBeLessThanOrEqual(
+      (config.maxParkedConnections * config.parkedShares.addressPercent) / 100,
+    );
     expect(compose.services.conclave.depends_on.redis.condition).toBe('service_healthy');
     expect(compose.services.nginx.depends_on.conclave.condition).toBe('service_healthy');
     expect(compose.services.redis.command).toEqual(['redis-server', '--appendonly', 'yes', '--appendfsync', 'always']);

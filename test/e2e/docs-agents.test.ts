@@ -56,7 +56,10 @@ describe('the snippets of the agent guide', () => {
 
     // docs/receipts.md, From code: the client library.
     const client = new ConclaveClient({ baseUrl: base, token: seat.participant_token as string });
-    const report = await verifyRoomReceiptChain(await client.outcome({ slug }), { jwks: await client.jwks() });
+    const report = await verifyRoomReceiptChain(await client.outcome({ slug }), {
+      jwks: await client.jwks(),
+      room: `${base}/r/${slug}`,
+    });
     expect(report.errors).toEqual([]);
     expect(report.ok).toBe(true);
     const [first] = report.receipts;

@@ -9,11 +9,15 @@ import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyCheckpoint, verifyConsistency, verifyInclusion, verifyReceiptInLog } from '../../src/client/tlog.js';
+import { createHash } from 'node:crypto';
+import { verifyCheckpoint, verifyConsistency, verifyInclusion } from '../../src/client/tlog.js';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { leafHash, rootOfLeafHashes } from '../../src/tlog/merkle.js';
 import { fromBase64, toBase64 } from '../../src/tlog/note.js';
+import { positionAlpha } from '../../src/tlog/position.js';
+import { parseReceiptLeaf, receiptLeaf } from '../../src/tlog/receipt-leaf.js';
 import { decodeEntryBundle, splitHashes } from '../../src/tlog/tiles.js';
+import { vrfVerify } from '../../src/tlog/vrf.js';
 import { Redis } from 'ioredis';
 import { copyFixtureRoomToRedis } from '../support/fixture-to-redis.js';
 import { startRedisServer } from '../support/redis-server.js';
@@ -21,6 +25,48 @@ import { call, type RunningService, startService } from '../support/service.js';
 import { roomWithReceipts } from '../support/tlog.js';
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+interface PositionKey {
+  key_id: string;
+  public_key: string;
+}
+
+/**
+ * An /outcome row's log field checked from the receipt alone: the position label's VRF proof
+ * against discovery's position key and the receipt's signed room_id and sequence, then the
+ * commitment leaf rebuilt from the JWS and that label, included in the signed checkpoint.
+ */
+async function verifyRowInLog(
+  jws: string,
+  field: {
+    index: number;
+    checkpoint: string;
+    inclusion_proof: string[];
+    position: { key_id: string; label: string; proof: string };
+  },
+  verifierKey: string,
+  positionKeys: PositionKey[],
+): Promise<string> {
+  const claims = JSON.parse(Buffer.from(jws.split('.')[1] ?? '', 'base64url').toString('utf8')).svc as {
+    room_id: string;
+    sequence: number;
+  };
+  const key = positionKeys.find((k) => k.key_id === field.position.key_id);
+  expect(key).toBeDefined();
+  const output = vrfVerify(
+    new Uint8Array(Buffer.from(key?.public_key ?? '', 'base64url')),
+    positionAlpha(claims.room_id, claims.sequence),
+    new Uint8Array(Buffer.from(field.position.proof, 'base64url')),
+  );
+  expect(output && Buffer.from(output.slice(0, 32)).toString('base64')).toBe(field.position.label);
+  const leaf = decoder.decode(
+    receiptLeaf(jws, field.position.key_id, new Uint8Array(Buffer.from(field.position.label, 'base64'))),
+  );
+  const checkpoint = await verifyCheckpoint(field.checkpoint, verifierKey);
+  expect(verifyInclusion(leaf, field.index, field.inclusion_proof, checkpoint)).toBe(true);
+  return leaf;
+}
 
 async function binary(base: string, url: string): Promise<{ status: number; bytes: Uint8Array; headers: Headers }> {
   const response = await fetch(`${base}${url}`);
@@ -31,10 +77,13 @@ describe('the transparency log (SQLite, real HTTP)', () => {
   const clock = new ManualClock();
   let svc: RunningService;
   let verifierKey: string;
+  let positionKeys: PositionKey[];
 
   beforeAll(async () => {
     svc = await startService({ clock });
-    verifierKey = (await call(svc.base, 'GET', '/.well-known/svc.json')).body.audit_log.verifier_key;
+    const auditLog = (await call(svc.base, 'GET', '/.well-known/svc.json')).body.audit_log;
+    verifierKey = auditLog.verifier_key;
+    positionKeys = auditLog.position_keys;
   });
   afterAll(async () => {
     await svc.stop();
@@ -42,13 +91,18 @@ describe('the transparency log (SQLite, real HTTP)', () => {
 
   it('publishes discovery audit_log with a C2SP verifier key of the log origin', async () => {
     const discovery = (await call(svc.base, 'GET', '/.well-known/svc.json')).body;
-    const origin = `${svc.base.replace('http://', '')}/log`;
+    const origin = `${svc.base.replace('http://', '')}/log/v2`;
     expect(discovery.audit_log).toMatchObject({
       kind: 'c2sp-tlog-tiles',
       log_url: `${svc.base}/log/`,
       checkpoint_url: `${svc.base}/log/checkpoint`,
       origin,
     });
+    expect(discovery.audit_log.leaf).toMatch(/^conclave-receipt-commitment\/v1/);
+    expect(discovery.audit_log.position_keys).toEqual([
+      { key_id: expect.stringMatching(/^[0-9a-f]{8}$/), public_key: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) },
+    ]);
+    expect(discovery.audit_log.frozen).toBeUndefined();
     expect(verifierKey).toMatch(new RegExp(`^${origin.replace(/[.]/g, '\\.')}\\+[0-9a-f]{8}\\+A[A-Za-z0-9+/]{43}$`));
   });
 
@@ -65,21 +119,29 @@ describe('the transparency log (SQLite, real HTTP)', () => {
 
     // Commit order: room 0's receipt, room 1's decision then conclusion, room 2's.
     const expected: string[] = [];
+    const receipts: string[] = [];
     for (const { slug, token } of rooms) {
       const outcome = (await call(svc.base, 'GET', `/api/rooms/${slug}/outcome`, { token })).body;
       const rows = [...outcome.decisions, ...(outcome.conclusion ? [outcome.conclusion] : [])];
       for (const row of rows) {
         expect(row.transparency_log).toBeDefined();
-        await verifyReceiptInLog(row.receipt_jws, row.transparency_log, verifierKey);
+        expected.push(await verifyRowInLog(row.receipt_jws, row.transparency_log, verifierKey, positionKeys));
+        receipts.push(row.receipt_jws);
         expect(row.transparency_log.inclusion_proof.length).toBeLessThanOrEqual(2);
-        expected.push(row.receipt_jws);
         expect(row.transparency_log.index).toBe(expected.length - 1);
       }
     }
 
     const entries = await binary(svc.base, '/log/tile/entries/000.p/4');
     expect(entries.status).toBe(200);
-    expect(decodeEntryBundle(entries.bytes).map((e) => new TextDecoder().decode(e))).toEqual(expected);
+    expect(decodeEntryBundle(entries.bytes).map((e) => decoder.decode(e))).toEqual(expected);
+    // A leaf names no room: only the receipt's SHA-256 and an unlinkable label.
+    for (const [i, jws] of receipts.entries()) {
+      expect(entries.bytes.length).toBeLessThan(4 * 200);
+      expect(decoder.decode(entries.bytes)).not.toContain(jws.split('.')[1]?.slice(0, 20));
+      const leaf = parseReceiptLeaf(encoder.encode(expected[i]));
+      expect(Buffer.from(leaf?.commitment ?? []).toString('hex')).toBe(createHash('sha256').update(jws).digest('hex'));
+    }
     const tile = await binary(svc.base, '/log/tile/0/000.p/4');
     const hashes = splitHashes(tile.bytes);
     expect(hashes.map(toBase64)).toEqual(expected.map((jws) => toBase64(leafHash(encoder.encode(jws)))));
@@ -172,9 +234,15 @@ describe('receipts stored before the log existed', () => {
       const checkpoint = await verifyCheckpoint((await call(svc.base, 'GET', '/log/checkpoint')).text, key);
       expect(checkpoint.size).toBe(1);
       const entries = await binary(svc.base, '/log/tile/entries/000.p/1');
-      const [jws] = decodeEntryBundle(entries.bytes).map((e) => new TextDecoder().decode(e));
+      const [leaf] = decodeEntryBundle(entries.bytes).map((e) => parseReceiptLeaf(e));
       const stored = await svc.service.store.receipts('pkteaaptsr');
-      expect(jws).toBe(stored[0]?.jws);
+      expect(Buffer.from(leaf?.commitment ?? []).toString('hex')).toBe(
+        createHash('sha256')
+          .update(stored[0]?.jws ?? '')
+          .digest('hex'),
+      );
+      // No frozen log: the store had none before.
+      expect((await call(svc.base, 'GET', '/log/v1/checkpoint')).status).toBe(404);
     } finally {
       await svc.stop();
       await rm(dir, { recursive: true, force: true });

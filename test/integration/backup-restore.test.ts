@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { verifyRoomReceiptChain } from '../../src/client/index.js';
+import { roomSignedFor } from '../support/signed-room.js';
 import { SEALED_BODY_PREFIX } from '../../src/store/common.js';
 import { runCli } from '../cli/run-cli.js';
 import { type ChildService, spawnService } from '../support/child-service.js';
@@ -133,7 +134,7 @@ describe('backup and restore of the embedded store under load', () => {
         checkedMessages++;
       }
       const outcome = await call(restored.base, 'GET', `/api/rooms/${room.slug}/outcome`, { token: room.token });
-      const report = await verifyRoomReceiptChain(outcome.body, { jwks });
+      const report = await verifyRoomReceiptChain(outcome.body, { jwks, room: roomSignedFor(outcome.body) });
       expect(report.ok, `${room.slug}: ${report.errors.join('; ')}`).toBe(true);
       receipts += report.receipts.length;
     }

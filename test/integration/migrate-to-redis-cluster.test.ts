@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyRoomReceiptChain } from '../../src/client/index.js';
+import { roomSignedFor } from '../support/signed-room.js';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { migrateToRedis } from '../../src/store/migrate-to-redis.js';
 import { repoRoot } from '../cli/run-cli.js';
@@ -50,7 +51,7 @@ describe.skipIf(cluster === null)('conclave migrate into a Redis Cluster', () =>
         for (const room of fixture.rooms.filter((r) => !r.deleted)) {
           const outcome = await readAsAClientWould(svc.base, `/api/rooms/${room.slug}/outcome`, room.token);
           expect(outcome.status, JSON.stringify(outcome.body)).toBe(200);
-          const report = await verifyRoomReceiptChain(outcome.body, { jwks });
+          const report = await verifyRoomReceiptChain(outcome.body, { jwks, room: roomSignedFor(outcome.body) });
           expect(report.ok, `${room.slug}: ${report.errors.join('; ')}`).toBe(true);
           receipts += report.receipts.length;
         }

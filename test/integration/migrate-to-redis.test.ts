@@ -13,6 +13,7 @@ import type { HostedKey } from '../../src/auth/identity-store.js';
 import { RedisIdentityStore } from '../../src/auth/identity-store-redis.js';
 import { openSqliteIdentityStore } from '../../src/auth/identity-store-sqlite.js';
 import { verifyRoomReceiptChain } from '../../src/client/index.js';
+import { roomSignedFor } from '../support/signed-room.js';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { migrateToRedis } from '../../src/store/migrate-to-redis.js';
 import { openSqliteStore } from '../../src/store/sqlite-store.js';
@@ -154,7 +155,7 @@ describe.skipIf(redis === null)('conclave migrate --to redis', () => {
       if (room.deleted) continue;
       mechanisms.add(room.mechanism);
       const outcome = (await call(onRedis.base, 'GET', `/api/rooms/${room.slug}/outcome`, { token: room.token })).body;
-      const report = await verifyRoomReceiptChain(outcome, { jwks });
+      const report = await verifyRoomReceiptChain(outcome, { jwks, room: roomSignedFor(outcome) });
       expect(report.ok, `${room.slug}: ${report.errors.join('; ')}`).toBe(true);
       receipts += report.receipts.length;
     }

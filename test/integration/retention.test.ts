@@ -6,6 +6,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyRoomReceiptChain } from '../../src/client/index.js';
+import { roomSignedFor } from '../support/signed-room.js';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { DAY_MS } from '../../src/store/retention.js';
 import { startRedisServer } from '../support/redis-server.js';
@@ -85,7 +86,7 @@ describe.each(stores)('room retention on %s', (_name, storeEnv) => {
         // The log inclusion appears once the integrator has sequenced the receipts (timing, not retention).
         expect(withoutLogInclusion(outcomeAfter)).toEqual(withoutLogInclusion(outcomeBefore));
         const jwks = (await call(b, 'GET', '/.well-known/jwks.json')).body;
-        const report = await verifyRoomReceiptChain(outcomeAfter, { jwks });
+        const report = await verifyRoomReceiptChain(outcomeAfter, { jwks, room: roomSignedFor(outcomeAfter) });
         expect(report.ok, report.errors.join('; ')).toBe(true);
         expect(report.receipts).toHaveLength(2);
         // Untouched: the open room and the one concluded 11 days ago; the deleted slug stays taken.

@@ -1,6 +1,6 @@
 /**
  * A data directory written before webhook consent (test/fixtures/pre-consent, by the code of commit
- * 6aaa413) opens on SQLite migration 7: its subscriptions are kept, disablings get a reason, settled
+ * 6aaa413) opens on SQLite migration 8: its subscriptions are kept, disablings get a reason, settled
  * deliveries a settle time and subscriptions their origin; the active subscription is verified once
  * (its receiver answers 2xx) before its pending room event goes on, and settled rows are removed once
  * their retention has passed.
@@ -25,7 +25,7 @@ const WRITTEN_AT = 1793527202000;
 /** The port the fixture's webhooks point at. */
 const PORT = 47193;
 
-describe('webhooks stored before consent (SQLite migration 7)', () => {
+describe('webhooks stored before consent (SQLite migration 8)', () => {
   const clock = new ManualClock(WRITTEN_AT + 10_000);
   const received: { url: string; body: any }[] = [];
   let receiver: Server;

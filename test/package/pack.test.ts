@@ -27,7 +27,7 @@ export async function run(): Promise<string> {
     return error instanceof ConclaveError ? error.code : 'network';
   }
 }
-export const empty: ChainReport = { ok: false, signatures_checked: false, chain_ok: true, receipts: [], errors: [] };
+export const empty: ChainReport = { ok: false, signatures_checked: false, room_checked: false, room_source: null, chain_ok: true, room: null, decisions: [], conclusion: null, receipts: [], errors: [] };
 `;
 
 describe('the packed package', () => {

@@ -75,7 +75,7 @@ for await (const event of member.streamEvents({ slug, since_seq: 0, signal: cont
 called.push('streamEvents');
 await step('closeRoom', owner.closeRoom({ slug }));
 const final = await step('outcome', member.outcome({ slug }));
-const report = await verifyRoomReceiptChain(final, { jwks: await anonymous.jwks() });
+const report = await verifyRoomReceiptChain(final, { jwks: await anonymous.jwks(), room: room.url });
 const device = await step('startDeviceAuthorization', anonymous.startDeviceAuthorization({ client_id: 'cli', agent_slug: 'packed' }));
 await step('pollDeviceToken', anonymous.pollDeviceToken({ grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: device.device_code, client_id: 'cli' }).catch((e) => { if (e.code !== 'authorization_pending') throw e; }));
 await step('deleteRoom', admin.deleteRoom({ slug }));

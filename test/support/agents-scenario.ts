@@ -194,7 +194,7 @@ async function auditRoom(base: string, room: RoomAcknowledged, jwks: Jwks, resul
     resolved = decision?.status === 'resolved' && typeof decision.receipt_hash === 'string';
     if (!resolved)
       problems.push(`decision 1 is not resolved with a receipt: ${JSON.stringify(decision).slice(0, 300)}`);
-    const report = await verifyRoomReceiptChain(outcome, { jwks });
+    const report = await verifyRoomReceiptChain(outcome, { jwks, room: 'from-body' });
     receipts = report.receipts.length;
     problems.push(...report.errors);
   } catch (error) {

@@ -29,7 +29,8 @@ export async function startRedisDeployment(
     REDIS_URL: redis.url,
     REDIS_KEY_PREFIX: `agents-${randomUUID().slice(0, 8)}:`,
     CONCLAVE_SIGNING_KEY_SEED: randomBytes(32).toString('hex'),
-    TRUST_PROXY: 'true',
+    // nginx's address, as compose names nginx's (docker-compose.yml): only its header is believed.
+    TRUST_PROXY: '127.0.0.1',
     LOG_LEVEL: 'error',
     ...extraEnv,
   };

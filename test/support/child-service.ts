@@ -63,7 +63,8 @@ export async function spawnService(
       (r) => r.ok,
       () => false,
     );
-  }, 30_000);
+    // A fleet of three starting at once on a busy 2-core machine took over 30 s.
+  }, 90_000);
   return {
     base,
     child,

@@ -91,7 +91,7 @@ export async function runHotRoom(base: string, agents: number, spreadMs = 0): Pr
     });
     const outcome = (await outcomeResponse.json()) as Record<string, any>;
     const jwks = await (await fetch(`${base}/.well-known/jwks.json`)).json();
-    const report = await verifyRoomReceiptChain(outcome, { jwks: jwks as never });
+    const report = await verifyRoomReceiptChain(outcome, { jwks: jwks as never, room: 'from-body' });
     return {
       slug,
       creatorToken: tokens[0]!,

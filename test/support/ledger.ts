@@ -22,7 +22,7 @@ export interface Ledger {
   acknowledged: number;
   /** Writes that needed more than one attempt, and how long from the first failure to success (ms). */
   recoveries: number[];
-  /** Answers seen on failed attempts, by status (0 = no answer). */
+  /** Answers seen on failed attempts, by status (0 = no answer; "503 without Retry-After" apart). */
   failures: Record<string, number>;
 }
 
@@ -72,6 +72,10 @@ export async function write(
       return parsed;
     }
     ledger.failures[status] = (ledger.failures[status] ?? 0) + 1;
+    // A 503 tells the client when to retry (docs/architecture.md, Errors): one without is counted apart.
+    if (status === 503 && retryAfterS === 0) {
+      ledger.failures['503 without Retry-After'] = (ledger.failures['503 without Retry-After'] ?? 0) + 1;
+    }
     if (!RETRYABLE.has(status)) {
       throw new Error(`${path} answered ${status}: ${JSON.stringify(parsed)}`);
     }
@@ -166,7 +170,7 @@ export async function audit(ledger: Ledger, base: string): Promise<{ problems: s
     const outcome = await (
       await fetch(`${base}/api/rooms/${book.slug}/outcome`, { headers: { authorization: `Bearer ${book.tokens[0]}` } })
     ).json();
-    const report = await verifyRoomReceiptChain(outcome, { jwks });
+    const report = await verifyRoomReceiptChain(outcome, { jwks, room: 'from-body' });
     receipts += report.receipts.length;
     if (!report.ok) problems.push(`${book.slug}: chain ${report.errors.join('; ')}`);
   }

@@ -115,7 +115,11 @@ export async function startFleet(
 ): Promise<Fleet> {
   const ports: number[] = [];
   for (let i = 0; i < count; i++) ports.push(await freePort());
-  const spawnOne = (port: number) => spawnService(env, { port, ...(wrapper ? { wrapper } : {}) });
+  // One deployment has one public address (PUBLIC_BASE_URL, as docker-compose.yml sets it): every
+  // process signs a room's receipts for the same room URL, whichever seals them, so a verifier bound
+  // to the room accepts them all. Left unset, each process would sign under its own HOST:PORT.
+  const shared = { PUBLIC_BASE_URL: 'http://conclave.test', ...env };
+  const spawnOne = (port: number) => spawnService(shared, { port, ...(wrapper ? { wrapper } : {}) });
   const processes: (ChildService | null)[] = await Promise.all(ports.map(spawnOne));
   return {
     ports,

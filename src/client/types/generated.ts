@@ -64,12 +64,18 @@ interface components {
     ErrorDetails: {
       /** @description input.invalid: the offending field, query parameter, header or "body". */
       field?: string;
-      /** @description input.invalid: why (unknown_keys, immutable_key, out_of_range, wrong_type, ballot_shape, duplicate_in_ranking, deliberation_disabled, message_cap_reached, option_cap_reached, empty_slate, agreement_not_supported, abstain_on_agreement, reserved_mechanism, unknown_mechanism, confirmation_mismatch, credential_in_url, webhook_url_rejected, …); mandate.*: what failed; invite.invalid: why the invite is refused. */
+      /** @description input.invalid: why (unknown_keys, immutable_key, out_of_range, wrong_type, ballot_shape, duplicate_in_ranking, deliberation_disabled, message_cap_reached, option_cap_reached, empty_slate, agreement_not_supported, abstain_on_agreement, reserved_mechanism, unknown_mechanism, confirmation_mismatch, credential_in_url, webhook_url_rejected, webhook_cap_reached, webhook_seat_cap_reached, webhook_origin_cap_reached, lookalike, …); mandate.*: what failed; invite.invalid: why the invite is refused. */
       reason?: string;
       /** @description input.invalid with reason unknown_keys: the keys that are accepted. */
       allowed_keys?: string[];
-      /** @description input.invalid with reason message_cap_reached: the message cap reached. */
+      /** @description input.invalid with reason message_cap_reached or webhook_*cap_reached: the cap reached. */
       cap?: number;
+      /** @description input.invalid with reason webhook_origin_cap_reached: the receiving origin (scheme://host:port). */
+      origin?: string;
+      /** @description input.invalid with reason lookalike on options: the number of the option already there that the offered text reads the same as. */
+      like_option?: number;
+      /** @description input.invalid with reason lookalike on a display name or invite label: the seat name already in the room (a seat or a pending invite) that the offered name reads the same as. */
+      like_name?: string;
       /** @description input.invalid with reason out_of_range on options: the characters the options would hold together (limit is the most allowed). */
       total?: number;
       /** @description room.not_found, room.join_required, room.invite_required, room.concluded: the room slug. */
@@ -493,10 +499,28 @@ interface components {
         origin: string;
         /** @description The note verifier key: <name>+<hex key id>+<base64(0x01 ‖ Ed25519 key)>. */
         verifier_key: string;
-        /** @description What a leaf is: the exact compact JWS bytes of each receipt. */
+        /** @description What a leaf is: a commitment to one receipt under its VRF position label (conclave-receipt-commitment/v1), never the receipt itself. */
         leaf: string;
+        /** @description The ECVRF-EDWARDS25519-SHA512-TAI public keys that label leaves, one per receipt signing key the service holds, current first. */
+        position_keys: {
+          /** @description The key id leaves carry: 8 lowercase hex, the first 4 bytes of SHA-256(public key). */
+          key_id: string;
+          /** @description The 32-byte public key, base64url. */
+          public_key: string;
+        }[];
         /** @description Verifier keys of the witnesses that cosign checkpoints. */
         witnesses: string[];
+        /** @description The frozen v1 log, whose leaves were whole receipts: its checkpoints, hash tiles and proofs are served read-only, its entries withheld. Present only when it has leaves. */
+        frozen?: {
+          /** @description Its checkpoint origin line. */
+          origin: string;
+          /** @description Its note verifier key. */
+          verifier_key: string;
+          /** @description Its final tree size. */
+          size: number;
+          /** @description The base of its checkpoints, tiles and proofs. */
+          log_url: string;
+        }[];
       };
       /** @description How long rooms are kept. */
       room_retention: {
@@ -1905,7 +1929,7 @@ interface components {
     };
     /** @description A new option for a decision that accepts proposals. */
     ProposeRequest: {
-      /** @description The option text (not whitespace-only, not a duplicate of an existing option). */
+      /** @description The option text (not whitespace-only). The same text as an existing option returns the unchanged slate; a text that only reads like one (spaces, compatibility forms, look-alike letters) is refused with input.invalid (reason lookalike). */
       option: string;
       /** @description The decision number (its room-local seq, as a JSON integer or a string of digits); omit to target the oldest open decision. */
       decision?: number | string;
@@ -2077,6 +2101,15 @@ interface components {
           checkpoint: string;
           /** @description The RFC 6962 inclusion proof of the leaf against that checkpoint: base64 SHA-256 hashes, leaf side first. */
           inclusion_proof: string[];
+          /** @description The leaf's position label and its VRF proof: rebuild the commitment leaf from the receipt JWS and check the proof against discovery's position key. */
+          position: {
+            /** @description The position key's id (8 lowercase hex), as the leaf and discovery's audit_log.position_keys carry it. */
+            key_id: string;
+            /** @description The position label, base64: the first 32 bytes of the VRF output. */
+            label: string;
+            /** @description The ECVRF-EDWARDS25519-SHA512-TAI proof of the label, base64url (80 bytes). */
+            proof: string;
+          };
         };
       } | null;
       /** @description How to verify the receipts. */
@@ -2147,7 +2180,41 @@ interface components {
         checkpoint: string;
         /** @description The RFC 6962 inclusion proof of the leaf against that checkpoint: base64 SHA-256 hashes, leaf side first. */
         inclusion_proof: string[];
+        /** @description The leaf's position label and its VRF proof: rebuild the commitment leaf from the receipt JWS and check the proof against discovery's position key. */
+        position: {
+          /** @description The position key's id (8 lowercase hex), as the leaf and discovery's audit_log.position_keys carry it. */
+          key_id: string;
+          /** @description The position label, base64: the first 32 bytes of the VRF output. */
+          label: string;
+          /** @description The ECVRF-EDWARDS25519-SHA512-TAI proof of the label, base64url (80 bytes). */
+          proof: string;
+        };
       };
+    };
+    /** @description Where the room's receipts are in the transparency log, and the VRF labels that find them. */
+    LogPositionsResponse: {
+      /** @description The room's URL, as its receipts sign it in svc.room_id. */
+      room_id: string;
+      /** @description The origin line of the live transparency log the labels are for. */
+      log_origin: string;
+      /** @description Positions 1 to n (the room's receipts), then n + 1, not yet used: a leaf found under its label is a receipt the reader was never shown. */
+      positions: {
+        /** @description The position in the room's receipt chain. */
+        sequence: number;
+        /** @description The receipt at this position: "sha256:" followed by 64 hex digits, over the compact JWS bytes; null if none. */
+        receipt_hash: string | null;
+        /** @description Its leaf index in the log; null until it is sequenced and published. */
+        leaf_index: number | null;
+        /** @description The position's label under every position key the service holds, each with its VRF proof. */
+        labels: {
+          /** @description The position key's id (8 lowercase hex), as the leaf and discovery's audit_log.position_keys carry it. */
+          key_id: string;
+          /** @description The position label, base64: the first 32 bytes of the VRF output. */
+          label: string;
+          /** @description The ECVRF-EDWARDS25519-SHA512-TAI proof of the label, base64url (80 bytes). */
+          proof: string;
+        }[];
+      }[];
     };
     /** @description Conclude the room. */
     CloseRequest: {
@@ -2994,6 +3061,25 @@ interface components {
       /** @description A published tree size. A canonical decimal integer (no sign, no leading zero). */
       second: string;
     };
+    /** @description The query of logCheckpointSizesFrozen: Frozen v1 log: sizes of every published checkpoint. */
+    LogCheckpointSizesFrozenRequest: {
+      /** @description Only sizes greater than this; omitted: from the start. A canonical decimal integer (no sign, no leading zero). */
+      after?: string;
+    };
+    /** @description The query of logInclusionProofFrozen: Frozen v1 log: inclusion proof of a leaf. */
+    LogInclusionProofFrozenRequest: {
+      /** @description The leaf index (0-based), below size. A canonical decimal integer (no sign, no leading zero). */
+      index: string;
+      /** @description A published tree size. A canonical decimal integer (no sign, no leading zero). */
+      size: string;
+    };
+    /** @description The query of logConsistencyProofFrozen: Frozen v1 log: consistency proof between two tree sizes. */
+    LogConsistencyProofFrozenRequest: {
+      /** @description The older tree size, at most second. A canonical decimal integer (no sign, no leading zero). */
+      first: string;
+      /** @description A published tree size. A canonical decimal integer (no sign, no leading zero). */
+      second: string;
+    };
     /** @description Your rooms. */
     ListRoomsResponse: {
       /** @description The rooms your credential holds a seat in, newest first. */
@@ -3155,6 +3241,8 @@ export type ListDecisionsResponse = components['schemas']['ListDecisionsResponse
 export type OutcomeResponse = components['schemas']['OutcomeResponse'];
 /** A decision in the outcome: its slate, how it sealed and its signed receipt. */
 export type OutcomeDecision = components['schemas']['OutcomeDecision'];
+/** Where the room's receipts are in the transparency log, and the VRF labels that find them. */
+export type LogPositionsResponse = components['schemas']['LogPositionsResponse'];
 /** Conclude the room. */
 export type CloseRequest = components['schemas']['CloseRequest'];
 /** The conclusion and its receipt. */
@@ -3241,6 +3329,12 @@ export type LogCheckpointSizesRequest = components['schemas']['LogCheckpointSize
 export type LogInclusionProofRequest = components['schemas']['LogInclusionProofRequest'];
 /** The query of logConsistencyProof: Consistency proof between two tree sizes. */
 export type LogConsistencyProofRequest = components['schemas']['LogConsistencyProofRequest'];
+/** The query of logCheckpointSizesFrozen: Frozen v1 log: sizes of every published checkpoint. */
+export type LogCheckpointSizesFrozenRequest = components['schemas']['LogCheckpointSizesFrozenRequest'];
+/** The query of logInclusionProofFrozen: Frozen v1 log: inclusion proof of a leaf. */
+export type LogInclusionProofFrozenRequest = components['schemas']['LogInclusionProofFrozenRequest'];
+/** The query of logConsistencyProofFrozen: Frozen v1 log: consistency proof between two tree sizes. */
+export type LogConsistencyProofFrozenRequest = components['schemas']['LogConsistencyProofFrozenRequest'];
 /** Your rooms. */
 export type ListRoomsResponse = components['schemas']['ListRoomsResponse'];
 /** A room your credential holds a seat in. */

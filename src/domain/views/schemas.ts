@@ -427,6 +427,17 @@ export const roomDeltaSchema = z
  * Where a receipt is in the service's transparency log (docs/transparency-log.md): present once the
  * receipt is sequenced and covered by a published checkpoint.
  */
+/** A position label of the transparency log with its VRF proof (docs/transparency-log.md, Position keys). */
+const provenLabelSchema = z
+  .object({
+    key_id: text(
+      "The position key's id (8 lowercase hex), as the leaf and discovery's audit_log.position_keys carry it.",
+    ),
+    label: text('The position label, base64: the first 32 bytes of the VRF output.'),
+    proof: text('The ECVRF-EDWARDS25519-SHA512-TAI proof of the label, base64url (80 bytes).'),
+  })
+  .describe('A position label and its VRF proof.');
+
 const logInclusionSchema = z
   .object({
     index: count("The receipt's leaf index in the log (0-based)."),
@@ -437,6 +448,9 @@ const logInclusionSchema = z
       .describe(
         'The RFC 6962 inclusion proof of the leaf against that checkpoint: base64 SHA-256 hashes, leaf side first.',
       ),
+    position: provenLabelSchema.describe(
+      "The leaf's position label and its VRF proof: rebuild the commitment leaf from the receipt JWS and check the proof against discovery's position key.",
+    ),
   })
   .optional()
   .describe('Where this receipt is in the transparency log, with its inclusion proof; absent until it is logged.');
@@ -594,3 +608,35 @@ export const startedDecisionSchema = z
     status: z.literal('voting').describe('Choosing is open.'),
   })
   .describe('The decision now open for choices.');
+
+/** LogPositionsResponse (GET /api/rooms/{slug}/log-positions; docs/transparency-log.md, The member endpoint). */
+export const logPositionsResponseSchema = z
+  .object({
+    room_id: text("The room's URL, as its receipts sign it in svc.room_id."),
+    log_origin: text('The origin line of the live transparency log the labels are for.'),
+    positions: z
+      .array(
+        z
+          .object({
+            sequence: z.number().int().min(1).describe("The position in the room's receipt chain."),
+            receipt_hash: hash('The receipt at this position'),
+            leaf_index: z
+              .number()
+              .int()
+              .min(0)
+              .nullable()
+              .describe('Its leaf index in the log; null until it is sequenced and published.'),
+            labels: z
+              .array(provenLabelSchema)
+              .describe("The position's label under every position key the service holds, each with its VRF proof."),
+          })
+          .describe("One position of the room's chain."),
+      )
+      .describe(
+        "Positions 1 to n (the room's receipts), then n + 1, not yet used: a leaf found under its label is a receipt the reader was never shown.",
+      ),
+  })
+  .meta({
+    id: 'LogPositionsResponse',
+    description: "Where the room's receipts are in the transparency log, and the VRF labels that find them.",
+  });

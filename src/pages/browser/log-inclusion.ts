@@ -1,14 +1,17 @@
 /**
  * The room page's transparency-log check, beside each receipt's signature check
  * (docs/transparency-log.md, Verifying): every receipt's `transparency_log` field from `/outcome`
- * is verified in the reader's browser with the client library's browser-safe functions — the
- * checkpoint's note signature against the verifier key discovery publishes (`audit_log`), then the
- * inclusion proof of the receipt's exact JWS bytes against that checkpoint. Every checkpoint the
+ * is verified in the reader's browser with the client library's browser-safe functions — the leaf's
+ * position label (its VRF proof, against the position keys discovery publishes, for the room and
+ * sequence the receipt signs), the checkpoint's note signature against discovery's verifier key
+ * (`audit_log`), then the inclusion proof of the commitment leaf rebuilt from the receipt's exact
+ * JWS bytes and that label. Every checkpoint the
  * page accepts must also extend the ones it accepted before (a consistency proof from /log), so a
  * service that shows this page a rolled-back or forked log while it is open is caught too.
  */
 import {
   LogVerificationError,
+  type PositionKey,
   type VerifiedCheckpoint,
   verifyConsistency,
   verifyReceiptInLog,
@@ -18,14 +21,19 @@ import { ApiError, api, type Json } from './api.js';
 export interface LogWatch {
   /** Discovery's `audit_log.verifier_key`; null when the service publishes no log. */
   verifierKey: string | null;
+  /** Discovery's `audit_log.position_keys`: the keys whose VRF labels the leaves carry. */
+  positionKeys: PositionKey[];
   /** The largest checkpoint this page has verified, which every later one must extend. */
   newest: VerifiedCheckpoint | null;
   /** Checkpoints (`size root`) already proved consistent with `newest`. */
   consistent: Set<string>;
 }
 
-export function logWatch(verifierKey: string | null): LogWatch {
-  return { verifierKey, newest: null, consistent: new Set() };
+/** A watch over discovery's `audit_log` (absent when the service publishes no log). */
+export function logWatch(auditLog: Json | undefined): LogWatch {
+  const verifierKey = typeof auditLog?.verifier_key === 'string' ? auditLog.verifier_key : null;
+  const positionKeys = Array.isArray(auditLog?.position_keys) ? (auditLog.position_keys as PositionKey[]) : [];
+  return { verifierKey, positionKeys, newest: null, consistent: new Set() };
 }
 
 /** Proves `checkpoint` and the newest one seen on this page are one history; keeps the larger. */
@@ -93,6 +101,7 @@ export async function showLogInclusion(outcome: Json, watch: LogWatch): Promise<
         row.receipt_jws,
         inclusion as Parameters<typeof verifyReceiptInLog>[1],
         watch.verifierKey,
+        watch.positionKeys,
       );
       await extendsNewest(watch, checkpoint);
       show(slot, 'true', `✓ included in the log at index ${inclusion.index} of tree size ${checkpoint.size}`);

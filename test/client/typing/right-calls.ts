@@ -51,8 +51,11 @@ export async function rightCalls(client: ConclaveClient): Promise<string> {
   const outcome = await client.waitForOutcome({ slug, decision: 1 });
   assertType<Equal<typeof outcome, Outcome>>();
   const jwks = await client.jwks();
-  const report = await verifyRoomReceiptChain(outcome, { jwks });
+  const report = await verifyRoomReceiptChain(outcome, { jwks, room: `http://127.0.0.1:3000/r/${slug}` });
   assertType<Equal<typeof report.ok, boolean>>();
+  // What the report says of the room is the signed value, typed as such.
+  assertType<Equal<(typeof report.decisions)[number]['winner'], string | null>>();
+  assertType<Equal<NonNullable<typeof report.conclusion>['statement'], string | null>>();
   const jws = outcome.decisions[0]?.receipt_jws;
   if (jws) {
     const checked = await verifyCompactReceipt({ jws, publicKey: jwks.keys[0], expectedHash: 'sha256:00' });

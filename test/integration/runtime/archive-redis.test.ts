@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyRoomReceiptChain } from '../../../src/client/verify.js';
+import { roomSignedFor } from '../../support/signed-room.js';
 import { StoreUnavailableError } from '../../../src/store/port.js';
 import { startRedisServer, type TestRedisServer } from '../../support/redis-server.js';
 import { call, type RunningService, startService } from '../../support/service.js';
@@ -87,7 +88,7 @@ describe('a commit that fails after the batch archived a decision', () => {
     expect(sealed.body.status).toBe('resolved');
     const outcome = (await call(writer.base, 'GET', `/api/rooms/${slug}/outcome`, { token: owner })).body;
     const jwks = (await call(writer.base, 'GET', '/.well-known/jwks.json')).body;
-    const report = await verifyRoomReceiptChain(outcome, { jwks });
+    const report = await verifyRoomReceiptChain(outcome, { jwks, room: roomSignedFor(outcome) });
     expect(report.errors).toEqual([]);
     expect(outcome.decisions[0].receipt_hash).toBe(
       (await call(reader.base, 'GET', `/api/rooms/${slug}/outcome`, { token: owner })).body.decisions[0].receipt_hash,

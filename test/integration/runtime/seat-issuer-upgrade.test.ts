@@ -2,9 +2,10 @@
  * Mandate seats written before seats stored their issuer (test/fixtures/pre-issuer, written by commit
  * cdbe108) keep answering to the mandates that really created them, and to no forger: the
  * self-issued agent reads, lists and acts with its own key, and its new ballot names its issuer; a
- * did:key mandate of another key naming its sub and its published jti reaches nothing. The seat a
- * did:key principal joined for another did:key has no provable issuer: refused for the principal,
- * reachable by the subject's own key (docs/architecture.md, Credentials). On SQLite from the
+ * did:key mandate of another key naming its sub and its published jti reaches nothing of it, and
+ * joining gets a seat of its own whose ballot counts apart from the old seat's. The seat a did:key
+ * principal joined for another did:key has no provable issuer: not the principal's, reachable by the
+ * subject's own key (docs/architecture.md, Credentials). On SQLite from the
  * fixture's own file, and on Redis from the same room written into a private redis-server as stored.
  */
 import { cp, mkdtemp, rm } from 'node:fs/promises';
@@ -78,21 +79,21 @@ async function exercise(svc: RunningService): Promise<void> {
   }
   expect(await listRooms(base, real)).toEqual([SLUG]);
 
-  // A forger with the sub and the jti the room publishes.
+  // A forger with the sub and the jti the room publishes: an outsider of this private room.
   const forged = mint(keyOf(99), AGENT, AGENT_JTI);
-  for (const [method, url, body] of [
-    ['GET', `/api/rooms/${SLUG}`, undefined],
-    ['POST', `/api/rooms/${SLUG}/choose`, { choice: 'no' }],
-    ['POST', `/api/rooms/${SLUG}/discuss`, { body: 'forged' }],
+  for (const [method, url, body, code] of [
+    ['GET', `/api/rooms/${SLUG}`, undefined, 'room.join_required'],
+    ['POST', `/api/rooms/${SLUG}/choose`, { choice: 'no' }, 'authority.denied'],
+    ['POST', `/api/rooms/${SLUG}/discuss`, { body: 'forged' }, 'authority.denied'],
   ] as const) {
     const res = await call(base, method, url, { ...as(forged), ...(body ? { body } : {}) });
-    expect([res.status, res.body.error.code], `${method} ${url}`).toEqual([403, 'authority.denied']);
+    expect([res.status, res.body.error.code], `${method} ${url}`).toEqual([403, code]);
   }
   expect(await listRooms(base, forged)).toEqual([]);
 
-  // The principal's seat for another did:key: its issuer cannot be proven, so it is refused ...
+  // The principal's seat for another did:key: its issuer cannot be proven, so it is not the principal's ...
   const principal = await call(base, 'GET', `/api/rooms/${SLUG}`, as(mint(principalKey, DELEGATE, DELEGATE_JTI)));
-  expect([principal.status, principal.body.error.code]).toEqual([403, 'authority.denied']);
+  expect([principal.status, principal.body.error.code]).toEqual([403, 'room.join_required']);
   // ... and the subject's own key still reaches it.
   const own = await call(base, 'GET', `/api/rooms/${SLUG}`, as(mint(delegateKey, DELEGATE, 'urn:uuid:own')));
   expect(own.status).toBe(200);
@@ -105,6 +106,27 @@ async function exercise(svc: RunningService): Promise<void> {
   expect(ballot).toMatchObject({ mandateRef: AGENT_JTI, agentIss: AGENT });
   const alice = await call(base, 'GET', `/api/rooms/${SLUG}`, { token: ALICE });
   expect(alice.status).toBe(200);
+
+  // The forger, given the password, joins: a seat of its own bound to its key, never the old seat,
+  // and its ballot is another voter's beside the agent's.
+  const before = await call(base, 'GET', `/api/rooms/${SLUG}?include=full`, { token: ALICE });
+  const old = before.body.participants.find((p: { agent_did: string }) => p.agent_did === AGENT);
+  const joined = await call(base, 'POST', `/api/rooms/${SLUG}/join`, {
+    ...as(forged),
+    body: { password: 'fixture-password' },
+  });
+  expect(joined.status).toBe(200);
+  expect(joined.body.participant_id).not.toBe(old.id);
+  const cast = await call(base, 'POST', `/api/rooms/${SLUG}/choose`, { ...as(forged), body: { choice: 'yes' } });
+  expect(cast.status).toBe(200);
+  const after = (await svc.service.services.registry.read(SLUG))!;
+  const ballots = after.decisions[0]!.data.ballots.filter((b) => b.agentId === AGENT);
+  expect(ballots.map((b) => [b.participantId, b.agentIss, b.ballot]).sort()).toEqual(
+    [
+      [old.id, AGENT, 'no'],
+      [joined.body.participant_id, didOf(keyOf(99)), 'yes'],
+    ].sort(),
+  );
 }
 
 describe('mandate seats stored before seats recorded their issuer', () => {

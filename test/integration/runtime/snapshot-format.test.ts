@@ -21,6 +21,12 @@ const SLUG = 'pkteaaptsr';
 const ALICE = 't_8_zZ8_RNG8SwCDCP2B1FrGJkpuB-uK3ma2FhdeRk6mY';
 const BOB = 't_Op0TYJa5bVw8fjbZMkMriJ6BLAZiq73obEld_tMyCzM';
 const CAROL = 't_1H4unLxgvKWLZPsEQQ4eGNrwG-1AdiU8F8fK9xwSUL4';
+/**
+ * The room's URL on the service that wrote the fixture (it listened on a port of its own). The
+ * upgraded service keeps it, as a deployment keeps its PUBLIC_BASE_URL, so that every receipt of the
+ * room, old and new, names the same room.
+ */
+const FIXTURE_BASE = 'http://127.0.0.1:42359';
 /** The fixture's clock when it was written, plus a minute. */
 const LATER = 1793527214000 + 60_000;
 const BODIES = [
@@ -71,6 +77,7 @@ async function exercise(svc: RunningService): Promise<void> {
   const bobId = live.room.members.find((m) => m.displayName === 'bob')!.id;
   expect(live.room.speech.byDecision[second.data.id]!.byParticipant[bobId]).toBe(2);
 
+  svc.service.services.baseUrl = FIXTURE_BASE;
   // Bob chose c before the upgrade; Alice's c makes a majority of three and seals decision 2.
   const chosen = await call(svc.base, 'POST', `/api/rooms/${SLUG}/choose`, { token: ALICE, body: { choice: 'c' } });
   expect(chosen.body.status).toBe('resolved');
@@ -81,7 +88,7 @@ async function exercise(svc: RunningService): Promise<void> {
 
   const outcome = await call(svc.base, 'GET', `/api/rooms/${SLUG}/outcome`, { token: BOB });
   const jwks = await call(svc.base, 'GET', '/.well-known/jwks.json');
-  const report = await verifyRoomReceiptChain(outcome.body, { jwks: jwks.body });
+  const report = await verifyRoomReceiptChain(outcome.body, { jwks: jwks.body, room: `${FIXTURE_BASE}/r/${SLUG}` });
   expect(report.errors).toEqual([]);
   expect(report.ok).toBe(true);
   const [first, sealed] = outcome.body.decisions;

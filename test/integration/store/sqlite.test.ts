@@ -118,6 +118,8 @@ describe('SqliteStore', () => {
       { version: 4 },
       { version: 5 },
       { version: 6 },
+      { version: 7 },
+      { version: 8 },
     ]);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     db.close();

@@ -48,7 +48,11 @@ describe('limitCall', () => {
 
   it('falls back to the address when the table of known credentials cannot answer', async () => {
     const { take, buckets } = harness();
-    const broken = { lookup: () => Promise.reject(new Error('redis away')), remember: async () => {} };
+    const broken = {
+      lookup: () => Promise.reject(new Error('redis away')),
+      remember: async () => {},
+      forget: async () => {},
+    };
     await limitCall(SETTINGS, broken, take, { bearer: 't_real' }, '10.0.0.1', false);
     expect(buckets).toEqual(['ip:10.0.0.1']);
   });

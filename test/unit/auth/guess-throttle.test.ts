@@ -58,15 +58,37 @@ describe('guess throttle', () => {
     expect(codes.filter((c) => c === 'rate_limit.exceeded')).toHaveLength(7);
   });
 
-  it('the room ceiling holds addresses that guessed there, never a clean one', async () => {
-    const { throttle } = setup();
-    for (let a = 0; a < 5; a++) {
-      for (let i = 0; i < 4; i++)
-        await codeOf(throttle.guard({ slug: 'room3', address: `203.0.113.${10 + a}` }, wrong));
+  it('the room ceiling holds a room under attack for every guesser, first guesses included', async () => {
+    const { throttle, advance } = setup();
+    // 100 addresses guessing the room once each: the room's 20 a minute, then every guess is held.
+    const codes: string[] = [];
+    for (let a = 0; a < 100; a++) {
+      codes.push(await codeOf(throttle.guard({ slug: 'room3', address: `198.51.100.${a + 1}` }, wrong)));
     }
-    // 20 wrong on the room: a sixth guesser's second try is held, a clean address is checked.
-    expect(await codeOf(throttle.guard({ slug: 'room3', address: '203.0.113.10' }, wrong))).toBe('rate_limit.exceeded');
+    expect(codes.slice(0, 20)).toEqual(Array(20).fill('auth.invalid_password'));
+    expect(codes.slice(20)).toEqual(Array(80).fill('rate_limit.exceeded'));
+    // A clean address is held too while the room is under attack, for the room's minute at most.
+    const held = await throttle.guard({ slug: 'room3', address: '192.0.2.1' }, async () => 'ok').catch((e) => e);
+    expect(held.code).toBe('rate_limit.exceeded');
+    expect(held.details).toMatchObject({ scope: 'guess', limit: 20, window_seconds: 60 });
+    expect(Number(held.headers['retry-after'])).toBeLessThanOrEqual(60);
+    // Another room is not held by this one's ceiling.
+    expect(await codeOf(throttle.guard({ slug: 'room5', address: '192.0.2.1' }, async () => 'ok'))).toBe('ok');
+    advance(60_001);
     expect(await codeOf(throttle.guard({ slug: 'room3', address: '192.0.2.1' }, async () => 'ok'))).toBe('ok');
+  });
+
+  it('counts an IPv6 client by its /64: a fresh address per guess is the same guesser', async () => {
+    const { throttle } = setup();
+    const codes: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      codes.push(
+        await codeOf(throttle.guard({ slug: 'room6', address: `2001:db8:7:7::${(i + 1).toString(16)}` }, wrong)),
+      );
+    }
+    expect(codes).toEqual([...Array(5).fill('auth.invalid_password'), 'rate_limit.exceeded', 'rate_limit.exceeded']);
+    // Another /64 is another client.
+    expect(await codeOf(throttle.guard({ slug: 'room7', address: '2001:db8:7:8::1' }, async () => 'ok'))).toBe('ok');
   });
 
   it('fails closed when the counters cannot answer', async () => {

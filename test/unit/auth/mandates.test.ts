@@ -518,6 +518,27 @@ describe('verifyMandate: subject namespace and audience (docs/architecture.md, C
     }
   });
 
+  it('refuses a subject of the form receipts give token ballots (participant:<id>), from any issuer', async () => {
+    const { deps, key } = await httpsDeps();
+    for (const sub of ['participant:4e1d0000-0000-4000-8000-000000000001', 'Participant:x']) {
+      for (const jws of [
+        sign(claims({ sub }), key),
+        selfIssued(keyFromByte(12), { sub }),
+        sign(claims({ iss: BASE, sub }), deps.keyring.current),
+      ]) {
+        const error = await expectCode(verifyMandate(jws, ctx(), deps), 'mandate.malformed', {
+          check: 'parse',
+          reason: 'reserved_subject',
+        });
+        expect(error.message).toMatch(/participant token/);
+      }
+    }
+    // A subject that only contains the word is anyone's.
+    await expect(verifyMandate(sign(claims({ sub: 'urn:x:participant:1' }), key), ctx(), deps)).resolves.toMatchObject({
+      sub: 'urn:x:participant:1',
+    });
+  });
+
   it('accepts a mandate without aud or naming this service, and refuses one addressed elsewhere', async () => {
     const { deps, key } = await httpsDeps();
     for (const aud of [undefined, BASE, `${BASE}/`, [BASE], ['https://other.example', BASE]]) {

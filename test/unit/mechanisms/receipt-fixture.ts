@@ -38,6 +38,8 @@ export function engineInputFor(setup: DecisionSetup): EngineInput {
 
 export interface VoteSummary {
   agent_id: string;
+  /** The issuer of a mandate-cast ballot (absent on token ballots). */
+  agent_iss?: string;
   choice: string;
   weight?: number;
   cast_at: string;

@@ -201,6 +201,68 @@ describe('replayReceipt (05 §7 step 6)', () => {
   });
 });
 
+describe('voters are (issuer, subject) (docs/mechanisms.md, Voters)', () => {
+  /** Plurality, a 2 to 1 tally: the first two ballots name one subject, with the issuers given. */
+  const twoSeats = (first: string | undefined, second: string | undefined): ReceiptPayload =>
+    tampered(plurality, (p) => {
+      for (const [i, iss] of [first, second].entries()) {
+        p.svc.votes[i]!.agent_id = 'urn:example:agent:7';
+        if (iss !== undefined) p.svc.votes[i]!.agent_iss = iss;
+      }
+    });
+
+  it("replays one subject's ballots of two issuers as two voters", () => {
+    expect(replayReceipt(twoSeats('did:key:zSquatter', 'https://issuer.example')).result).toBe('match');
+    // A ballot signed before ballots carried their issuer is a voter of its own too.
+    expect(replayReceipt(twoSeats(undefined, 'https://issuer.example')).result).toBe('match');
+  });
+
+  it('still finds one voter repeated: same issuer and subject, or neither ballot with an issuer', () => {
+    for (const [first, second] of [
+      ['https://issuer.example', 'https://issuer.example'],
+      [undefined, undefined],
+    ] as const) {
+      const report = replayReceipt(twoSeats(first, second));
+      expect(report.result, `${first} / ${second}`).toBe('mismatch');
+      expect(report.reason).toContain('tallies');
+    }
+  });
+
+  it('refuses an agent_iss that is not a string', () => {
+    const report = replayReceipt(twoSeats(7 as unknown as string, 'https://issuer.example'));
+    expect(report).toMatchObject({ result: 'mismatch', reason: 'vote 0 has an agent_iss that is not a string' });
+  });
+
+  it('lets two issuers of one subject each accept an agreement once, and no voter twice', () => {
+    const unanimous = (first: string, second: string) =>
+      tampered(
+        {
+          kind: 'simple_majority',
+          options: ['x', 'y'],
+          ballots: [
+            ['p1', 'x'],
+            ['p2', 'x'],
+          ],
+          eligibleVoters: 2,
+          agreement: true,
+        },
+        (p) => {
+          for (const [i, iss] of [first, second].entries()) {
+            p.svc.votes[i]!.agent_id = 'did:key:zSub';
+            p.svc.votes[i]!.agent_iss = iss;
+          }
+        },
+      );
+    expect(verifyAgreementReceiptSemantics(unanimous('did:key:zSub', 'https://issuer.example'))).toEqual({
+      result: 'valid',
+    });
+    expect(verifyAgreementReceiptSemantics(unanimous('did:key:zSub', 'did:key:zSub'))).toMatchObject({
+      result: 'invalid',
+      reason: expect.stringContaining('voted twice'),
+    });
+  });
+});
+
 describe('agreement receipts (05 §8)', () => {
   const agreement = (ballots: [string, string][], eligibleVoters: number): DecisionSetup => ({
     kind: 'supermajority',

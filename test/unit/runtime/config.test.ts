@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONFIG_EXAMPLES, ConfigError, loadConfig } from '../../../src/config.js';
+import { CONFIG_EXAMPLES, ConfigError, loadConfig, trustProxyWarning } from '../../../src/config.js';
 import { defaultBaseUrlWarning, isLoopbackHost, listenProblem, runServer } from '../../../src/server-process.js';
 import { BUILT_SERVICE } from '../../support/built.js';
 
@@ -168,4 +168,17 @@ describe('the public base URL', () => {
     expect(JSON.parse(warning!)).toMatchObject({ level: 40, variable: 'PUBLIC_BASE_URL' });
     expect(output).toContain('HOST: "192.0.2.1" is not an address of this machine');
   }, 30_000);
+});
+
+describe('TRUST_PROXY', () => {
+  it('warns loudly, with the reason, when it trusts every hop; a list of proxies is quiet', () => {
+    const warning = trustProxyWarning(loadConfig({ TRUST_PROXY: 'true' }));
+    expect(warning).toContain('TRUST_PROXY=true TRUSTS EVERY HOP');
+    expect(warning).toContain('left-most X-Forwarded-For entry');
+    expect(warning).toContain('docs/operators.md, Behind a proxy');
+    expect(trustProxyWarning(loadConfig({ TRUST_PROXY: '172.31.240.10' }))).toBeNull();
+    expect(trustProxyWarning(loadConfig({ TRUST_PROXY: '10.0.0.0/8,192.0.2.1' }))).toBeNull();
+    expect(trustProxyWarning(loadConfig({}))).toBeNull();
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8,192.0.2.1' }).trustProxy).toEqual(['10.0.0.0/8', '192.0.2.1']);
+  });
 });

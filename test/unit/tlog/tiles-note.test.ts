@@ -6,7 +6,7 @@ import { verifyCheckpoint } from '../../../src/client/tlog.js';
 import { signingKeyFromSeed } from '../../../src/receipts/keys.js';
 import { emptyRoot } from '../../../src/tlog/merkle.js';
 import { keyId, parseVerifierKey, toBase64 } from '../../../src/tlog/note.js';
-import { logOrigin, NoteSigner } from '../../../src/tlog/note-signer.js';
+import { frozenLogOrigin, logOrigin, NoteSigner } from '../../../src/tlog/note-signer.js';
 import {
   decodeEntryBundle,
   encodeEntryBundle,
@@ -82,8 +82,11 @@ describe('signed checkpoints', () => {
   });
 
   it('derive the origin from the base URL', () => {
-    expect(logOrigin('https://conclave.example/')).toBe('conclave.example/log');
-    expect(logOrigin('http://127.0.0.1:8080')).toBe('127.0.0.1:8080/log');
+    // The live commitment log; the frozen v1 log keeps the old origin (a second tree never reuses one).
+    expect(logOrigin('https://conclave.example/')).toBe('conclave.example/log/v2');
+    expect(logOrigin('http://127.0.0.1:8080')).toBe('127.0.0.1:8080/log/v2');
+    expect(frozenLogOrigin('https://conclave.example/')).toBe('conclave.example/log');
+    expect(frozenLogOrigin('http://127.0.0.1:8080')).toBe('127.0.0.1:8080/log');
   });
 });
 
@@ -91,8 +94,8 @@ describe("the test instance's note key in docs/transparency-log.md", () => {
   it('is what a service with seed 07…07 at http://127.0.0.1:3000 derives and signs with', async () => {
     const docs = await readFile(new URL('../../../docs/transparency-log.md', import.meta.url), 'utf8');
     const blocks = [...docs.matchAll(/```\n([\s\S]*?)```/g)].map((match) => match[1] as string);
-    const documentedKey = blocks.find((block) => block.startsWith('127.0.0.1:3000/log+'))?.trim();
-    const documentedNote = blocks.find((block) => block.startsWith('127.0.0.1:3000/log\n0\n'));
+    const documentedKey = blocks.find((block) => block.startsWith('127.0.0.1:3000/log/v2+'))?.trim();
+    const documentedNote = blocks.find((block) => block.startsWith('127.0.0.1:3000/log/v2\n0\n'));
     const signer = new NoteSigner(logOrigin('http://127.0.0.1:3000'), signingKeyFromSeed(new Uint8Array(32).fill(7)));
     expect(signer.verifierKey).toBe(documentedKey);
     expect(signer.signCheckpoint(0, emptyRoot())).toBe(documentedNote);
