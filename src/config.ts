@@ -80,6 +80,12 @@ const envSchema = z.object({
   WEBHOOK_STANDARD_SIGNATURE: z.enum(['true', 'false']).default('false'),
   /** Active webhooks one room may hold; registering past it is refused (docs/architecture.md, Engagement). */
   WEBHOOK_MAX_PER_ROOM: z.coerce.number().int().min(1).max(100_000).default(2000),
+  /** Active webhooks one seat (or the operator) may hold in a room. */
+  WEBHOOK_MAX_PER_SEAT: z.coerce.number().int().min(1).max(100_000).default(20),
+  /** Active webhooks of one room that may POST to one origin (scheme, host, port). */
+  WEBHOOK_MAX_PER_ORIGIN_PER_ROOM: z.coerce.number().int().min(1).max(100_000).default(20),
+  /** Active webhooks across the service that may POST to one origin. */
+  WEBHOOK_MAX_PER_ORIGIN: z.coerce.number().int().min(1).max(1_000_000).default(200),
   /** Room actors kept in memory (least recently used evicted; about 14 KiB each); others reload from the store. */
   ROOM_CACHE_SIZE: z.coerce.number().int().min(1).default(1000),
   /** Calls run through a throwaway copy of the service at start-up, before listening, so the first burst meets compiled code (src/warm-up.ts); 0 disables. */
@@ -167,6 +173,9 @@ export const CONFIG_EXAMPLES: Readonly<Record<Variable, string>> = {
   WEBHOOK_ALLOW_PRIVATE: 'false',
   WEBHOOK_STANDARD_SIGNATURE: 'true',
   WEBHOOK_MAX_PER_ROOM: '2000',
+  WEBHOOK_MAX_PER_SEAT: '20',
+  WEBHOOK_MAX_PER_ORIGIN_PER_ROOM: '20',
+  WEBHOOK_MAX_PER_ORIGIN: '200',
   ROOM_CACHE_SIZE: '1000',
   WARMUP_TURNS: '2400',
   ROOM_CACHE_BYTES: '33554432',
@@ -292,6 +301,9 @@ export interface ServiceConfig {
   /** WEBHOOK_STANDARD_SIGNATURE: a Standard Webhooks entry after the protocol's in Webhook-Signature. */
   webhookStandardSignature: boolean;
   webhookMaxPerRoom: number;
+  webhookMaxPerSeat: number;
+  webhookMaxPerOriginPerRoom: number;
+  webhookMaxPerOrigin: number;
   maxParkedConnections: number;
   roomCacheSize: number;
   /** Start-up warm-up turns (src/warm-up.ts); 0 skips it. */
@@ -347,6 +359,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE === 'true',
     webhookStandardSignature: e.WEBHOOK_STANDARD_SIGNATURE === 'true',
     webhookMaxPerRoom: e.WEBHOOK_MAX_PER_ROOM,
+    webhookMaxPerSeat: e.WEBHOOK_MAX_PER_SEAT,
+    webhookMaxPerOriginPerRoom: e.WEBHOOK_MAX_PER_ORIGIN_PER_ROOM,
+    webhookMaxPerOrigin: e.WEBHOOK_MAX_PER_ORIGIN,
     maxParkedConnections: e.MAX_PARKED_CONNECTIONS,
     roomCacheSize: e.ROOM_CACHE_SIZE,
     warmupTurns: e.WARMUP_TURNS,

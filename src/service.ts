@@ -99,6 +99,9 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
       webhookAllowPrivate: config.webhookAllowPrivate,
       webhookStandardSignature: config.webhookStandardSignature,
       webhookMaxPerRoom: config.webhookMaxPerRoom,
+      webhookMaxPerSeat: config.webhookMaxPerSeat,
+      webhookMaxPerOriginPerRoom: config.webhookMaxPerOriginPerRoom,
+      webhookMaxPerOrigin: config.webhookMaxPerOrigin,
       redis:
         config.store.kind === 'redis'
           ? { url: config.store.url, cluster: config.store.cluster, keyPrefix: config.store.keyPrefix }

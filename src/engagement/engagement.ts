@@ -33,6 +33,11 @@ export interface EngagementSettings {
   webhookStandardSignature?: boolean;
   /** Active webhooks one room may hold. */
   webhookMaxPerRoom: number;
+  /** Active webhooks one seat may hold in a room (docs/agents.md, Webhooks). */
+  webhookMaxPerSeat: number;
+  /** Active webhooks to one receiving origin in a room, and across the service. */
+  webhookMaxPerOriginPerRoom: number;
+  webhookMaxPerOrigin: number;
   /** Redis mode: where commit notices are published for the other processes. */
   redis: { url: string; cluster: boolean; keyPrefix: string } | null;
   userAgent: string;

@@ -74,11 +74,5 @@ export class OriginBreaker {
   }
 }
 
-/** The breaker's key of a webhook URL; a URL that does not parse is its own origin. */
-export function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return url;
-  }
-}
+/** The breaker's key of a webhook URL: its origin. */
+export { originOf } from '../store/engagement-port.js';

@@ -13,6 +13,8 @@ export interface AttemptResult {
   ok: boolean;
   /** HTTP status, or the reason no status was received. */
   detail: string;
+  /** The HTTP status answered; null when none was (connection error, timeout). */
+  status: number | null;
   /** The receiver did not answer in time (it held the attempt for the whole timeout). */
   timedOut: boolean;
 }
@@ -39,9 +41,10 @@ export function createSender(lookup?: Lookup): WebhookSender {
       });
       await response.body.dump();
       const ok = response.statusCode >= 200 && response.statusCode < 300;
-      return { ok, detail: `HTTP ${response.statusCode}`, timedOut: false };
+      return { ok, detail: `HTTP ${response.statusCode}`, status: response.statusCode, timedOut: false };
     } catch (error) {
-      return { ok: false, detail: error instanceof Error ? error.message : String(error), timedOut: isTimeout(error) };
+      const detail = error instanceof Error ? error.message : String(error);
+      return { ok: false, detail, status: null, timedOut: isTimeout(error) };
     }
   };
 }

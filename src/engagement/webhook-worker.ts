@@ -9,6 +9,11 @@
  *   sent, and settled as delivered, retried on the backoff schedule, or exhausted. A claim holds the
  *   delivery for a lease; an attempt whose process died is due again when the lease ends.
  *
+ * Consent (webhook-verification.ts): a subscription whose receiver has not answered its verification
+ * delivery yet is given that delivery and nothing else; its cursor stays where it was registered, so
+ * once it is verified the room's events since then are enqueued like any others. Settled deliveries
+ * are removed by the sweep once SETTLED_DELIVERY_RETENTION_MS old.
+ *
  * Time is the injected clock; `runDue()` lets tests drive retries without sleeping.
  */
 import { redactEvent } from '../domain/views/events.js';
@@ -16,16 +21,24 @@ import type { Clock } from '../runtime/clock.js';
 import { Mailbox } from '../runtime/mailbox.js';
 import type { DeliveryOutcome, DeliveryRecord, WebhookRecord } from '../store/engagement-port.js';
 import type { RoomStore, StoredEvent } from '../store/port.js';
-import { DISABLE_AFTER_EXHAUSTED, nextAttemptAt } from './retry-schedule.js';
 import type { StateSource } from './waiters.js';
 import { OriginBreaker, originOf } from './webhook-breaker.js';
 import type { WebhookSender } from './webhook-client.js';
 import { DeliveryLanes, LANE_LIMITS } from './webhook-lanes.js';
 import type { AttemptOutcome } from '../observability/metrics.js';
 import { deliveryHeaders } from './webhook-signing.js';
+import { isVerification, judgeAttempt, verificationBody } from './webhook-verification.js';
 
 /** Longer than an attempt can take (10 s), so a live attempt is never claimed twice. */
 const LEASE_MS = 60_000;
+/** Settled deliveries (delivered, exhausted, refused, dropped) are kept this long, then removed. */
+export const SETTLED_DELIVERY_RETENTION_MS = 24 * 3600 * 1000;
+/** Settled deliveries removed per store call by the sweep. */
+const PRUNE_PAGE = 1000;
+/** A room event due for a subscription not verified yet (stored before consent existed) waits this long. */
+const UNVERIFIED_WAIT_MS = 60_000;
+/** Subscriptions whose verification delivery this process has enqueued (remembered at most). */
+const MAX_REMEMBERED_VERIFICATIONS = 10_000;
 const ENQUEUE_PAGE = 500;
 /** Due deliveries read from the outbox at a time, beyond those already waiting in the lanes. */
 const DUE_BATCH = 500;
@@ -62,6 +75,8 @@ export interface WebhookWorkerDeps {
 export class WebhookWorker {
   private readonly catchUps = new Mailbox();
   private readonly queuedCatchUps = new Map<string, Promise<boolean>>();
+  /** Verification deliveries enqueued by this process (enqueueing one again changes nothing). */
+  private readonly verificationsEnqueued = new Set<string>();
   private readonly breaker = new OriginBreaker();
   private readonly lanes = new DeliveryLanes<DeliveryRecord>(LANE_LIMITS, this.breaker);
   /** Subscriptions and states read for the deliveries of the latest refill (renewed by each one). */
@@ -92,6 +107,11 @@ export class WebhookWorker {
   /** Catches up every subscription (recovering enqueues a crash skipped), then delivers what is due. */
   async start(): Promise<void> {
     this.stopped = false;
+    try {
+      await this.deps.store.engagement.upgrade(this.deps.clock.now());
+    } catch (error) {
+      this.deps.onError(error, 'webhook store upgrade');
+    }
     await this.sweep();
     this.sweeper = setInterval(() => void this.sweep().then(() => this.runDue()), SWEEP_MS);
     this.sweeper.unref();
@@ -117,12 +137,20 @@ export class WebhookWorker {
     void this.catchUp(slug).then((subscribed) => (subscribed ? this.runDue() : undefined));
   }
 
-  /** Turns every room's unenqueued events into deliveries. */
+  /** Turns every room's unenqueued events into deliveries, and removes old settled deliveries. */
   async sweep(): Promise<void> {
     try {
       for (const slug of await this.deps.store.engagement.webhookRooms()) await this.catchUp(slug);
     } catch (error) {
       this.deps.onError(error, 'webhook sweep');
+    }
+    try {
+      const before = this.deps.clock.now() - SETTLED_DELIVERY_RETENTION_MS;
+      while ((await this.deps.store.engagement.pruneSettledDeliveries(before, PRUNE_PAGE)) >= PRUNE_PAGE) {
+        if (this.stopped) break;
+      }
+    } catch (error) {
+      this.deps.onError(error, 'webhook delivery pruning');
     }
   }
 
@@ -136,7 +164,14 @@ export class WebhookWorker {
       this.queuedCatchUps.delete(slug);
       try {
         const hooks = (await this.deps.store.engagement.webhooks(slug)).filter((hook) => hook.disabled_at === null);
-        await this.enqueue(slug, hooks);
+        await this.enqueueVerifications(
+          slug,
+          hooks.filter((hook) => hook.verified_at === null),
+        );
+        await this.enqueue(
+          slug,
+          hooks.filter((hook) => hook.verified_at !== null),
+        );
         return hooks.length > 0;
       } catch (error) {
         this.deps.onError(error, `webhook enqueue for ${slug}`);
@@ -166,6 +201,25 @@ export class WebhookWorker {
       }
     })();
     return this.pumping;
+  }
+
+  /**
+   * Gives each subscription not verified yet its verification delivery, without moving its cursor
+   * (compare-and-set on the cursor it has; a delivery that exists already is left as it is).
+   */
+  private async enqueueVerifications(slug: string, hooks: readonly WebhookRecord[]): Promise<void> {
+    const { store, clock } = this.deps;
+    await Promise.all(
+      hooks
+        .filter((hook) => !this.verificationsEnqueued.has(hook.id))
+        .map(async (hook) => {
+          const draft = { event_id: hook.id, seq: 0 };
+          if (await store.engagement.enqueueDeliveries(slug, hook.id, hook.cursor, hook.cursor, [draft], clock.now())) {
+            if (this.verificationsEnqueued.size >= MAX_REMEMBERED_VERIFICATIONS) this.verificationsEnqueued.clear();
+            this.verificationsEnqueued.add(hook.id);
+          }
+        }),
+    );
   }
 
   /**
@@ -252,7 +306,22 @@ export class WebhookWorker {
       if (this.lanes.has(key) || this.lanes.heldFor(delivery.slug) >= ROOM_WAITING) continue;
       const hook = await run.webhook(delivery.slug, delivery.webhook_id);
       if (!hook || hook.disabled_at !== null) {
-        await this.settle(delivery.slug, delivery.webhook_id, delivery.event_id, { kind: 'dropped' });
+        const dropped = { kind: 'dropped', at: this.deps.clock.now() } as const;
+        await this.settle(delivery.slug, delivery.webhook_id, delivery.event_id, dropped);
+        continue;
+      }
+      if (hook.verified_at === null && !isVerification(hook, delivery.event_id)) {
+        // A room event of a subscription stored before consent existed: it waits for the verification.
+        const now = this.deps.clock.now();
+        const { slug, webhook_id: webhookId, event_id: eventId, attempts } = delivery;
+        await this.deps.store.engagement.deferDelivery(
+          slug,
+          webhookId,
+          eventId,
+          attempts,
+          now,
+          now + UNVERIFIED_WAIT_MS,
+        );
         continue;
       }
       this.lanes.add({ key, slug: delivery.slug, url: hook.url, item: delivery });
@@ -300,16 +369,17 @@ export class WebhookWorker {
     const { slug, webhook_id: webhookId, event_id: eventId } = delivery;
     const hook = await run.webhook(slug, webhookId);
     if (!hook || hook.disabled_at !== null) {
-      await this.settle(slug, webhookId, eventId, { kind: 'dropped' });
+      await this.settle(slug, webhookId, eventId, { kind: 'dropped', at: clock.now() });
       return;
     }
     const now = clock.now();
     if (!(await store.engagement.claimDelivery(slug, webhookId, eventId, delivery.attempts, now, now + LEASE_MS))) {
       return;
     }
-    const body = await run.body(slug, eventId);
+    const verification = isVerification(hook, eventId);
+    const body = verification ? verificationBody(hook) : await run.body(slug, eventId);
     if (body === null) {
-      await this.settle(slug, webhookId, eventId, { kind: 'dropped' });
+      await this.settle(slug, webhookId, eventId, { kind: 'dropped', at: clock.now() });
       return;
     }
     const timestamp = Math.floor(clock.now() / 1000);
@@ -327,23 +397,17 @@ export class WebhookWorker {
     const origin = originOf(hook.url);
     if (result.timedOut) this.breaker.timedOut(origin, clock.now());
     else this.breaker.answered(origin);
-    release();
-    if (result.ok) {
-      await this.settle(slug, webhookId, eventId, { kind: 'delivered' });
-      return;
-    }
-    const failedAt = clock.now();
-    const retryAt = nextAttemptAt(delivery.attempts + 1, failedAt);
-    await this.settle(
-      slug,
-      webhookId,
-      eventId,
-      retryAt === null
-        ? { kind: 'exhausted', at: failedAt, disableAfter: DISABLE_AFTER_EXHAUSTED }
-        : { kind: 'retry', at: retryAt },
-    );
+    const outcome = judgeAttempt(result, verification, delivery.attempts + 1, clock.now());
+    // A success frees the lanes at once; a failure once settled, so that the next attempt to this
+    // endpoint is claimed knowing whether this one disabled the subscription.
+    if (outcome.kind === 'delivered' || outcome.kind === 'verified') release();
+    await this.settle(slug, webhookId, eventId, outcome);
     // An exhausted event may have disabled the subscription: later attempts of this run must see that.
-    if (retryAt === null) run.forget(slug);
+    // (A claim is refused for a disabled subscription anyway, so a refusal needs no re-read of the
+    // room's subscriptions: hundreds of them refusing would each re-read them all.)
+    if (outcome.kind === 'exhausted') run.forget(slug);
+    // Consent given: the room's events since the registration are enqueued now.
+    if (outcome.kind === 'verified') this.noteCommit(slug);
   }
 
   /** Sleeps until the next due delivery (at most MAX_SLEEP_MS, so other processes' work is seen). */

@@ -363,6 +363,8 @@ export const RESPONSE_EXAMPLES: Readonly<Record<string, Record<string, unknown>>
         event_types: ['decision.completed'],
         created_at: '2026-05-01T10:01:59.000Z',
         disabled_at: null,
+        disabled_reason: null,
+        verified_at: '2026-05-01T10:02:00.000Z',
       },
     ],
   },

@@ -97,7 +97,7 @@ export const TOOL_GUIDES: Readonly<Record<string, ToolGuide>> = {
     returns: 'The sealed decision with its winner and receipt hash, or {status: "timeout"}.',
   },
   register_webhook: {
-    when: `Call to have room events POSTed to your URL. ${TOKEN}`,
+    when: `Call to have room events POSTed to your URL. Room events follow only after your receiver answers 2xx to a first signed verification delivery (event_type vendor:conclave:webhook.verification, seq 0); a redirect, 4xx or no answer disables it. ${TOKEN}`,
     returns: 'The webhook_id and the one-time signing_secret for verifying deliveries.',
   },
   unregister_webhook: {

@@ -163,7 +163,7 @@ export class ServiceMetrics implements Observer {
     });
     this.deliveries = new Counter({
       name: 'conclave_webhook_attempts_total',
-      help: 'Webhook delivery attempts by outcome: delivered, retry (failed, tried again later), exhausted (failed for good), dropped (subscription or event gone).',
+      help: 'Webhook delivery attempts by outcome: delivered, verified (the receiver consented), retry (failed, tried again later), exhausted (failed for good), refused (a 3xx or 4xx answer), dropped (subscription or event gone).',
       labelNames: ['outcome'],
       registers,
     });

@@ -95,13 +95,17 @@ export const errorDetailsSchema = z
       .string()
       .optional()
       .describe(
-        'input.invalid: why (unknown_keys, immutable_key, out_of_range, wrong_type, ballot_shape, duplicate_in_ranking, deliberation_disabled, message_cap_reached, option_cap_reached, empty_slate, agreement_not_supported, abstain_on_agreement, reserved_mechanism, unknown_mechanism, confirmation_mismatch, credential_in_url, webhook_url_rejected, lookalike, …); mandate.*: what failed; invite.invalid: why the invite is refused.',
+        'input.invalid: why (unknown_keys, immutable_key, out_of_range, wrong_type, ballot_shape, duplicate_in_ranking, deliberation_disabled, message_cap_reached, option_cap_reached, empty_slate, agreement_not_supported, abstain_on_agreement, reserved_mechanism, unknown_mechanism, confirmation_mismatch, credential_in_url, webhook_url_rejected, webhook_cap_reached, webhook_seat_cap_reached, webhook_origin_cap_reached, lookalike, …); mandate.*: what failed; invite.invalid: why the invite is refused.',
       ),
     allowed_keys: z
       .array(z.string())
       .optional()
       .describe('input.invalid with reason unknown_keys: the keys that are accepted.'),
-    cap: int('input.invalid with reason message_cap_reached: the message cap reached.').optional(),
+    cap: int('input.invalid with reason message_cap_reached or webhook_*cap_reached: the cap reached.').optional(),
+    origin: z
+      .string()
+      .optional()
+      .describe('input.invalid with reason webhook_origin_cap_reached: the receiving origin (scheme://host:port).'),
     like_option: int(
       'input.invalid with reason lookalike on options: the number of the option already there that the offered text reads the same as.',
     ).optional(),

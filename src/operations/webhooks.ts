@@ -12,7 +12,7 @@ import { invalidInput, protocolError } from '../errors.js';
 import { replayedElsewhere } from '../runtime/idempotency-seal.js';
 import { Mailbox } from '../runtime/mailbox.js';
 import { idempotencyConflict, roomNotFound } from '../runtime/registry.js';
-import type { WebhookRecord } from '../store/engagement-port.js';
+import { DISABLE_REASONS, originOf, type WebhookRecord } from '../store/engagement-port.js';
 import { idempotencyFor, slugSchema } from './shared.js';
 import type { OperationDef, RequestContext } from './types.js';
 
@@ -61,7 +61,19 @@ const webhookView = z
     disabled_at: z
       .string()
       .nullable()
-      .describe('When deliveries were stopped after repeated failures (RFC 3339, UTC); null while active.'),
+      .describe('When deliveries were stopped: unregistered, refused or failing (RFC 3339, UTC); null while active.'),
+    disabled_reason: z
+      .enum(DISABLE_REASONS)
+      .nullable()
+      .describe(
+        'Why deliveries stopped: unregistered; verification_refused (a redirect or 4xx to the verification delivery); verification_unanswered (no 2xx to it in time); gone (a 404 or 410); refused (3 refusals in a row); exhausted (3 events in a row failed every attempt). Null while active.',
+      ),
+    verified_at: z
+      .string()
+      .nullable()
+      .describe(
+        'When the receiver consented by answering 2xx to the verification delivery (RFC 3339, UTC); null until then, and no room event is sent before.',
+      ),
   })
   .meta({ id: 'Webhook', description: 'A webhook subscription (without its secret).' });
 
@@ -120,6 +132,51 @@ function capReached(slug: string, cap: number, route: string) {
   );
 }
 
+function seatCapReached(slug: string, cap: number, route: string) {
+  return invalidInput(
+    'url',
+    `You already hold ${cap} active webhooks in room ${slug}, the most one seat may hold. Unregister one you no longer need (DELETE /api/rooms/${slug}/webhooks/{id}; GET /api/rooms/${slug}/webhooks lists yours), or send events to one receiver that fans them out (the register_webhook action / ${route}).`,
+    'webhook_seat_cap_reached',
+    { cap },
+  );
+}
+
+function originCapReached(slug: string, origin: string, cap: number, where: string, route: string) {
+  return invalidInput(
+    'url',
+    `${origin} already receives ${cap} active webhooks ${where}, the most one receiving origin may. Unregister one you no longer need (DELETE /api/rooms/${slug}/webhooks/{id}), or have one URL of that receiver take the events and fan them out (the register_webhook action / ${route}).`,
+    'webhook_origin_cap_reached',
+    { cap, origin },
+  );
+}
+
+/**
+ * The registration limits: per room, per seat in the room, per receiving origin in the room and across
+ * the service (docs/agents.md, Webhooks). Only active subscriptions count.
+ */
+async function checkLimits(
+  services: RequestContext['services'],
+  existing: readonly WebhookRecord[],
+  slug: string,
+  owner: string,
+  url: string,
+  route: string,
+): Promise<void> {
+  const settings = services.engagement.settings;
+  const active = existing.filter((w) => w.disabled_at === null);
+  if (active.length >= settings.webhookMaxPerRoom) throw capReached(slug, settings.webhookMaxPerRoom, route);
+  if (active.filter((w) => w.owner === owner).length >= settings.webhookMaxPerSeat) {
+    throw seatCapReached(slug, settings.webhookMaxPerSeat, route);
+  }
+  const origin = originOf(url);
+  if (active.filter((w) => originOf(w.url) === origin).length >= settings.webhookMaxPerOriginPerRoom) {
+    throw originCapReached(slug, origin, settings.webhookMaxPerOriginPerRoom, 'from this room', route);
+  }
+  if (await services.store.engagement.originFull(origin, settings.webhookMaxPerOrigin)) {
+    throw originCapReached(slug, origin, settings.webhookMaxPerOrigin, 'from this service', route);
+  }
+}
+
 function roomClosed(state: RoomState) {
   return protocolError(
     'room.concluded',
@@ -135,7 +192,7 @@ export const registerWebhook = {
   name: 'registerWebhook',
   summary: 'Register a webhook',
   description:
-    'Subscribes a URL to the room\'s events (all, or the listed event_types). Deliveries are POSTs of {slug, event} signed with Webhook-Signature: t=<unix s>,v1=<hex HMAC-SHA256 of "<t>.<body>"> keyed by the signing_secret, which is returned only here. Retried with backoff for about 32 hours; disabled after 3 consecutive events fail every attempt. A room holds a bounded number of active webhooks (WEBHOOK_MAX_PER_ROOM, 2,000 by default); past it registration is refused until one is unregistered.',
+    'Subscribes a URL to the room\'s events (all, or the listed event_types). Deliveries are POSTs of {slug, event} signed with Webhook-Signature: t=<unix s>,v1=<hex HMAC-SHA256 of "<t>.<body>"> keyed by the signing_secret, which is returned only here. Consent first: one signed verification delivery (event_type "vendor:conclave:webhook.verification", seq 0, no room content) goes to the URL, and room events follow only after a 2xx to it; a redirect, a 4xx or no answer disables the subscription. Later, a 404/410 disables it at once and 3 refusals (3xx/4xx) in a row too; failures are retried with backoff for about 32 hours, and 3 consecutive events failing every attempt disable it (list_webhooks shows verified_at and disabled_reason). Active webhooks are limited per room (WEBHOOK_MAX_PER_ROOM, 2,000), per seat (WEBHOOK_MAX_PER_SEAT, 20) and per receiving origin (WEBHOOK_MAX_PER_ORIGIN_PER_ROOM, 20; WEBHOOK_MAX_PER_ORIGIN across the service, 200); past one, registration is refused until one is unregistered.',
   tag: 'events',
   method: 'POST',
   path: '/api/rooms/{slug}/webhooks',
@@ -171,9 +228,8 @@ export const registerWebhook = {
           return registration(prior);
         }
       }
-      const cap = services.engagement.settings.webhookMaxPerRoom;
-      if (existing.filter((w) => w.disabled_at === null).length >= cap) throw capReached(input.slug, cap, route);
       await checkUrl(input.url, services.engagement.settings.webhookAllowPrivate, route);
+      await checkLimits(services, existing, input.slug, owner, input.url, route);
       const hook: WebhookRecord = {
         id: randomUUID(),
         slug: input.slug,
@@ -183,8 +239,12 @@ export const registerWebhook = {
         secret: newSigningSecret(),
         created_at: now,
         disabled_at: null,
+        disabled_reason: null,
+        // Nothing of the room goes to it before its receiver answers the verification delivery.
+        verified_at: null,
         cursor: state.head,
         failure_streak: 0,
+        refusal_streak: 0,
         // Only the scope and the keyed, address-bound fingerprint are stored, never the seal.
         idempotency: idempotency && {
           scope: idempotency.scope,
@@ -235,6 +295,8 @@ export const listWebhooks = {
           event_types: w.event_types,
           created_at: iso(w.created_at),
           disabled_at: iso(w.disabled_at),
+          disabled_reason: w.disabled_reason,
+          verified_at: iso(w.verified_at),
         })),
     };
   },
@@ -277,7 +339,7 @@ export const unregisterWebhook = {
         { details: { authority: 'webhook_owner', required: 'owner or operator' } },
       );
     }
-    await services.store.engagement.disableWebhook(input.slug, input.id, services.clock.now());
+    await services.store.engagement.disableWebhook(input.slug, input.id, services.clock.now(), 'unregistered');
     return { ok: true };
   },
 } satisfies OperationDef<z.infer<typeof unregisterInput>>;

@@ -20,15 +20,46 @@ export interface WebhookRecord {
   created_at: number;
   /** Epoch ms of the (first) disabling, by unregistering or automatically; null while active. */
   disabled_at: number | null;
+  /** Why it was disabled (set with disabled_at); null while active. */
+  disabled_reason: DisableReason | null;
+  /**
+   * When its receiver consented: answered 2xx to the verification delivery. Null until then, and no
+   * room event is enqueued for it (docs/agents.md, Webhooks: consent).
+   */
+  verified_at: number | null;
   /** Highest event seq already turned into deliveries (the room head at registration, then moving). */
   cursor: number;
   /** Consecutive events whose attempts were all exhausted; reset by a success. */
   failure_streak: number;
+  /** Consecutive refusals (a 3xx or 4xx answer other than 408 and 429); reset by a success. */
+  refusal_streak: number;
   /** The Idempotency-Key scope and request fingerprint of the registration, when one was sent. */
   idempotency: { scope: string; fingerprint: string } | null;
 }
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'exhausted' | 'dropped';
+/**
+ * Why a subscription stopped: unregistered by its owner or the operator; its receiver refused the
+ * verification delivery (a redirect or a 4xx) or never answered it; answered 404/410 (gone); refused
+ * deliveries several times in a row; or let 3 consecutive events exhaust their attempts.
+ */
+export type DisableReason =
+  | 'unregistered'
+  | 'verification_refused'
+  | 'verification_unanswered'
+  | 'gone'
+  | 'refused'
+  | 'exhausted';
+
+export const DISABLE_REASONS: readonly DisableReason[] = [
+  'unregistered',
+  'verification_refused',
+  'verification_unanswered',
+  'gone',
+  'refused',
+  'exhausted',
+];
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'exhausted' | 'refused' | 'dropped';
 
 export interface DeliveryRecord {
   slug: string;
@@ -40,6 +71,8 @@ export interface DeliveryRecord {
   attempts: number;
   /** When the next attempt is due (a claimed attempt holds it as its lease); null once settled. */
   next_attempt_at: number | null;
+  /** When it was settled (delivered, exhausted, refused or dropped); null while pending. */
+  settled_at: number | null;
 }
 
 export interface DeliveryDraft {
@@ -48,12 +81,20 @@ export interface DeliveryDraft {
 }
 
 export type DeliveryOutcome =
-  | { kind: 'delivered' }
+  /** A 2xx: the subscription's streaks reset. */
+  | { kind: 'delivered'; at: number }
+  /** A 2xx to the verification delivery: as delivered, and the subscription is verified at `at`. */
+  | { kind: 'verified'; at: number }
   | { kind: 'retry'; at: number }
-  /** All attempts failed: the webhook's failure streak grows, and it is disabled at `disableAfter`. */
-  | { kind: 'exhausted'; at: number; disableAfter: number }
+  /**
+   * All attempts failed: the webhook's failure streak grows, and it is disabled (for `reason`) once
+   * the streak reaches `disableAfter`.
+   */
+  | { kind: 'exhausted'; at: number; disableAfter: number; reason: DisableReason }
+  /** The receiver refused it (3xx/4xx): no retry; the refusal streak grows, disabled at `disableAfter`. */
+  | { kind: 'refused'; at: number; disableAfter: number; reason: DisableReason }
   /** Not deliverable any more (webhook disabled, event or room gone). */
-  | { kind: 'dropped' };
+  | { kind: 'dropped'; at: number };
 
 export interface EngagementStore {
   /** Decision ids whose opener-seal wake this participant has already consumed. */
@@ -62,14 +103,26 @@ export interface EngagementStore {
   /** Marks opener-seal wakes consumed; returns how many were not consumed before. */
   consumeOpenerWakes(slug: string, participantId: string, decisionIds: string[]): Promise<number>;
 
+  /**
+   * Brings what earlier versions stored up to date where a schema migration could not (once; later
+   * calls return at once). Called by the webhook worker before its first sweep.
+   */
+  upgrade(nowMs: number): Promise<void>;
+
   /** Stores a new subscription of an existing room. */
   createWebhook(webhook: WebhookRecord): Promise<void>;
 
   /** The room's subscriptions, disabled ones included, oldest first. */
   webhooks(slug: string): Promise<WebhookRecord[]>;
 
-  /** Sets disabled_at unless already set; returns the subscription, or null when unknown. */
-  disableWebhook(slug: string, id: string, atMs: number): Promise<WebhookRecord | null>;
+  /** Sets disabled_at (and its reason) unless already set; returns the subscription, or null when unknown. */
+  disableWebhook(slug: string, id: string, atMs: number, reason?: DisableReason): Promise<WebhookRecord | null>;
+
+  /**
+   * Whether `cap` or more active subscriptions, across every room, have a URL of this origin (the
+   * service-wide registration limit).
+   */
+  originFull(origin: string, cap: number): Promise<boolean>;
 
   /** Slugs that may have active subscriptions (a superset), for recovery sweeps. */
   webhookRooms(): Promise<string[]>;
@@ -131,6 +184,21 @@ export interface EngagementStore {
   /** Records a claimed attempt's outcome. A delivery that is no longer pending is left as it is. */
   settleDelivery(slug: string, webhookId: string, eventId: string, outcome: DeliveryOutcome): Promise<void>;
 
+  /**
+   * Removes up to `limit` deliveries settled before `beforeMs` (pending ones are never removed); returns
+   * how many went.
+   */
+  pruneSettledDeliveries(beforeMs: number, limit: number): Promise<number>;
+
   /** One subscription's deliveries in seq order (inspection and tests). */
   deliveries(slug: string, webhookId: string): Promise<DeliveryRecord[]>;
+}
+
+/** The receiving origin of a webhook URL (scheme, host and port); a URL that does not parse is its own. */
+export function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
 }

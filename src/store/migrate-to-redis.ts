@@ -202,6 +202,13 @@ class SqliteSource {
     this.db.pragma('busy_timeout = 5000');
   }
 
+  private hasColumn(table: string, column: string): boolean {
+    return this.db
+      .prepare<[], { name: string }>(`PRAGMA table_info(${table})`)
+      .all()
+      .some((row) => row.name === column);
+  }
+
   meta(): [string, string][] {
     return this.db
       .prepare<[], { key: string; value: string }>('SELECT key, value FROM meta ORDER BY key')
@@ -267,8 +274,10 @@ class SqliteSource {
   }
 
   webhooks(slug: string): { webhook: WebhookRecord; deliveries: DeliveryRecord[] }[] {
+    // settled_at came with migration 8; the source is read as it is, maybe from before it.
+    const settledAt = this.hasColumn('deliveries', 'settled_at') ? 'settled_at' : 'NULL AS settled_at';
     const deliveries = this.db.prepare<[string], DeliveryRow>(
-      'SELECT webhook_id, event_id, slug, seq, status, attempts, next_attempt_at FROM deliveries WHERE webhook_id = ? ORDER BY seq, event_id',
+      `SELECT webhook_id, event_id, slug, seq, status, attempts, next_attempt_at, ${settledAt} FROM deliveries WHERE webhook_id = ? ORDER BY seq, event_id`,
     );
     return this.db
       .prepare<[string], WebhookRow>('SELECT * FROM webhooks WHERE slug = ? ORDER BY created_at, id')

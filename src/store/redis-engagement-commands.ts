@@ -9,6 +9,7 @@ import {
   DEFER_SCRIPT,
   DISABLE_WEBHOOK_SCRIPT,
   ENQUEUE_SCRIPT,
+  PRUNE_SCRIPT,
   RESCORE_DUE_SCRIPT,
   SETTLE_SCRIPT,
 } from './redis-engagement-scripts.js';
@@ -23,6 +24,7 @@ export interface EngagementCommands {
   conclaveDefer(...args: Arg[]): Promise<number>;
   conclaveSettle(...args: Arg[]): Promise<number>;
   conclaveRescoreDue(...args: Arg[]): Promise<number>;
+  conclavePruneDelivery(...args: Arg[]): Promise<number>;
 }
 
 export type EngagementRedis = Redis & EngagementCommands;
@@ -31,10 +33,11 @@ export function defineEngagementCommands(redis: Redis): void {
   redis.defineCommand('conclaveCreateWebhook', { numberOfKeys: 1, lua: CREATE_WEBHOOK_SCRIPT });
   redis.defineCommand('conclaveDisableWebhook', { numberOfKeys: 1, lua: DISABLE_WEBHOOK_SCRIPT });
   redis.defineCommand('conclaveEnqueue', { numberOfKeys: 2, lua: ENQUEUE_SCRIPT });
-  redis.defineCommand('conclaveClaim', { numberOfKeys: 1, lua: CLAIM_SCRIPT });
+  redis.defineCommand('conclaveClaim', { numberOfKeys: 2, lua: CLAIM_SCRIPT });
   redis.defineCommand('conclaveDefer', { numberOfKeys: 1, lua: DEFER_SCRIPT });
   redis.defineCommand('conclaveSettle', { numberOfKeys: 2, lua: SETTLE_SCRIPT });
   redis.defineCommand('conclaveRescoreDue', { numberOfKeys: 1, lua: RESCORE_DUE_SCRIPT });
+  redis.defineCommand('conclavePruneDelivery', { numberOfKeys: 1, lua: PRUNE_SCRIPT });
 }
 
 /** The wrappers of the owning store: error mapping, and writes whose loss is tolerated. */

@@ -2,9 +2,11 @@
  * Lua scripts of the Redis engagement store. Each touches only one room's `{slug}`-tagged keys.
  *
  * Webhooks live in one hash per room: field `<id>` holds the immutable JSON record, and the mutable
- * parts sit beside it as `<id>:cursor`, `<id>:streak` and `<id>:disabled_at`, so no script ever
- * re-encodes JSON. Deliveries live in one hash per room: field `<webhook id>|<event id>`, value
- * `"<status> <attempts> <next_attempt_at or -> <seq>"`.
+ * parts sit beside it as `<id>:cursor`, `<id>:streak`, `<id>:refusals`, `<id>:verified_at`,
+ * `<id>:disabled_at` and `<id>:reason`, so no script ever re-encodes JSON. Deliveries live in one hash
+ * per room: field `<webhook id>|<event id>`, value `"<status> <attempts> <time> <seq>"`, where the time
+ * is the next attempt's while pending and the settling's once settled (`-` in rows settled before
+ * settle times were kept).
  */
 
 /** KEYS: webhooks hash. ARGV: id, record JSON, cursor. */
@@ -14,10 +16,12 @@ redis.call('HSET', KEYS[1], ARGV[1] .. ':cursor', ARGV[3], ARGV[1] .. ':streak',
 return 1
 `;
 
-/** KEYS: webhooks hash. ARGV: id, at. Returns 0 for an unknown id. */
+/** KEYS: webhooks hash. ARGV: id, at, reason. Returns 0 for an unknown id. */
 export const DISABLE_WEBHOOK_SCRIPT = `
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
-redis.call('HSETNX', KEYS[1], ARGV[1] .. ':disabled_at', ARGV[2])
+if redis.call('HSETNX', KEYS[1], ARGV[1] .. ':disabled_at', ARGV[2]) == 1 then
+  redis.call('HSET', KEYS[1], ARGV[1] .. ':reason', ARGV[3])
+end
 return 1
 `;
 
@@ -46,8 +50,13 @@ if status ~= 'pending' or tonumber(attempts) ~= tonumber(ARGV[2]) or tonumber(ne
 end
 `;
 
-/** KEYS: deliveries hash. ARGV: field, attempts, now, lease until. */
+/**
+ * KEYS: deliveries hash, webhooks hash. ARGV: field, attempts, now, lease until. Nothing is claimed for
+ * a disabled subscription: an attempt picked before its disabling landed is not sent.
+ */
 export const CLAIM_SCRIPT = `${DUE_NOW}
+local webhook = string.match(ARGV[1], '^([^|]+)|')
+if redis.call('HEXISTS', KEYS[2], webhook .. ':disabled_at') == 1 then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], 'pending ' .. (tonumber(attempts) + 1) .. ' ' .. ARGV[4] .. ' ' .. seq)
 return 1
 `;
@@ -59,24 +68,46 @@ return 1
 `;
 
 /**
- * KEYS: deliveries hash, webhooks hash. ARGV: field, webhook id, kind (delivered | retry | exhausted |
- * dropped), at (retry due time, or the disabling time), disable after (streak length).
+ * KEYS: deliveries hash, webhooks hash. ARGV: field, webhook id, kind (delivered | verified | retry |
+ * exhausted | refused | dropped), at (retry due time, or the settling time), disable after (streak
+ * length), reason (of a disabling).
  */
 export const SETTLE_SCRIPT = `${PARSE_DELIVERY}
 if status ~= 'pending' then return 0 end
-local kind, id = ARGV[3], ARGV[2]
+local kind, id, at = ARGV[3], ARGV[2], ARGV[4]
 if kind == 'retry' then
-  redis.call('HSET', KEYS[1], ARGV[1], 'pending ' .. attempts .. ' ' .. ARGV[4] .. ' ' .. seq)
+  redis.call('HSET', KEYS[1], ARGV[1], 'pending ' .. attempts .. ' ' .. at .. ' ' .. seq)
   return 1
 end
-redis.call('HSET', KEYS[1], ARGV[1], kind .. ' ' .. attempts .. ' - ' .. seq)
+local settled = kind
+if kind == 'verified' then settled = 'delivered' end
+redis.call('HSET', KEYS[1], ARGV[1], settled .. ' ' .. attempts .. ' ' .. at .. ' ' .. seq)
 if redis.call('HEXISTS', KEYS[2], id) == 0 then return 1 end
-if kind == 'delivered' then
-  redis.call('HSET', KEYS[2], id .. ':streak', 0)
-elseif kind == 'exhausted' then
-  local streak = redis.call('HINCRBY', KEYS[2], id .. ':streak', 1)
-  if streak >= tonumber(ARGV[5]) then redis.call('HSETNX', KEYS[2], id .. ':disabled_at', ARGV[4]) end
+local function disable()
+  if redis.call('HSETNX', KEYS[2], id .. ':disabled_at', at) == 1 then
+    redis.call('HSET', KEYS[2], id .. ':reason', ARGV[6])
+  end
 end
+if kind == 'delivered' or kind == 'verified' then
+  redis.call('HSET', KEYS[2], id .. ':streak', 0, id .. ':refusals', 0)
+  if kind == 'verified' then redis.call('HSETNX', KEYS[2], id .. ':verified_at', at) end
+elseif kind == 'exhausted' then
+  if redis.call('HINCRBY', KEYS[2], id .. ':streak', 1) >= tonumber(ARGV[5]) then disable() end
+elseif kind == 'refused' then
+  if redis.call('HINCRBY', KEYS[2], id .. ':refusals', 1) >= tonumber(ARGV[5]) then disable() end
+end
+return 1
+`;
+
+/**
+ * KEYS: deliveries hash. ARGV: field, before. Removes a delivery settled before "before" (or settled
+ * without a recorded time); returns 1 when removed, 0 when missing, 2 while it is pending, 3 when it
+ * was settled too recently.
+ */
+export const PRUNE_SCRIPT = `${PARSE_DELIVERY}
+if status == 'pending' then return 2 end
+if nextAt ~= '-' and tonumber(nextAt) >= tonumber(ARGV[2]) then return 3 end
+redis.call('HDEL', KEYS[1], ARGV[1])
 return 1
 `;
 

@@ -2,7 +2,9 @@
  * EngagementStore on the Redis store's connection. A room's engagement keys share its `{slug}` hash
  * tag, so each change is one script on one slot (deleteRoom removes them with the room).
  *
- * Two global keys index the rooms: the set of rooms with webhooks and the due-delivery sorted set.
+ * Global keys index the rooms: the set of rooms with webhooks, the due-delivery and settled-delivery
+ * sorted sets, and per receiving origin a sorted set of its subscriptions (`<slug>|<id>`, scored by
+ * registration time) for the service-wide per-origin limit.
  * They are written before the room keys they point to, and removed only once the room keys say so,
  * so a crash in between leaves an index entry that points at nothing (cleaned up when read), never a
  * delivery that no index can find.
@@ -11,11 +13,14 @@ import type {
   DeliveryDraft,
   DeliveryOutcome,
   DeliveryRecord,
+  DisableReason,
   EngagementStore,
   WebhookRecord,
 } from './engagement-port.js';
+import { originOf } from './engagement-port.js';
 import { type EngagementRedis, engagementKeys, type RedisCalls } from './redis-engagement-commands.js';
-import { dueMember, parseDelivery, parseWebhooks, sortedKeys, takeTurns } from './redis-engagement-codec.js';
+import { indexLegacyEngagement } from './redis-engagement-upgrade.js';
+import { dueMember, fixedPart, parseDelivery, parseWebhooks, sortedKeys, takeTurns } from './redis-engagement-codec.js';
 
 /**
  * An index entry whose delivery does not exist may belong to an enqueue still in flight (the index is
@@ -30,16 +35,21 @@ const DUE_WINDOW_MAX = 10_000;
 export class RedisEngagementStore implements EngagementStore {
   private readonly webhookRoomsKey: string;
   private readonly dueKey: string;
+  private readonly settledKey: string;
 
   constructor(
     private readonly redis: EngagementRedis,
-    keyPrefix: string,
+    private readonly keyPrefix: string,
     private readonly roomKey: (slug: string) => string,
     private readonly calls: RedisCalls,
   ) {
     this.webhookRoomsKey = `${keyPrefix}webhook-rooms`;
     this.dueKey = `${keyPrefix}deliveries:due`;
+    this.settledKey = `${keyPrefix}deliveries:settled`;
+    this.originKey = (origin) => `${keyPrefix}webhook-origin:${origin}`;
   }
+
+  private readonly originKey: (origin: string) => string;
 
   consumedOpenerWakes(slug: string, participantId: string): Promise<string[]> {
     return this.calls.call(async () => {
@@ -56,20 +66,100 @@ export class RedisEngagementStore implements EngagementStore {
     );
   }
 
+  upgrade(nowMs: number): Promise<void> {
+    const keys = {
+      marker: `${this.keyPrefix}meta:webhook-consent-indexed`,
+      settled: this.settledKey,
+      origin: this.originKey,
+    };
+    return indexLegacyEngagement(this.redis, this.keyPrefix, keys, this.calls, nowMs);
+  }
+
   async createWebhook(webhook: WebhookRecord): Promise<void> {
-    const { cursor, failure_streak: _streak, disabled_at: _disabled, ...fixed } = webhook;
+    const member = `${webhook.slug}|${webhook.id}`;
     await this.calls.call(() => this.redis.sadd(this.webhookRoomsKey, webhook.slug));
+    await this.calls.call(() => this.redis.zadd(this.originKey(originOf(webhook.url)), webhook.created_at, member));
     await this.calls.call(() =>
-      this.redis.conclaveCreateWebhook(this.keys(webhook.slug).webhooks, webhook.id, JSON.stringify(fixed), cursor),
+      this.redis.conclaveCreateWebhook(
+        this.keys(webhook.slug).webhooks,
+        webhook.id,
+        JSON.stringify(fixedPart(webhook)),
+        webhook.cursor,
+      ),
     );
+  }
+
+  /**
+   * The origin's index holds every active subscription and maybe some that are no more: while it holds
+   * fewer than `cap` entries the origin is not full. Otherwise each entry is checked against its room,
+   * and those of disabled subscriptions (and old ones of missing ones: a registration in flight writes
+   * the index first) are removed.
+   */
+  originFull(origin: string, cap: number): Promise<boolean> {
+    const key = this.originKey(origin);
+    return this.calls.call(async () => {
+      if ((await this.redis.zcard(key)) < cap) return false;
+      const flat = await this.redis.zrange(key, 0, -1, 'WITHSCORES');
+      const bySlug = new Map<string, { id: string; member: string; score: number }[]>();
+      for (let i = 0; i < flat.length; i += 2) {
+        const member = flat[i]!;
+        const [slug, id] = member.split('|') as [string, string];
+        const list = bySlug.get(slug) ?? [];
+        list.push({ id, member, score: Number(flat[i + 1]) });
+        bySlug.set(slug, list);
+      }
+      let active = 0;
+      const stale: string[] = [];
+      for (const [slug, entries] of bySlug) {
+        const hooks = new Map((await this.webhooks(slug)).map((w) => [w.id, w]));
+        for (const { id, member, score } of entries) {
+          const hook = hooks.get(id);
+          if (hook && hook.disabled_at === null) active++;
+          else if (hook || score < Date.now() - ORPHAN_GRACE_MS) stale.push(member);
+        }
+      }
+      if (stale.length > 0) await this.redis.zrem(key, ...stale);
+      return active >= cap;
+    });
+  }
+
+  /**
+   * Removes deliveries settled before `beforeMs`, found through the settled index (written before the
+   * settle it names, so an entry may name a delivery still pending: it is dropped from the index and
+   * written again when that delivery settles).
+   */
+  pruneSettledDeliveries(beforeMs: number, limit: number): Promise<number> {
+    if (limit <= 0) return Promise.resolve(0);
+    return this.calls.call(async () => {
+      const members = await this.redis.zrangebyscore(this.settledKey, '-inf', `(${beforeMs}`, 'LIMIT', 0, limit);
+      let removed = 0;
+      for (const member of members) {
+        const [slug, webhookId, eventId] = member.split('|') as [string, string, string];
+        const verdict = await this.redis.conclavePruneDelivery(
+          this.keys(slug).deliveries,
+          `${webhookId}|${eventId}`,
+          beforeMs,
+        );
+        if (verdict === 1) removed++;
+        if (verdict !== 3) await this.redis.zrem(this.settledKey, member);
+      }
+      return removed;
+    });
   }
 
   webhooks(slug: string): Promise<WebhookRecord[]> {
     return this.calls.call(async () => parseWebhooks(await this.redis.hgetall(this.keys(slug).webhooks)));
   }
 
-  async disableWebhook(slug: string, id: string, atMs: number): Promise<WebhookRecord | null> {
-    const found = await this.calls.call(() => this.redis.conclaveDisableWebhook(this.keys(slug).webhooks, id, atMs));
+  async disableWebhook(
+    slug: string,
+    id: string,
+    atMs: number,
+    reason: DisableReason = 'unregistered',
+  ): Promise<WebhookRecord | null> {
+    const found = await this.calls.call(() =>
+      this.redis.conclaveDisableWebhook(this.keys(slug).webhooks, id, atMs, reason),
+    );
     if (found !== 1) return null;
     return (await this.webhooks(slug)).find((w) => w.id === id) ?? null;
   }
@@ -185,7 +275,14 @@ export class RedisEngagementStore implements EngagementStore {
   ): Promise<boolean> {
     const field = `${webhookId}|${eventId}`;
     const claimed = await this.calls.call(() =>
-      this.redis.conclaveClaim(this.keys(slug).deliveries, field, attempts, nowMs, leaseUntilMs),
+      this.redis.conclaveClaim(
+        this.keys(slug).deliveries,
+        this.keys(slug).webhooks,
+        field,
+        attempts,
+        nowMs,
+        leaseUntilMs,
+      ),
     );
     if (claimed !== 1) return false;
     // The old score (<= now) would only make the entry look due early; dueDeliveries rescores it anyway.
@@ -213,8 +310,10 @@ export class RedisEngagementStore implements EngagementStore {
 
   async settleDelivery(slug: string, webhookId: string, eventId: string, outcome: DeliveryOutcome): Promise<void> {
     const keys = this.keys(slug);
-    const at = outcome.kind === 'retry' || outcome.kind === 'exhausted' ? outcome.at : 0;
-    const disableAfter = outcome.kind === 'exhausted' ? outcome.disableAfter : 0;
+    const member = dueMember(slug, webhookId, eventId);
+    const failed = outcome.kind === 'exhausted' || outcome.kind === 'refused';
+    // The settled index first (see the module comment): pruning finds the row once it is old enough.
+    if (outcome.kind !== 'retry') await this.calls.call(() => this.redis.zadd(this.settledKey, outcome.at, member));
     const settled = await this.calls.call(() =>
       this.redis.conclaveSettle(
         keys.deliveries,
@@ -222,12 +321,12 @@ export class RedisEngagementStore implements EngagementStore {
         `${webhookId}|${eventId}`,
         webhookId,
         outcome.kind,
-        at,
-        disableAfter,
+        outcome.at,
+        failed ? outcome.disableAfter : 0,
+        failed ? outcome.reason : '',
       ),
     );
     if (settled !== 1) return;
-    const member = dueMember(slug, webhookId, eventId);
     await this.calls.bestEffort(() =>
       outcome.kind === 'retry'
         ? this.redis.zadd(this.dueKey, outcome.at, member)
@@ -253,14 +352,24 @@ export class RedisEngagementStore implements EngagementStore {
    */
   async importWebhook(webhook: WebhookRecord, deliveries: DeliveryRecord[]): Promise<'created' | 'same' | 'different'> {
     const keys = this.keys(webhook.slug);
-    const { cursor, failure_streak, disabled_at, ...fixed } = webhook;
+    const { cursor, failure_streak, refusal_streak, verified_at, disabled_at, disabled_reason } = webhook;
+    const fixed = fixedPart(webhook);
     const existing = (await this.webhooks(webhook.slug)).find((w) => w.id === webhook.id);
     if (existing) {
-      const { cursor: _c, failure_streak: _f, disabled_at: _d, ...held } = existing;
-      if (JSON.stringify(sortedKeys(held)) !== JSON.stringify(sortedKeys(fixed))) return 'different';
+      if (JSON.stringify(sortedKeys(fixedPart(existing))) !== JSON.stringify(sortedKeys(fixed))) return 'different';
     }
     // Indexes first (see the module comment), then the room's keys.
     await this.calls.call(() => this.redis.sadd(this.webhookRoomsKey, webhook.slug));
+    const originMember = `${webhook.slug}|${webhook.id}`;
+    await this.calls.call(() =>
+      this.redis.zadd(this.originKey(originOf(webhook.url)), webhook.created_at, originMember),
+    );
+    const settled = deliveries.filter((d) => d.status !== 'pending');
+    if (settled.length > 0) {
+      // Settled before settle times were kept: as of the import.
+      const scored = settled.flatMap((d) => [d.settled_at ?? Date.now(), dueMember(d.slug, d.webhook_id, d.event_id)]);
+      await this.calls.call(() => this.redis.zadd(this.settledKey, 'NX', ...scored));
+    }
     const pending = deliveries.filter((d) => d.status === 'pending' && d.next_attempt_at !== null);
     if (pending.length > 0) {
       const scored = pending.flatMap((d) => [d.next_attempt_at!, dueMember(d.slug, d.webhook_id, d.event_id)]);
@@ -271,9 +380,13 @@ export class RedisEngagementStore implements EngagementStore {
       pipeline.hsetnx(keys.webhooks, webhook.id, JSON.stringify(fixed));
       pipeline.hsetnx(keys.webhooks, `${webhook.id}:cursor`, cursor);
       pipeline.hsetnx(keys.webhooks, `${webhook.id}:streak`, failure_streak);
+      pipeline.hsetnx(keys.webhooks, `${webhook.id}:refusals`, refusal_streak);
+      if (verified_at !== null) pipeline.hsetnx(keys.webhooks, `${webhook.id}:verified_at`, verified_at);
       if (disabled_at !== null) pipeline.hsetnx(keys.webhooks, `${webhook.id}:disabled_at`, disabled_at);
+      if (disabled_reason !== null) pipeline.hsetnx(keys.webhooks, `${webhook.id}:reason`, disabled_reason);
       for (const d of deliveries) {
-        const value = `${d.status} ${d.attempts} ${d.next_attempt_at ?? '-'} ${d.seq}`;
+        const time = d.status === 'pending' ? d.next_attempt_at : d.settled_at;
+        const value = `${d.status} ${d.attempts} ${time ?? '-'} ${d.seq}`;
         pipeline.hsetnx(keys.deliveries, `${d.webhook_id}|${d.event_id}`, value);
       }
       await pipeline.exec();

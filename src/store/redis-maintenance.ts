@@ -62,12 +62,12 @@ export class RedisMaintenance {
 }
 
 /** Every master of a Cluster, or the one server. */
-function scanNodes(redis: ScriptedRedis): Pick<ScriptedRedis, 'scan'>[] {
+export function scanNodes(redis: ScriptedRedis): Pick<ScriptedRedis, 'scan'>[] {
   const cluster = redis as unknown as { nodes?: (role: 'master') => Pick<ScriptedRedis, 'scan'>[] };
   return typeof cluster.nodes === 'function' ? cluster.nodes('master') : [redis];
 }
 
-function escapeGlob(text: string): string {
+export function escapeGlob(text: string): string {
   return text.replace(/[*?[\]\\]/g, '\\$&');
 }
 

@@ -5,9 +5,11 @@ import type {
   DeliveryOutcome,
   DeliveryRecord,
   DeliveryStatus,
+  DisableReason,
   EngagementStore,
   WebhookRecord,
 } from './engagement-port.js';
+import { originOf } from './engagement-port.js';
 
 export interface WebhookRow {
   id: string;
@@ -22,6 +24,11 @@ export interface WebhookRow {
   failure_streak: number;
   idempotency_scope: string | null;
   idempotency_fingerprint: string | null;
+  /** Absent in a file from before migration 8 (read as it is by `conclave migrate`). */
+  verified_at?: number | null;
+  disabled_reason?: string | null;
+  refusal_streak?: number;
+  origin?: string;
 }
 
 export interface DeliveryRow {
@@ -32,9 +39,10 @@ export interface DeliveryRow {
   status: string;
   attempts: number;
   next_attempt_at: number | null;
+  settled_at?: number | null;
 }
 
-const DELIVERY_COLUMNS = 'slug, webhook_id, event_id, seq, status, attempts, next_attempt_at';
+const DELIVERY_COLUMNS = 'slug, webhook_id, event_id, seq, status, attempts, next_attempt_at, settled_at';
 
 function prepareStatements(db: Database.Database) {
   return {
@@ -58,15 +66,23 @@ function prepareStatements(db: Database.Database) {
         number,
         string | null,
         string | null,
+        number | null,
+        string | null,
+        number,
+        string,
       ]
     >(
       `INSERT INTO webhooks (id, slug, owner, url, event_types, secret, created_at, disabled_at, cursor,
-         failure_streak, idempotency_scope, idempotency_fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         failure_streak, idempotency_scope, idempotency_fingerprint, verified_at, disabled_reason,
+         refusal_streak, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     webhooks: db.prepare<[string], WebhookRow>('SELECT * FROM webhooks WHERE slug = ? ORDER BY created_at, id'),
     webhook: db.prepare<[string, string], WebhookRow>('SELECT * FROM webhooks WHERE slug = ? AND id = ?'),
-    disableWebhook: db.prepare<[number, string, string]>(
-      'UPDATE webhooks SET disabled_at = ? WHERE slug = ? AND id = ? AND disabled_at IS NULL',
+    disableWebhook: db.prepare<[number, string, string, string]>(
+      'UPDATE webhooks SET disabled_at = ?, disabled_reason = ? WHERE slug = ? AND id = ? AND disabled_at IS NULL',
+    ),
+    activeAt: db.prepare<[string], { n: number }>(
+      'SELECT COUNT(*) AS n FROM webhooks WHERE origin = ? AND disabled_at IS NULL',
     ),
     webhookRooms: db.prepare<[], { slug: string }>(
       'SELECT DISTINCT slug FROM webhooks WHERE disabled_at IS NULL ORDER BY slug',
@@ -94,24 +110,41 @@ function prepareStatements(db: Database.Database) {
     claimDelivery: db.prepare<[number, string, string, string, number, number]>(
       `UPDATE deliveries SET attempts = attempts + 1, next_attempt_at = ?
        WHERE slug = ? AND webhook_id = ? AND event_id = ? AND status = 'pending' AND attempts = ?
-         AND next_attempt_at <= ?`,
+         AND next_attempt_at <= ?
+         AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = deliveries.webhook_id AND w.disabled_at IS NULL)`,
     ),
     deferDelivery: db.prepare<[number, string, string, string, number, number]>(
       `UPDATE deliveries SET next_attempt_at = ?
        WHERE slug = ? AND webhook_id = ? AND event_id = ? AND status = 'pending' AND attempts = ?
          AND next_attempt_at <= ?`,
     ),
-    settleDelivery: db.prepare<[string, number | null, string, string, string]>(
-      `UPDATE deliveries SET status = ?, next_attempt_at = ?
+    settleDelivery: db.prepare<[string, number | null, number | null, string, string, string]>(
+      `UPDATE deliveries SET status = ?, next_attempt_at = ?, settled_at = ?
        WHERE slug = ? AND webhook_id = ? AND event_id = ? AND status = 'pending'`,
     ),
-    resetStreak: db.prepare<[string, string]>('UPDATE webhooks SET failure_streak = 0 WHERE slug = ? AND id = ?'),
+    resetStreaks: db.prepare<[string, string]>(
+      'UPDATE webhooks SET failure_streak = 0, refusal_streak = 0 WHERE slug = ? AND id = ?',
+    ),
+    verify: db.prepare<[number, string, string]>(
+      'UPDATE webhooks SET verified_at = ? WHERE slug = ? AND id = ? AND verified_at IS NULL',
+    ),
     growStreak: db.prepare<[string, string]>(
       'UPDATE webhooks SET failure_streak = failure_streak + 1 WHERE slug = ? AND id = ?',
     ),
-    disableAtStreak: db.prepare<[number, string, string, number]>(
-      `UPDATE webhooks SET disabled_at = ?
+    growRefusals: db.prepare<[string, string]>(
+      'UPDATE webhooks SET refusal_streak = refusal_streak + 1 WHERE slug = ? AND id = ?',
+    ),
+    disableAtStreak: db.prepare<[number, string, string, string, number]>(
+      `UPDATE webhooks SET disabled_at = ?, disabled_reason = ?
        WHERE slug = ? AND id = ? AND disabled_at IS NULL AND failure_streak >= ?`,
+    ),
+    disableAtRefusals: db.prepare<[number, string, string, string, number]>(
+      `UPDATE webhooks SET disabled_at = ?, disabled_reason = ?
+       WHERE slug = ? AND id = ? AND disabled_at IS NULL AND refusal_streak >= ?`,
+    ),
+    pruneSettled: db.prepare<[number, number]>(
+      `DELETE FROM deliveries WHERE (webhook_id, event_id) IN (
+         SELECT webhook_id, event_id FROM deliveries WHERE status != 'pending' AND settled_at < ? LIMIT ?)`,
     ),
     deliveries: db.prepare<[string, string], DeliveryRow>(
       `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE slug = ? AND webhook_id = ? ORDER BY seq`,
@@ -150,13 +183,20 @@ export class SqliteEngagementStore implements EngagementStore {
       return true;
     });
     this.settleTransaction = db.transaction((slug, webhookId, eventId, outcome) => {
-      const status: DeliveryStatus = outcome.kind === 'retry' ? 'pending' : outcome.kind;
+      const status: DeliveryStatus =
+        outcome.kind === 'retry' ? 'pending' : outcome.kind === 'verified' ? 'delivered' : outcome.kind;
       const next = outcome.kind === 'retry' ? outcome.at : null;
-      if (this.sql.settleDelivery.run(status, next, slug, webhookId, eventId).changes !== 1) return;
-      if (outcome.kind === 'delivered') this.sql.resetStreak.run(slug, webhookId);
+      const settledAt = outcome.kind === 'retry' ? null : outcome.at;
+      if (this.sql.settleDelivery.run(status, next, settledAt, slug, webhookId, eventId).changes !== 1) return;
+      if (outcome.kind === 'delivered' || outcome.kind === 'verified') this.sql.resetStreaks.run(slug, webhookId);
+      if (outcome.kind === 'verified') this.sql.verify.run(outcome.at, slug, webhookId);
       if (outcome.kind === 'exhausted') {
         this.sql.growStreak.run(slug, webhookId);
-        this.sql.disableAtStreak.run(outcome.at, slug, webhookId, outcome.disableAfter);
+        this.sql.disableAtStreak.run(outcome.at, outcome.reason, slug, webhookId, outcome.disableAfter);
+      }
+      if (outcome.kind === 'refused') {
+        this.sql.growRefusals.run(slug, webhookId);
+        this.sql.disableAtRefusals.run(outcome.at, outcome.reason, slug, webhookId, outcome.disableAfter);
       }
     });
   }
@@ -168,6 +208,11 @@ export class SqliteEngagementStore implements EngagementStore {
   consumeOpenerWakes(slug: string, participantId: string, decisionIds: string[]): Promise<number> {
     if (decisionIds.length === 0) return Promise.resolve(0);
     return this.run(() => this.consumeTransaction.immediate(slug, participantId, decisionIds));
+  }
+
+  /** Migration 8 (sqlite-schema.ts) did it all. */
+  upgrade(_nowMs: number): Promise<void> {
+    return Promise.resolve();
   }
 
   createWebhook(webhook: WebhookRecord): Promise<void> {
@@ -185,6 +230,10 @@ export class SqliteEngagementStore implements EngagementStore {
         webhook.failure_streak,
         webhook.idempotency?.scope ?? null,
         webhook.idempotency?.fingerprint ?? null,
+        webhook.verified_at,
+        webhook.disabled_reason,
+        webhook.refusal_streak,
+        originOf(webhook.url),
       );
     });
   }
@@ -193,12 +242,21 @@ export class SqliteEngagementStore implements EngagementStore {
     return this.run(() => this.sql.webhooks.all(slug).map(toWebhook));
   }
 
-  disableWebhook(slug: string, id: string, atMs: number): Promise<WebhookRecord | null> {
+  disableWebhook(
+    slug: string,
+    id: string,
+    atMs: number,
+    reason: DisableReason = 'unregistered',
+  ): Promise<WebhookRecord | null> {
     return this.run(() => {
-      this.sql.disableWebhook.run(atMs, slug, id);
+      this.sql.disableWebhook.run(atMs, reason, slug, id);
       const row = this.sql.webhook.get(slug, id);
       return row ? toWebhook(row) : null;
     });
+  }
+
+  originFull(origin: string, cap: number): Promise<boolean> {
+    return this.run(() => (this.sql.activeAt.get(origin)?.n ?? 0) >= cap);
   }
 
   webhookRooms(): Promise<string[]> {
@@ -258,6 +316,10 @@ export class SqliteEngagementStore implements EngagementStore {
     return this.write(() => this.settleTransaction.immediate(slug, webhookId, eventId, outcome));
   }
 
+  pruneSettledDeliveries(beforeMs: number, limit: number): Promise<number> {
+    return this.write(() => this.sql.pruneSettled.run(beforeMs, limit).changes);
+  }
+
   deliveries(slug: string, webhookId: string): Promise<DeliveryRecord[]> {
     return this.run(() => this.sql.deliveries.all(slug, webhookId).map(toDelivery));
   }
@@ -273,8 +335,17 @@ export function toWebhook(row: WebhookRow): WebhookRecord {
     secret: row.secret,
     created_at: row.created_at,
     disabled_at: row.disabled_at,
+    // A file read before migration 8 (`conclave migrate` reads its source as it is) has none of these.
+    disabled_reason: (row.disabled_reason ??
+      (row.disabled_at === null
+        ? null
+        : row.failure_streak >= 3
+          ? 'exhausted'
+          : 'unregistered')) as DisableReason | null,
+    verified_at: row.verified_at ?? null,
     cursor: row.cursor,
     failure_streak: row.failure_streak,
+    refusal_streak: row.refusal_streak ?? 0,
     idempotency:
       row.idempotency_scope !== null && row.idempotency_fingerprint !== null
         ? { scope: row.idempotency_scope, fingerprint: row.idempotency_fingerprint }
@@ -283,5 +354,5 @@ export function toWebhook(row: WebhookRow): WebhookRecord {
 }
 
 export function toDelivery(row: DeliveryRow): DeliveryRecord {
-  return { ...row, status: row.status as DeliveryStatus };
+  return { ...row, status: row.status as DeliveryStatus, settled_at: row.settled_at ?? null };
 }

@@ -1,9 +1,10 @@
 /** The SQLite store's schema, as an ordered list of migrations applied once each. */
 import type Database from 'better-sqlite3';
 import { backfillOrder } from '../tlog/commit-order.js';
+import { originOf } from './engagement-port.js';
 
 /** Append only: a released migration is never edited, a change is a new entry. */
-const MIGRATIONS: readonly (string | ((db: Database.Database) => void))[] = [
+const MIGRATIONS: readonly (string | ((db: Database.Database, nowMs: number) => void))[] = [
   `
   CREATE TABLE slugs (
     slug        TEXT PRIMARY KEY,
@@ -217,6 +218,29 @@ const MIGRATIONS: readonly (string | ((db: Database.Database) => void))[] = [
   );
   INSERT INTO tlog_v2_state (id, size, published) VALUES (1, 0, 0);
   `,
+  // 8: webhook consent (docs/agents.md, Webhooks). A subscription is verified by its receiver before
+  // room events go to it: those stored before have verified_at NULL and are verified once, like new
+  // ones (a receiver written to the protocol answers 2xx and goes on as before). Disablings get a
+  // reason (an old one inferred from the failure streak), deliveries a settle time so that settled rows
+  // can be removed (those already settled count as settled now), and subscriptions their URL's origin
+  // for the service-wide per-origin limit.
+  (db, nowMs) => {
+    db.exec(`
+    ALTER TABLE webhooks ADD COLUMN verified_at INTEGER;
+    ALTER TABLE webhooks ADD COLUMN disabled_reason TEXT;
+    ALTER TABLE webhooks ADD COLUMN refusal_streak INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE webhooks ADD COLUMN origin TEXT NOT NULL DEFAULT '';
+    ALTER TABLE deliveries ADD COLUMN settled_at INTEGER;
+    UPDATE webhooks SET disabled_reason = CASE WHEN failure_streak >= 3 THEN 'exhausted' ELSE 'unregistered' END
+      WHERE disabled_at IS NOT NULL;
+    CREATE INDEX webhooks_active_origin ON webhooks (origin) WHERE disabled_at IS NULL;
+    CREATE INDEX deliveries_settled ON deliveries (settled_at) WHERE status != 'pending';
+    `);
+    db.prepare<[number]>("UPDATE deliveries SET settled_at = ? WHERE status != 'pending'").run(nowMs);
+    const hooks = db.prepare<[], { id: string; url: string }>('SELECT id, url FROM webhooks').all();
+    const setOrigin = db.prepare<[string, string]>('UPDATE webhooks SET origin = ? WHERE id = ?');
+    for (const hook of hooks) setOrigin.run(originOf(hook.url), hook.id);
+  },
 ];
 
 /**
@@ -235,7 +259,7 @@ export function migrate(db: Database.Database, nowMs: number): void {
     db.transaction(() => {
       if ((current.get()?.v ?? 0) >= version) return;
       if (typeof sql === 'string') db.exec(sql);
-      else sql(db);
+      else sql(db, nowMs);
       record.run(version, nowMs);
     }).immediate();
   });

@@ -6,6 +6,9 @@
  *   delivered within 3 s.
  * - One room registers 50 dead endpoints, then 1,000 live ones: every live endpoint receives the
  *   event within 2 s.
+ *
+ * Every receiver here consents (answers its verification delivery 2xx): the dead ones go silent only
+ * afterwards, as a receiver that breaks does, so their room events are really attempted.
  * - A room holds at most WEBHOOK_MAX_PER_ROOM active webhooks; past it registration is refused with a
  *   400 `input.invalid` (`reason: webhook_cap_reached`) that says how to free a slot.
  */
@@ -13,12 +16,19 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VERIFICATION_EVENT_TYPE } from '../../src/engagement/webhook-verification.js';
 import { eventually, seatedRoom } from '../support/engagement.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { call, type RunningService, startService } from '../support/service.js';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const LOOPBACK = { WEBHOOK_ALLOW_PRIVATE: 'true' };
+/** One seat registers every endpoint of a room here, all at one receiving origin. */
+const ROOMY = {
+  WEBHOOK_MAX_PER_SEAT: '2000',
+  WEBHOOK_MAX_PER_ORIGIN_PER_ROOM: '2000',
+  WEBHOOK_MAX_PER_ORIGIN: '10000',
+};
 
 const redis = await startRedisServer();
 
@@ -27,11 +37,12 @@ const redis = await startRedisServer();
  * shares nothing in memory with the first: its own lanes and breaker).
  */
 const STORES = [
-  { store: 'sqlite', env: () => LOOPBACK, processes: 1 },
+  { store: 'sqlite', env: () => ({ ...LOOPBACK, ...ROOMY }), processes: 1 },
   {
     store: 'redis',
     env: () => ({
       ...LOOPBACK,
+      ...ROOMY,
       STORE: 'redis',
       REDIS_URL: redis?.url ?? '',
       REDIS_KEY_PREFIX: `adversary-webhooks-${randomUUID().slice(0, 8)}:`,
@@ -44,25 +55,50 @@ const STORES = [
 interface BlackHole {
   url: string;
   held: Socket[];
+  /** Room-event requests received (and never answered). */
+  hung: number;
+  /** Verification deliveries answered. */
+  verified: number;
   close(): Promise<void>;
 }
 
-/** Accepts every connection and request, and never answers. */
+/** Accepts every connection and request; answers verification deliveries (its consent), and nothing else. */
 async function startBlackHole(): Promise<BlackHole> {
   const held: Socket[] = [];
-  const server: Server = createServer(() => {
-    // Never answers.
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      if (Buffer.concat(chunks).toString('utf8').includes(VERIFICATION_EVENT_TYPE)) {
+        hole.verified++;
+        response.writeHead(204).end();
+      } else {
+        // Never answers.
+        hole.hung++;
+      }
+    });
   });
   server.on('connection', (socket) => held.push(socket));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
+  const hole: BlackHole = {
     url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
     held,
+    hung: 0,
+    verified: 0,
     close: async () => {
       for (const socket of held) socket.destroy();
       await new Promise((resolve) => server.close(resolve));
     },
   };
+  return hole;
+}
+
+/** Waits until the room's subscriptions are all verified (their receivers answered 2xx). */
+async function allVerified(svc: RunningService, slug: string, count: number): Promise<void> {
+  await eventually(async () => {
+    const hooks = await svc.service.store.engagement.webhooks(slug);
+    return hooks.length === count && hooks.every((h) => h.verified_at !== null);
+  }, 20_000);
 }
 
 async function register(svc: RunningService, slug: string, token: string, url: string) {
@@ -113,10 +149,12 @@ describe.each(STORES)('webhook lanes under attack ($store)', ({ store, env, proc
       }
       const victim = await seatedRoom(svc.base, { about: 'Bystander' }, 1);
       expect((await register(svc, victim.slug, victim.tokens[0]!, `${receiver.url}/victim`)).status).toBe(200);
+      await allVerified(svc, attacker.slug, 80);
+      await allVerified(svc, victim.slug, 1);
 
       // The attacker's deliveries go first and are in flight when the victim's event is committed.
       await post(svc, attacker.slug, attacker.tokens[0]!, 'into the void');
-      await eventually(() => blackHole.held.length >= 1, 3_000);
+      await eventually(() => blackHole.hung >= 1, 3_000);
       const posted = Date.now();
       await post(svc, victim.slug, victim.tokens[0]!, 'hello');
       await eventually(() => receiver.received.some((r) => r.url === '/hook/victim'), 3_000);
@@ -127,8 +165,11 @@ describe.each(STORES)('webhook lanes under attack ($store)', ({ store, env, proc
       // the end of the cool-down without spending an attempt, and it is sent at most one origin's share.
       const engagement = svc.service.store.engagement;
       const hooks = await engagement.webhooks(attacker.slug);
+      // Their room events (the verification deliveries, seq 0, were answered before).
       const deliveries = async () =>
-        (await Promise.all(hooks.map((h) => engagement.deliveries(attacker.slug, h.id)))).flat();
+        (await Promise.all(hooks.map((h) => engagement.deliveries(attacker.slug, h.id))))
+          .flat()
+          .filter((d) => d.seq > 0);
       const parked = (all: { attempts: number; next_attempt_at: number | null }[]) =>
         all.filter((d) => d.attempts === 0 && d.next_attempt_at! >= Date.now() + 15_000).length;
       await eventually(async () => {
@@ -142,10 +183,10 @@ describe.each(STORES)('webhook lanes under attack ($store)', ({ store, env, proc
       // second tripped the breaker; per process (each has its own lanes and breaker).
       expect(attempted).toBeLessThanOrEqual(17 * processes);
       expect(parked(after)).toBe(80 - attempted);
-      // Connections the black hole was ever given: the attempted deliveries above, plus at most one
-      // retry of a delivery whose first attempt timed out before the breaker tripped (seen on Node 26,
-      // whose timers fall differently). Unbounded lanes would give it all 80.
-      expect(blackHole.held.length).toBeLessThanOrEqual(18 * processes);
+      // Room-event requests the black hole was ever sent: the attempted deliveries above, plus at most
+      // one retry of a delivery whose first attempt timed out before the breaker tripped (seen on Node
+      // 26, whose timers fall differently). Unbounded lanes would give it all 80.
+      expect(blackHole.hung).toBeLessThanOrEqual(18 * processes);
     },
     60_000,
   );
@@ -167,6 +208,9 @@ describe.each(STORES)('webhook lanes under attack ($store)', ({ store, env, proc
       };
       await registerAll(Array.from({ length: 50 }, (_, i) => `${dead.url}/dead${i}`));
       await registerAll(Array.from({ length: 1000 }, (_, i) => `${receiver.url}/live${i}`));
+      // All verified (the dead ones answered their verification, and went silent only after).
+      await allVerified(svc, slug, 1050);
+      await new Promise((resolve) => setTimeout(resolve, 300));
       const before = receiver.received.length;
 
       const posted = Date.now();
@@ -186,7 +230,7 @@ describe.each(STORES)('webhook lanes under attack ($store)', ({ store, env, proc
       // Each endpoint got the event once: however many processes, one claim per attempt.
       await new Promise((resolve) => setTimeout(resolve, 1500));
       expect(receiver.received.slice(before).filter((r) => r.url.startsWith('/hook/live'))).toHaveLength(1000);
-      expect(dead.held.length).toBeGreaterThan(0);
+      expect(dead.hung).toBeGreaterThan(0);
     },
     120_000,
   );

@@ -5,6 +5,7 @@
  */
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { VERIFICATION_EVENT_TYPE } from '../../src/engagement/webhook-verification.js';
 import { verifySignature } from '../../src/engagement/webhook-signing.js';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { eventually, seatedRoom } from '../support/engagement.js';
@@ -35,13 +36,16 @@ describe('Standard Webhooks headers', () => {
     });
     const secret = registered.body.signing_secret as string;
     await call(svc.base, 'POST', `/api/rooms/${room.slug}/discuss`, { token: room.tokens[0], body: { body: 'hi' } });
-    await eventually(() => receiver.received.length >= 1);
-    const [delivery] = receiver.received;
-    const headers = {
-      'webhook-id': String(delivery!.headers['webhook-id']),
-      'webhook-timestamp': String(delivery!.headers['webhook-timestamp']),
-      'webhook-signature': String(delivery!.headers['webhook-signature']),
-    };
+    // The verification delivery first (the receiver's 2xx is its consent), then the room's event.
+    await eventually(() => receiver.received.length >= 2);
+    const [verification, delivery] = receiver.received;
+    expect(verification!.body.event.event_type).toBe(VERIFICATION_EVENT_TYPE);
+    const headersOf = (r: typeof delivery) => ({
+      'webhook-id': String(r!.headers['webhook-id']),
+      'webhook-timestamp': String(r!.headers['webhook-timestamp']),
+      'webhook-signature': String(r!.headers['webhook-signature']),
+    });
+    const headers = headersOf(delivery);
     expect(headers['webhook-id']).toBe(delivery!.body.event.id);
     expect(headers['webhook-timestamp']).toBe(String(T0 / 1000));
 
@@ -53,6 +57,8 @@ describe('Standard Webhooks headers', () => {
     const encoded = new Webhook(`whsec_${Buffer.from(secret, 'utf8').toString('base64')}`);
     expect(raw.verify(delivery!.raw, headers)).toEqual(delivery!.body);
     expect(encoded.verify(delivery!.raw, headers)).toEqual(delivery!.body);
+    // A Standard Webhooks receiver verifies the verification delivery like any other.
+    expect(raw.verify(verification!.raw, headersOf(verification))).toEqual(verification!.body);
     expect(() => raw.verify(delivery!.raw.replace('hi', 'ho'), headers)).toThrow(WebhookVerificationError);
     expect(() => new Webhook('another-secret', { format: 'raw' }).verify(delivery!.raw, headers)).toThrow(
       WebhookVerificationError,

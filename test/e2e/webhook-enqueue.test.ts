@@ -6,6 +6,7 @@
  * events, once.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { VERIFICATION_EVENT_TYPE } from '../../src/engagement/webhook-verification.js';
 import { eventually, seatedRoom } from '../support/engagement.js';
 import { call, type RunningService, startService } from '../support/service.js';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -17,7 +18,9 @@ describe('the webhook catch-up of a room with many subscriptions', () => {
   let receiver: WebhookReceiver;
 
   beforeAll(async () => {
-    svc = await startService({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    svc = await startService({
+      env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_MAX_PER_SEAT: '100', WEBHOOK_MAX_PER_ORIGIN_PER_ROOM: '100' },
+    });
     receiver = await startReceiver();
   });
   afterAll(async () => {
@@ -38,19 +41,23 @@ describe('the webhook catch-up of a room with many subscriptions', () => {
       const posted = await call(svc.base, 'POST', `/api/rooms/${slug}/discuss`, { token: tokens[0], body: { body } });
       expect(posted.status).toBe(200);
     };
-    const received = (name: string) => receiver.received.filter((r) => r.url === `/hook/${name}`);
+    // Each subscription's verification delivery, answered 200 (its consent), then its room events.
+    const verifications = () => receiver.received.filter((r) => r.body.event.event_type === VERIFICATION_EVENT_TYPE);
+    const events = () => receiver.received.filter((r) => r.body.event.event_type !== VERIFICATION_EVENT_TYPE);
+    const received = (name: string) => events().filter((r) => r.url === `/hook/${name}`);
 
     // The first wave, half of it wanting every event, sees the first post; the second wave joins after.
     for (let i = 0; i < PER_WAVE; i++) await register(`first${i}`, i % 2 === 0 ? [] : ['discussion.posted']);
     await post('one');
-    await eventually(() => receiver.received.length >= PER_WAVE, 5_000);
+    await eventually(() => events().length >= PER_WAVE, 5_000);
     for (let i = 0; i < PER_WAVE; i++) await register(`second${i}`, ['discussion.posted']);
+    await eventually(() => verifications().length === 2 * PER_WAVE, 5_000);
     await new Promise((resolve) => setTimeout(resolve, 200));
 
     const reads = vi.spyOn(svc.service.store, 'events');
     try {
       await post('two');
-      await eventually(() => receiver.received.length >= 3 * PER_WAVE, 5_000);
+      await eventually(() => events().length >= 3 * PER_WAVE, 5_000);
       // One page of new events and the empty read that ends the catch-up; other readers of the room
       // (none here) would add a few. One read per subscription would be 80.
       expect(reads.mock.calls.filter(([readSlug]) => readSlug === slug).length).toBeLessThanOrEqual(4);

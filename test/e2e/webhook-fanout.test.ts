@@ -7,6 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VERIFICATION_EVENT_TYPE } from '../../src/engagement/webhook-verification.js';
 import { eventually, seatedRoom } from '../support/engagement.js';
 import { call, type RunningService, startService } from '../support/service.js';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -22,10 +23,22 @@ describe('webhook fan-out', () => {
   const held: Socket[] = [];
 
   beforeAll(async () => {
-    svc = await startService({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    svc = await startService({
+      env: {
+        WEBHOOK_ALLOW_PRIVATE: 'true',
+        WEBHOOK_MAX_PER_SEAT: '2000',
+        WEBHOOK_MAX_PER_ORIGIN_PER_ROOM: '2000',
+        WEBHOOK_MAX_PER_ORIGIN: '10000',
+      },
+    });
     receiver = await startReceiver();
-    blackhole = createServer(() => {
-      // Never answers.
+    // Answers its verification deliveries (its consent), then never anything else.
+    blackhole = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        if (Buffer.concat(chunks).toString('utf8').includes(VERIFICATION_EVENT_TYPE)) response.writeHead(204).end();
+      });
     });
     blackhole.on('connection', (socket) => held.push(socket));
     await new Promise<void>((resolve) => blackhole.listen(0, '127.0.0.1', resolve));
@@ -48,6 +61,11 @@ describe('webhook fan-out', () => {
     // The dead endpoints first: their deliveries are the first due.
     for (let i = 0; i < DEAD; i++) expect((await register(`${blackholeUrl}/dead${i}`)).status).toBe(200);
     for (let i = 0; i < ENDPOINTS; i++) expect((await register(`${receiver.url}/live${i}`)).status).toBe(200);
+    await eventually(async () => {
+      const hooks = await svc.service.store.engagement.webhooks(slug);
+      return hooks.length === DEAD + ENDPOINTS && hooks.every((h) => h.verified_at !== null);
+    }, 20_000);
+    receiver.received.length = 0;
 
     const posted = Date.now();
     await call(svc.base, 'POST', `/api/rooms/${slug}/discuss`, { token: tokens[0], body: { body: 'to everyone' } });

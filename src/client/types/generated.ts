@@ -64,12 +64,14 @@ interface components {
     ErrorDetails: {
       /** @description input.invalid: the offending field, query parameter, header or "body". */
       field?: string;
-      /** @description input.invalid: why (unknown_keys, immutable_key, out_of_range, wrong_type, ballot_shape, duplicate_in_ranking, deliberation_disabled, message_cap_reached, option_cap_reached, empty_slate, agreement_not_supported, abstain_on_agreement, reserved_mechanism, unknown_mechanism, confirmation_mismatch, credential_in_url, webhook_url_rejected, lookalike, …); mandate.*: what failed; invite.invalid: why the invite is refused. */
+      /** @description input.invalid: why (unknown_keys, immutable_key, out_of_range, wrong_type, ballot_shape, duplicate_in_ranking, deliberation_disabled, message_cap_reached, option_cap_reached, empty_slate, agreement_not_supported, abstain_on_agreement, reserved_mechanism, unknown_mechanism, confirmation_mismatch, credential_in_url, webhook_url_rejected, webhook_cap_reached, webhook_seat_cap_reached, webhook_origin_cap_reached, lookalike, …); mandate.*: what failed; invite.invalid: why the invite is refused. */
       reason?: string;
       /** @description input.invalid with reason unknown_keys: the keys that are accepted. */
       allowed_keys?: string[];
-      /** @description input.invalid with reason message_cap_reached: the message cap reached. */
+      /** @description input.invalid with reason message_cap_reached or webhook_*cap_reached: the cap reached. */
       cap?: number;
+      /** @description input.invalid with reason webhook_origin_cap_reached: the receiving origin (scheme://host:port). */
+      origin?: string;
       /** @description input.invalid with reason lookalike on options: the number of the option already there that the offered text reads the same as. */
       like_option?: number;
       /** @description input.invalid with reason lookalike on a display name or invite label: the seat name already in the room (a seat or a pending invite) that the offered name reads the same as. */
@@ -2969,8 +2971,14 @@ interface components {
       event_types: string[];
       /** @description When it was registered (RFC 3339, UTC). */
       created_at: string;
-      /** @description When deliveries were stopped after repeated failures (RFC 3339, UTC); null while active. */
+      /** @description When deliveries were stopped: unregistered, refused or failing (RFC 3339, UTC); null while active. */
       disabled_at: string | null;
+      /** @description Why deliveries stopped: unregistered; verification_refused (a redirect or 4xx to the verification delivery); verification_unanswered (no 2xx to it in time); gone (a 404 or 410); refused (3 refusals in a row); exhausted (3 events in a row failed every attempt). Null while active. */
+      disabled_reason:
+        | ('unregistered' | 'verification_refused' | 'verification_unanswered' | 'gone' | 'refused' | 'exhausted')
+        | null;
+      /** @description When the receiver consented by answering 2xx to the verification delivery (RFC 3339, UTC); null until then, and no room event is sent before. */
+      verified_at: string | null;
     };
     /** @description The subscription is gone. */
     UnregisterWebhookResponse: {

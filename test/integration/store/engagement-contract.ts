@@ -21,8 +21,11 @@ function webhook(slug: string, overrides: Partial<WebhookRecord> = {}): WebhookR
     secret: 'whsec_secret',
     created_at: T,
     disabled_at: null,
+    disabled_reason: null,
+    verified_at: null,
     cursor: 0,
     failure_streak: 0,
+    refusal_streak: 0,
     idempotency: null,
     ...overrides,
   };
@@ -91,7 +94,7 @@ export function engagementContract(target: StoreTarget): void {
       expect(await store.engagement.webhooks('other')).toEqual([]);
 
       const disabled = await store.engagement.disableWebhook('hooks', first.id, T + 10);
-      expect(disabled).toEqual({ ...first, disabled_at: T + 10 });
+      expect(disabled).toEqual({ ...first, disabled_at: T + 10, disabled_reason: 'unregistered' });
       expect(await store.engagement.disableWebhook('hooks', first.id, T + 20)).toEqual(disabled);
       expect(await store.engagement.disableWebhook('hooks', randomUUID(), T)).toBeNull();
       expect(await store.engagement.disableWebhook('other', second.id, T)).toBeNull();
@@ -152,6 +155,7 @@ export function engagementContract(target: StoreTarget): void {
           status: 'pending',
           attempts: 0,
           next_attempt_at: T,
+          settled_at: null,
         })),
       );
       // A cursor-only move (events the filter skipped) writes no delivery.
@@ -197,13 +201,14 @@ export function engagementContract(target: StoreTarget): void {
       expect(retry).toMatchObject({ status: 'pending', attempts: 1, next_attempt_at: T + 5_000 });
       expect(await store.engagement.claimDelivery('due', hook.id, a!.id, 1, T + 4_999, T + 70_000)).toBe(false);
       expect(await store.engagement.claimDelivery('due', hook.id, a!.id, 1, T + 5_000, T + 70_000)).toBe(true);
-      await store.engagement.settleDelivery('due', hook.id, a!.id, { kind: 'delivered' });
+      await store.engagement.settleDelivery('due', hook.id, a!.id, { kind: 'delivered', at: T + 5_001 });
       // Settling twice leaves the first outcome.
       await store.engagement.settleDelivery('due', hook.id, a!.id, { kind: 'retry', at: T });
       expect((await store.engagement.deliveries('due', hook.id))[0]).toMatchObject({
         status: 'delivered',
         attempts: 2,
         next_attempt_at: null,
+        settled_at: T + 5_001,
       });
       expect(await store.engagement.nextDeliveryAt()).toBe(T + 100);
       expect(await store.engagement.pendingDeliveries()).toBe(1);
@@ -266,7 +271,7 @@ export function engagementContract(target: StoreTarget): void {
           'streak',
           hook.id,
           events[i]!.id,
-          kind === 'exhausted' ? { kind, at: T + i, disableAfter: 2 } : { kind },
+          kind === 'exhausted' ? { kind, at: T + i, disableAfter: 2, reason: 'exhausted' } : { kind, at: T + i },
         );
       };
       await settle(0, 'exhausted');
@@ -274,7 +279,11 @@ export function engagementContract(target: StoreTarget): void {
       await settle(2, 'exhausted');
       expect((await store.engagement.webhooks('streak'))[0]).toMatchObject({ failure_streak: 1, disabled_at: null });
       await settle(3, 'exhausted');
-      expect((await store.engagement.webhooks('streak'))[0]).toMatchObject({ failure_streak: 2, disabled_at: T + 3 });
+      expect((await store.engagement.webhooks('streak'))[0]).toMatchObject({
+        failure_streak: 2,
+        disabled_at: T + 3,
+        disabled_reason: 'exhausted',
+      });
       expect((await store.engagement.deliveries('streak', hook.id)).map((d) => d.status)).toEqual([
         'exhausted',
         'delivered',
@@ -283,11 +292,77 @@ export function engagementContract(target: StoreTarget): void {
       ]);
     });
 
+    it('verifies a subscription on a verified delivery, and disables it on refusals in a row', async () => {
+      const hook = await subscribed('consent', 3);
+      const events = await store.events('consent', 0, 10);
+      await store.engagement.enqueueDeliveries('consent', hook.id, 0, 0, [{ event_id: hook.id, seq: 0 }], T);
+      // Enqueued again (another process, a restart): nothing changes.
+      await store.engagement.enqueueDeliveries('consent', hook.id, 0, 0, [{ event_id: hook.id, seq: 0 }], T + 9);
+      expect(await store.engagement.deliveries('consent', hook.id)).toMatchObject([{ seq: 0, next_attempt_at: T }]);
+      expect(await store.engagement.claimDelivery('consent', hook.id, hook.id, 0, T, T + 1)).toBe(true);
+      await store.engagement.settleDelivery('consent', hook.id, hook.id, { kind: 'verified', at: T + 1 });
+      expect((await store.engagement.webhooks('consent'))[0]).toMatchObject({ verified_at: T + 1, cursor: 0 });
+      const drafts = events.map((e) => ({ event_id: e.id, seq: e.seq }));
+      expect(await store.engagement.enqueueDeliveries('consent', hook.id, 0, 3, drafts, T + 2)).toBe(true);
+      const refuse = async (i: number) => {
+        expect(await store.engagement.claimDelivery('consent', hook.id, events[i]!.id, 0, T + 2, T + 3)).toBe(true);
+        const outcome = { kind: 'refused', at: T + 10 + i, disableAfter: 2, reason: 'refused' } as const;
+        await store.engagement.settleDelivery('consent', hook.id, events[i]!.id, outcome);
+      };
+      await refuse(0);
+      expect((await store.engagement.webhooks('consent'))[0]).toMatchObject({ refusal_streak: 1, disabled_at: null });
+      await refuse(1);
+      expect((await store.engagement.webhooks('consent'))[0]).toMatchObject({
+        refusal_streak: 2,
+        disabled_at: T + 11,
+        disabled_reason: 'refused',
+        verified_at: T + 1,
+      });
+      expect((await store.engagement.deliveries('consent', hook.id)).map((d) => [d.status, d.settled_at])).toEqual([
+        ['delivered', T + 1],
+        ['refused', T + 10],
+        ['refused', T + 11],
+        ['pending', null],
+      ]);
+    });
+
+    it('removes settled deliveries older than asked, never pending ones', async () => {
+      const hook = await subscribed('pruned', 3);
+      const events = await store.events('pruned', 0, 10);
+      const drafts = events.map((e) => ({ event_id: e.id, seq: e.seq }));
+      await store.engagement.enqueueDeliveries('pruned', hook.id, 0, 3, drafts, T);
+      await store.engagement.settleDelivery('pruned', hook.id, events[0]!.id, { kind: 'delivered', at: T + 10 });
+      await store.engagement.settleDelivery('pruned', hook.id, events[1]!.id, { kind: 'dropped', at: T + 20 });
+      expect(await store.engagement.pruneSettledDeliveries(T + 10, 100)).toBe(0);
+      expect(await store.engagement.pruneSettledDeliveries(T + 11, 100)).toBe(1);
+      expect((await store.engagement.deliveries('pruned', hook.id)).map((d) => d.seq)).toEqual([2, 3]);
+      expect(await store.engagement.pruneSettledDeliveries(T + 1_000_000, 100)).toBe(1);
+      expect((await store.engagement.deliveries('pruned', hook.id)).map((d) => d.status)).toEqual(['pending']);
+      expect(await store.engagement.pendingDeliveries()).toBe(1);
+    });
+
+    it('counts the active subscriptions of a receiving origin across rooms', async () => {
+      await room('origin-a');
+      await room('origin-b');
+      const a = webhook('origin-a', { url: 'https://hooks.example.com:8443/a' });
+      await store.engagement.createWebhook(a);
+      await store.engagement.createWebhook(webhook('origin-b', { url: 'https://hooks.example.com:8443/b' }));
+      await store.engagement.createWebhook(webhook('origin-b', { url: 'https://hooks.example.com/c' }));
+      expect(await store.engagement.originFull('https://hooks.example.com:8443', 2)).toBe(true);
+      expect(await store.engagement.originFull('https://hooks.example.com:8443', 3)).toBe(false);
+      await store.engagement.disableWebhook('origin-a', a.id, T, 'unregistered');
+      expect(await store.engagement.originFull('https://hooks.example.com:8443', 2)).toBe(false);
+      expect(await store.engagement.originFull('https://hooks.example.com:8443', 1)).toBe(true);
+      expect(await store.engagement.originFull('https://hooks.example.com', 1)).toBe(true);
+      expect(await store.engagement.originFull('https://hooks.example.com', 2)).toBe(false);
+      expect((await store.engagement.webhooks('origin-a'))[0]).toMatchObject({ disabled_reason: 'unregistered' });
+    });
+
     it('drops a delivery for good', async () => {
       const hook = await subscribed('drop', 1);
       const [a] = await store.events('drop', 0, 1);
       await store.engagement.enqueueDeliveries('drop', hook.id, 0, 1, [{ event_id: a!.id, seq: 1 }], T);
-      await store.engagement.settleDelivery('drop', hook.id, a!.id, { kind: 'dropped' });
+      await store.engagement.settleDelivery('drop', hook.id, a!.id, { kind: 'dropped', at: T });
       expect(await store.engagement.dueDeliveries(T + 1, 10)).toEqual([]);
       expect(await store.engagement.nextDeliveryAt()).toBeNull();
       expect(await store.engagement.pendingDeliveries()).toBe(0);
