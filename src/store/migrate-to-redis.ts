@@ -10,6 +10,11 @@
  * second run, or a run resumed after an interruption, changes nothing), different content is a
  * conflict that is reported and never overwritten.
  *
+ * The transparency log is copied as it is, before any room (log-transfer.ts): a Redis that holds
+ * another log is refused before anything is written, and the log lease is held throughout, so no
+ * integrator sequences (or back-fills) the copied rooms' receipts in an order of its own meanwhile.
+ * The source is read in one read transaction: rooms and log are one consistent view.
+ *
  * Not copied: locks (held by processes of the old store), and replay records of requests not scoped
  * to a room (a room creation retried with its Idempotency-Key across the move creates a new room).
  * The signing keys stay in DATA_DIR/keys, which the Redis-backed service reads as before.
@@ -21,10 +26,16 @@ import { RedisIdentityStore } from '../auth/identity-store-redis.js';
 import { fromKeyRow, type KeyRow } from '../auth/identity-store-sqlite.js';
 import { isIdempotencyExpired, slugOfScope } from './common.js';
 import type { DeliveryRecord, WebhookRecord } from './engagement-port.js';
-import type { ArchivedDecision, IdempotencyRecord, StoredEvent, StoredReceipt } from './port.js';
+import { compareLogs, copyLog, LogTransferRefused } from './log-transfer.js';
+import type { ArchivedDecision, IdempotencyRecord, RoomLock, StoredEvent, StoredReceipt } from './port.js';
 import { connectRedisClient, createRedisClient } from './redis-connection.js';
 import { DEFAULT_COMMAND_TIMEOUT_MS, openRedisStore, type RedisStore, type RedisStoreOptions } from './redis-store.js';
+import { logKeys } from './redis-tlog.js';
 import { type DeliveryRow, toDelivery, toWebhook, type WebhookRow } from './sqlite-engagement.js';
+import { SqliteLogStore } from './sqlite-tlog.js';
+import { LOG_LEASE_SLUG } from './tlog-port.js';
+
+export { LogTransferRefused };
 
 export type RoomResult = 'created' | 'unchanged' | 'conflict' | 'reserved';
 
@@ -36,6 +47,18 @@ export interface MigrationReport {
   links: number;
   /** Hosted keys (device flow) and the service's mandate revocations copied. */
   identity: { hostedKeys: number; revocations: number };
+  /**
+   * The transparency log: `copied` (what it held), `unchanged` (Redis already holds exactly this
+   * log: a second run), or `none` (a store from before the log, whose receipts the Redis service
+   * back-fills as the SQLite one would have).
+   */
+  log: {
+    result: 'copied' | 'unchanged' | 'none';
+    leaves: number;
+    checkpoints: number;
+    cosignatures: number;
+    queued: number;
+  };
 }
 
 interface SourceRoom {
@@ -59,6 +82,9 @@ export interface MigrateOptions {
   onRoom?: (slug: string, result: RoomResult) => void;
 }
 
+/** How long the migration's hold on the Redis log lease lasts unless renewed (it renews every third). */
+const LOG_LEASE_MS = 60_000;
+
 export async function migrateToRedis(options: MigrateOptions): Promise<MigrationReport> {
   const now = options.now ?? Date.now;
   const source = new SqliteSource(path.join(options.dataDir, 'conclave.db'));
@@ -69,25 +95,121 @@ export async function migrateToRedis(options: MigrateOptions): Promise<Migration
     webhooks: 0,
     links: 0,
     identity: { hostedKeys: 0, revocations: 0 },
+    log: { result: 'none', leaves: 0, checkpoints: 0, cosignatures: 0, queued: 0 },
   };
+  let lease: HeldLease | null = null;
   try {
+    // The log first, before anything is written: a refusal leaves Redis as it was.
+    const log = source.log();
+    if (log !== null) {
+      lease = await HeldLease.take(store);
+      const comparison = await compareLogs(log, store.tlog);
+      if (comparison.kind === 'other')
+        throw new LogTransferRefused(
+          `Redis (key prefix ${options.redis.keyPrefix ?? 'conclave:'}) already holds another transparency log: ${comparison.why}. ` +
+            "Copying the rooms there would have their receipts logged again in another order, which every reader of this store's checkpoints would see as a fork. " +
+            'Nothing was written: migrate into an empty Redis, or choose another --redis-key-prefix.',
+        );
+      if (comparison.kind === 'absent') {
+        const copied = await copyLog(log, store.tlog, lease.token, () => lease!.keep());
+        report.log = { result: 'copied', ...copied };
+      } else {
+        report.log = { ...report.log, result: 'unchanged', queued: source.queueLength() };
+      }
+    }
     for (const [key, value] of source.meta()) {
       const held = await store.meta(key);
       if (held === null) await store.setMeta(key, value);
       else if (held !== value)
         report.conflicts.push({ slug: '-', reason: `service setting ${key} is ${held} in Redis, ${value} here` });
     }
-    for (const slug of source.slugs()) {
-      const result = await migrateRoom(store, source, slug, now(), report);
-      report.rooms[result]++;
-      options.onRoom?.(slug, result);
+    const queue = log === null ? null : await CopiedQueue.open(options.redis, source.queueLength());
+    try {
+      for (const slug of source.slugs()) {
+        await lease?.keep();
+        const result = await migrateRoom(store, source, slug, now(), report);
+        if (result === 'created') await queue?.settle();
+        report.rooms[result]++;
+        options.onRoom?.(slug, result);
+      }
+      await queue?.settle();
+    } finally {
+      queue?.close();
     }
     await migrateIdentity(options.redis, source, now(), report);
   } finally {
+    await lease?.release();
     source.close();
     await store.close();
   }
   return report;
+}
+
+/**
+ * The migration's hold on the Redis log lease (the integrator's, LOG_LEASE_SLUG): while it holds it,
+ * no service on that Redis sequences anything, so the copied rooms' receipts are not logged in an
+ * order of the integrator's own before the copied log and queue are in place.
+ */
+class HeldLease {
+  private renewedAt = Date.now();
+
+  private constructor(private readonly lock: RoomLock) {}
+
+  static async take(store: RedisStore): Promise<HeldLease> {
+    try {
+      return new HeldLease(await store.lock(LOG_LEASE_SLUG, LOG_LEASE_MS, 0));
+    } catch (error) {
+      throw new LogTransferRefused(
+        `could not take the transparency log's lease in Redis (${(error as Error).message}): a service running on this Redis holds it. Stop every service on it, then migrate again; nothing was written.`,
+      );
+    }
+  }
+
+  get token(): string {
+    return this.lock.token;
+  }
+
+  async keep(): Promise<void> {
+    if (Date.now() - this.renewedAt < LOG_LEASE_MS / 3) return;
+    if (!(await this.lock.renew())) throw new Error('the migration lost the Redis log lease; run it again');
+    this.renewedAt = Date.now();
+  }
+
+  release(): Promise<void> {
+    return this.lock.release();
+  }
+}
+
+/**
+ * Creating a room in Redis queues its receipts for the log (the commit's follow-up). Every one of them
+ * is already in the copied log or in the copied queue, so the queue is cut back to the copied one
+ * after each room: its order stays the source's, and Redis never holds every receipt a second time.
+ */
+class CopiedQueue {
+  private constructor(
+    private readonly client: ReturnType<typeof createRedisClient>,
+    private readonly key: string,
+    private readonly length: number,
+  ) {}
+
+  static async open(options: RedisStoreOptions, length: number): Promise<CopiedQueue> {
+    const client = createRedisClient(options.url, {
+      cluster: options.cluster ?? false,
+      commandTimeoutMs: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+      role: 'commands',
+    });
+    await connectRedisClient(client);
+    return new CopiedQueue(client, logKeys(options.keyPrefix ?? 'conclave:').queue, length);
+  }
+
+  async settle(): Promise<void> {
+    if (this.length === 0) await this.client.del(this.key);
+    else await this.client.ltrim(this.key, 0, this.length - 1);
+  }
+
+  close(): void {
+    this.client.disconnect();
+  }
 }
 
 async function migrateRoom(
@@ -200,6 +322,21 @@ class SqliteSource {
   constructor(file: string) {
     this.db = new Database(file, { readonly: true, fileMustExist: true });
     this.db.pragma('busy_timeout = 5000');
+    // One read transaction for the whole run: rooms and log are read from one view of the file.
+    this.db.exec('BEGIN');
+    this.db.prepare('SELECT COUNT(*) FROM sqlite_master').get();
+  }
+
+  /** The store's transparency log, or null for a store from before it (schema below 6). */
+  log(): SqliteLogStore | null {
+    if (!this.hasTable('tlog_state')) return null;
+    const read = async <T>(work: () => T): Promise<T> => work();
+    return new SqliteLogStore(this.db, read, () => Promise.reject(new Error('the migration never writes its source')));
+  }
+
+  queueLength(): number {
+    if (!this.hasTable('tlog_queue')) return 0;
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM tlog_queue').get() as { n: number }).n;
   }
 
   meta(): [string, string][] {
@@ -328,6 +465,7 @@ class SqliteSource {
   }
 
   close(): void {
+    if (this.db.inTransaction) this.db.exec('COMMIT');
     this.db.close();
   }
 }

@@ -11,12 +11,21 @@
  */
 import type { Redis } from 'ioredis';
 import { StoreConflictError, StoreUnavailableError } from './port.js';
-import { LOG_LEASE_SLUG, type LogAppend, type LogState, type LogStore, type QueuedReceipt } from './tlog-port.js';
+import { exportRedisLog, importRedisLog } from './redis-tlog-transfer.js';
+import {
+  LOG_LEASE_SLUG,
+  type LogAppend,
+  type LogImport,
+  type LogPart,
+  type LogState,
+  type LogStore,
+  type QueuedReceipt,
+} from './tlog-port.js';
 
 type Arg = string | number | Buffer;
 
 /** Prefix of the error replies that mean "conflict". */
-const LOG_CONFLICT = 'CONCLAVE_LOG_CONFLICT';
+export const LOG_CONFLICT = 'CONCLAVE_LOG_CONFLICT';
 
 /**
  * KEYS: state, entries, index, rooms, queue, lease, then one tiles key per tile level appended.
@@ -87,8 +96,9 @@ export function defineLogCommands(redis: Redis): void {
   redis.defineCommand('conclaveLogState', { numberOfKeys: 2, lua: STATE_SCRIPT });
 }
 
-export function logKeys(prefix: string) {
-  const base = `${prefix}tlog:{${LOG_LEASE_SLUG}}`;
+/** The log's keys; under `area` (e.g. `:import`), the same layout beside them (same hash slot). */
+export function logKeys(prefix: string, area = '') {
+  const base = `${prefix}tlog:{${LOG_LEASE_SLUG}}${area}`;
   return {
     state: `${base}:state`,
     queue: `${base}:queue`,
@@ -118,7 +128,7 @@ export class RedisLogStore implements LogStore {
 
   constructor(
     private readonly redis: Redis & LogCommands,
-    keyPrefix: string,
+    private readonly keyPrefix: string,
     private readonly calls: LogRedisCalls,
   ) {
     this.key = logKeys(keyPrefix);
@@ -266,6 +276,25 @@ export class RedisLogStore implements LogStore {
       const index = await this.redis.hget(this.key.index, receiptHash);
       return index === null ? null : Number(index);
     });
+  }
+
+  // Moving the log to another store (LogPart in tlog-port.ts): redis-tlog-transfer.ts.
+
+  exportLog(chunk: number): AsyncIterable<LogPart> {
+    return exportRedisLog(this.transfer(), chunk);
+  }
+
+  importLog(fence: string): Promise<LogImport> {
+    return importRedisLog(this.transfer(), fence);
+  }
+
+  private transfer() {
+    return {
+      redis: this.redis,
+      keyPrefix: this.keyPrefix,
+      leaseKey: this.calls.leaseKey,
+      call: <T>(operation: () => Promise<T>) => this.call(operation),
+    };
   }
 
   private async call<T>(operation: () => Promise<T>): Promise<T> {

@@ -1,7 +1,16 @@
 /** LogStore on the SQLite store's connection (tables `tlog_*`, migration 6 in sqlite-schema.ts). */
 import type Database from 'better-sqlite3';
 import { StoreConflictError } from './port.js';
-import { LOG_LEASE_SLUG, type LogAppend, type LogState, type LogStore, type QueuedReceipt } from './tlog-port.js';
+import { exportSqliteLog, importSqliteLog } from './sqlite-tlog-transfer.js';
+import {
+  LOG_LEASE_SLUG,
+  type LogAppend,
+  type LogImport,
+  type LogPart,
+  type LogState,
+  type LogStore,
+  type QueuedReceipt,
+} from './tlog-port.js';
 
 const HASH = 32;
 const TILE_HASHES = 256;
@@ -52,7 +61,7 @@ export class SqliteLogStore implements LogStore {
   private readonly sql: ReturnType<typeof prepareStatements>;
 
   constructor(
-    db: Database.Database,
+    private readonly db: Database.Database,
     /** Runs a read (the store's error vocabulary). */
     private readonly run: <T>(work: () => T) => Promise<T>,
     /** Runs a write in the store's group commit. */
@@ -153,6 +162,16 @@ export class SqliteLogStore implements LogStore {
 
   indexOf(receiptHash: string): Promise<number | null> {
     return this.run(() => this.sql.indexOf.get(receiptHash)?.idx ?? null);
+  }
+
+  // Moving the log to another store (LogPart in tlog-port.ts): sqlite-tlog-transfer.ts.
+
+  exportLog(chunk: number): AsyncIterable<LogPart> {
+    return exportSqliteLog(this.db, this.run, chunk);
+  }
+
+  importLog(fence: string): Promise<LogImport> {
+    return importSqliteLog(this.db, this.grouped, (token) => this.assertLease(token), fence);
   }
 
   private readState(): LogState {

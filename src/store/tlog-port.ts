@@ -70,4 +70,47 @@ export interface LogStore {
   entries(from: number, count: number): Promise<string[]>;
   /** The leaf index of a receipt by its receipt_hash, or null when it is not (yet) in the log. */
   indexOf(receiptHash: string): Promise<number | null>;
+
+  // Moving the log to another store (log-transfer.ts). A new log table or key is carried by adding
+  // a LogPart kind here and handling it in both stores' export and import.
+
+  /** Everything the log stores, read in parts of at most `chunk` items, the state last. Writes nothing. */
+  exportLog(chunk: number): AsyncIterable<LogPart>;
+  /**
+   * Starts writing an exported log into this store. The caller holds the log lease (`fence`); the
+   * imported log becomes this store's log only at LogImport.finish, which refuses (StoreConflictError)
+   * when this store holds a log of its own by then.
+   */
+  importLog(fence: string): Promise<LogImport>;
+}
+
+/** One part of an exported log. A log is exported as entries, tiles, checkpoints, rooms, queue, then its state. */
+export type LogPart =
+  /** Leaves from leaf index `from` on, in leaf order: the exact entry bytes and the receipt's hash. */
+  | { kind: 'entries'; from: number; entries: { jws: string; receipt_hash: string }[] }
+  /** Hashes of tree level 8·level from hash index `from` on (32 bytes each). */
+  | { kind: 'tiles'; level: number; from: number; hashes: Uint8Array }
+  /** Published checkpoints in ascending size, each with its witness cosignature lines. */
+  | {
+      kind: 'checkpoints';
+      checkpoints: { size: number; note: string; cosignatures: { witness: string; line: string }[] }[];
+    }
+  /** Logged receipts per room. */
+  | { kind: 'rooms'; rooms: [slug: string, logged: number][] }
+  /** Receipts waiting to be sequenced, oldest first (the queue's order is the log's order to come). */
+  | { kind: 'queue'; receipts: QueuedReceipt[] }
+  /** The stored and the published size: the last part. */
+  | { kind: 'state'; size: number; published: number };
+
+export interface LogImport {
+  /** Writes one exported part; parts come in the order exportLog yields them. */
+  write(part: LogPart): Promise<void>;
+  /**
+   * Makes the imported log this store's log, at once: entries, tiles, checkpoints, cosignatures,
+   * room counts, receipt-hash index and state, and the queue, which replaces the store's own (a
+   * room copied beside the log queues receipts that are already logged or in the imported queue).
+   */
+  finish(): Promise<void>;
+  /** Drops whatever this import wrote. */
+  abandon(): Promise<void>;
 }
