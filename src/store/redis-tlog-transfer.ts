@@ -11,15 +11,23 @@
 import type { Redis } from 'ioredis';
 import { receiptHash } from '../receipts/hash.js';
 import { StoreConflictError } from './port.js';
-import { LOG_CONFLICT, logKeys } from './redis-tlog.js';
+import type { logKeys } from './redis-tlog.js';
 import { LOG_LEASE_SLUG, type LogImport, type LogPart, type QueuedReceipt } from './tlog-port.js';
 
 const HASH = 32;
-const STAGING = ':import';
+/** Where an import stages its keys (RedisLogStore passes logKeys(prefix, STAGING) as `staged`). */
+export const STAGING = ':import';
+
+type LogKeys = ReturnType<typeof logKeys>;
 
 export interface LogTransferRedis {
   redis: Redis;
   keyPrefix: string;
+  /** The log's keys, and the same layout under `tlog:{~log}:import` where an import stages its own. */
+  live: LogKeys;
+  staged: LogKeys;
+  /** The error-reply prefix the owning store maps to StoreConflictError. */
+  conflict: string;
   /** The log lease (the store's room lock of `~log`): the import's fence. */
   leaseKey: string;
   /** The owning store's wrapper: deadlines, error mapping. */
@@ -27,10 +35,9 @@ export interface LogTransferRedis {
 }
 
 export async function* exportRedisLog(
-  { redis, keyPrefix, call }: LogTransferRedis,
+  { redis, live: key, call }: LogTransferRedis,
   chunk: number,
 ): AsyncIterable<LogPart> {
-  const key = logKeys(keyPrefix);
   for (let from = 0; ; ) {
     const jwss = await call(() => redis.lrange(key.entries, from, from + chunk - 1));
     if (jwss.length === 0) break;
@@ -90,8 +97,8 @@ export async function* exportRedisLog(
  * KEYS: lease, staged-key list, then pairs (staged, live); the last pair is the queue.
  * ARGV: fence. Every live key but the queue must be absent: the imported log never lands on a log.
  */
-const FINISH_SCRIPT = `
-local conflict = function(why) return redis.error_reply('${LOG_CONFLICT} ' .. why) end
+const finishScript = (conflictPrefix: string) => `
+local conflict = function(why) return redis.error_reply('${conflictPrefix} ' .. why) end
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return conflict('the log lease is no longer held') end
 local last = #KEYS - 1
 for i = 3, last - 2, 2 do
@@ -109,9 +116,7 @@ return 1
 `;
 
 export async function importRedisLog(transfer: LogTransferRedis, fence: string): Promise<LogImport> {
-  const { redis, keyPrefix, leaseKey, call } = transfer;
-  const live = logKeys(keyPrefix);
-  const staged = logKeys(keyPrefix, STAGING);
+  const { redis, keyPrefix, leaseKey, call, live, staged } = transfer;
   const stagedList = `${keyPrefix}tlog:{${LOG_LEASE_SLUG}}${STAGING}:keys`;
   await clearStaged(transfer, stagedList);
   const next = { entries: 0, tiles: new Map<number, number>() };
@@ -208,7 +213,7 @@ export async function importRedisLog(transfer: LogTransferRedis, fence: string):
         [staged.queue, live.queue],
       ];
       const keys = [leaseKey, stagedList, ...pairs.flat()];
-      await call(() => redis.eval(FINISH_SCRIPT, keys.length, ...keys, fence));
+      await call(() => redis.eval(finishScript(transfer.conflict), keys.length, ...keys, fence));
     },
     abandon: () => clearStaged(transfer, stagedList),
   };

@@ -11,7 +11,7 @@
  */
 import type { Redis } from 'ioredis';
 import { StoreConflictError, StoreUnavailableError } from './port.js';
-import { exportRedisLog, importRedisLog } from './redis-tlog-transfer.js';
+import { exportRedisLog, importRedisLog, STAGING } from './redis-tlog-transfer.js';
 import {
   LOG_LEASE_SLUG,
   type LogAppend,
@@ -25,7 +25,7 @@ import {
 type Arg = string | number | Buffer;
 
 /** Prefix of the error replies that mean "conflict". */
-export const LOG_CONFLICT = 'CONCLAVE_LOG_CONFLICT';
+const LOG_CONFLICT = 'CONCLAVE_LOG_CONFLICT';
 
 /**
  * KEYS: state, entries, index, rooms, queue, lease, then one tiles key per tile level appended.
@@ -292,6 +292,9 @@ export class RedisLogStore implements LogStore {
     return {
       redis: this.redis,
       keyPrefix: this.keyPrefix,
+      live: this.key,
+      staged: logKeys(this.keyPrefix, STAGING),
+      conflict: LOG_CONFLICT,
       leaseKey: this.calls.leaseKey,
       call: <T>(operation: () => Promise<T>) => this.call(operation),
     };
