@@ -56,17 +56,18 @@ export interface LogTransferReport {
  * Copies the source's whole log into the target, whose log must be empty (compareLogs: 'absent').
  * The caller holds the target's log lease (`fence`), so no integrator writes meanwhile; `progress`
  * runs after each part (the caller renews the lease there). On any failure the import is dropped.
+ * `chunk`: items per part (tests make it small to cross every page boundary).
  */
 export async function copyLog(
   source: LogStore,
   target: LogStore,
   fence: string,
-  progress: () => Promise<void> = async () => {},
+  { progress = async () => {}, chunk = TRANSFER_CHUNK }: { progress?: () => Promise<void>; chunk?: number } = {},
 ): Promise<LogTransferReport> {
   const report: LogTransferReport = { leaves: 0, checkpoints: 0, cosignatures: 0, queued: 0 };
   const imported = await target.importLog(fence);
   try {
-    for await (const part of source.exportLog(TRANSFER_CHUNK)) {
+    for await (const part of source.exportLog(chunk)) {
       await imported.write(part);
       if (part.kind === 'entries') report.leaves += part.entries.length;
       if (part.kind === 'checkpoints') {

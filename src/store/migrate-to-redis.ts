@@ -111,7 +111,7 @@ export async function migrateToRedis(options: MigrateOptions): Promise<Migration
             'Nothing was written: migrate into an empty Redis, or choose another --redis-key-prefix.',
         );
       if (comparison.kind === 'absent') {
-        const copied = await copyLog(log, store.tlog, lease.token, () => lease!.keep());
+        const copied = await copyLog(log, store.tlog, lease.token, { progress: () => lease!.keep() });
         report.log = { result: 'copied', ...copied };
       } else {
         report.log = { ...report.log, result: 'unchanged', queued: source.queueLength() };

@@ -9,7 +9,6 @@
  * half-way is cleared by the next one.
  */
 import type { Redis } from 'ioredis';
-import { receiptHash } from '../receipts/hash.js';
 import { StoreConflictError } from './port.js';
 import type { logKeys } from './redis-tlog.js';
 import { LOG_LEASE_SLUG, type LogImport, type LogPart, type QueuedReceipt } from './tlog-port.js';
@@ -41,9 +40,13 @@ export async function* exportRedisLog(
   for (let from = 0; ; ) {
     const jwss = await call(() => redis.lrange(key.entries, from, from + chunk - 1));
     if (jwss.length === 0) break;
-    // The index is keyed by receipt hash, which is the entry's own SHA-256 (docs/transparency-log.md).
-    yield { kind: 'entries', from, entries: jwss.map((jws) => ({ jws, receipt_hash: receiptHash(jws) })) };
+    yield { kind: 'entries', from, entries: jwss };
     from += jwss.length;
+  }
+  for await (const flat of hashPages(redis, key.index, chunk, call)) {
+    const leaves: [string, number][] = [];
+    for (let i = 0; i < flat.length; i += 2) leaves.push([flat[i] as string, Number(flat[i + 1])]);
+    if (leaves.length > 0) yield { kind: 'index', leaves };
   }
   for (let level = 0; ; level++) {
     const bytes = await call(() => redis.strlen(key.tiles(level)));
@@ -75,14 +78,11 @@ export async function* exportRedisLog(
     };
     after = sizes[sizes.length - 1] as number;
   }
-  let cursor = '0';
-  do {
-    const [next, flat] = await call(() => redis.hscan(key.rooms, cursor, 'COUNT', chunk));
-    cursor = next;
+  for await (const flat of hashPages(redis, key.rooms, chunk, call)) {
     const rooms: [string, number][] = [];
     for (let i = 0; i < flat.length; i += 2) rooms.push([flat[i] as string, Number(flat[i + 1])]);
     if (rooms.length > 0) yield { kind: 'rooms', rooms };
-  } while (cursor !== '0');
+  }
   for (let from = 0; ; ) {
     const items = await call(() => redis.lrange(key.queue, from, from + chunk - 1));
     if (items.length === 0) break;
@@ -91,6 +91,24 @@ export async function* exportRedisLog(
   }
   const [size, published] = await call(() => redis.hmget(key.state, 'size', 'published'));
   yield { kind: 'state', size: Number(size ?? 0), published: Number(published ?? 0) };
+}
+
+/**
+ * A hash's fields and values, one HSCAN page (a flat field/value list) at a time. HSCAN may repeat a
+ * field; every import of a hash page is an HSET or an upsert, so a repeat is harmless.
+ */
+async function* hashPages(
+  redis: Redis,
+  key: string,
+  chunk: number,
+  call: LogTransferRedis['call'],
+): AsyncIterable<string[]> {
+  let cursor = '0';
+  do {
+    const [next, flat] = await call(() => redis.hscan(key, cursor, 'COUNT', chunk));
+    cursor = next;
+    yield flat;
+  } while (cursor !== '0');
 }
 
 /**
@@ -138,12 +156,17 @@ export async function importRedisLog(transfer: LogTransferRedis, fence: string):
       case 'entries': {
         if (part.entries.length === 0) return;
         if (part.from !== next.entries) throw new Error(`entries from ${part.from} do not follow leaf ${next.entries}`);
-        const { from, entries } = part;
-        await stage([staged.entries, staged.index], (p) => {
-          p.rpush(staged.entries, ...entries.map((e) => e.jws));
-          p.hset(staged.index, ...entries.flatMap((e, i) => [e.receipt_hash, String(from + i)]));
-        });
+        const { entries } = part;
+        await stage([staged.entries], (p) => p.rpush(staged.entries, ...entries));
         next.entries += entries.length;
+        return;
+      }
+      case 'index': {
+        if (part.leaves.length === 0) return;
+        const { leaves } = part;
+        await stage([staged.index], (p) =>
+          p.hset(staged.index, ...leaves.flatMap(([hash, leaf]) => [hash, String(leaf)])),
+        );
         return;
       }
       case 'tiles': {

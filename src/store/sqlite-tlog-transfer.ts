@@ -14,8 +14,11 @@ type Run = <T>(work: () => T) => Promise<T>;
 
 function exportStatements(db: Database.Database) {
   return {
-    entries: db.prepare<[number, number], { idx: number; jws: string; receipt_hash: string }>(
-      'SELECT idx, jws, receipt_hash FROM tlog_entries WHERE idx >= ? ORDER BY idx LIMIT ?',
+    entries: db.prepare<[number, number], { idx: number; jws: string }>(
+      'SELECT idx, jws FROM tlog_entries WHERE idx >= ? ORDER BY idx LIMIT ?',
+    ),
+    index: db.prepare<[number, number], { idx: number; receipt_hash: string }>(
+      'SELECT idx, receipt_hash FROM tlog_entries WHERE idx >= ? ORDER BY idx LIMIT ?',
     ),
     tiles: db.prepare<[number, number, number], { level: number; idx: number; hashes: Buffer }>(
       'SELECT level, idx, hashes FROM tlog_tiles WHERE (level, idx) > (?, ?) ORDER BY level, idx LIMIT ?',
@@ -45,8 +48,14 @@ export async function* exportSqliteLog(db: Database.Database, run: Run, chunk: n
     rows.forEach((row, i) => {
       if (row.idx !== from + i) throw new Error(`the log's entries skip leaf ${from + i}`);
     });
-    yield { kind: 'entries', from, entries: rows.map(({ jws, receipt_hash }) => ({ jws, receipt_hash })) };
+    yield { kind: 'entries', from, entries: rows.map((row) => row.jws) };
     from += rows.length;
+  }
+  for (let from = 0; ; ) {
+    const rows = await run(() => sql.index.all(from, chunk));
+    if (rows.length === 0) break;
+    yield { kind: 'index', leaves: rows.map((row) => [row.receipt_hash, row.idx] as [string, number]) };
+    from = (rows[rows.length - 1] as { idx: number }).idx + 1;
   }
   // One tile row holds up to 256 hashes; a page of rows is at most `chunk` hashes.
   const tilesPerPage = Math.max(1, Math.floor(chunk / TILE_HASHES));
@@ -108,7 +117,10 @@ export async function importSqliteLog(
   const sql = {
     state: db.prepare<[], { size: number; published: number }>('SELECT size, published FROM tlog_state WHERE id = 1'),
     anyCheckpoint: db.prepare<[], { size: number }>('SELECT size FROM tlog_checkpoints LIMIT 1'),
-    entry: db.prepare<[number, string, string]>('INSERT INTO tlog_entries (idx, jws, receipt_hash) VALUES (?, ?, ?)'),
+    // The receipt hash comes with the index part, after the entries.
+    entry: db.prepare<[number, string]>("INSERT INTO tlog_entries (idx, jws, receipt_hash) VALUES (?, ?, '')"),
+    indexed: db.prepare<[string, number]>('UPDATE tlog_entries SET receipt_hash = ? WHERE idx = ?'),
+    unindexed: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM tlog_entries WHERE receipt_hash = ''"),
     tile: db.prepare<[number, number], { hashes: Buffer }>('SELECT hashes FROM tlog_tiles WHERE level = ? AND idx = ?'),
     setTile: db.prepare<[number, number, Buffer]>(
       'INSERT INTO tlog_tiles (level, idx, hashes) VALUES (?, ?, ?) ON CONFLICT (level, idx) DO UPDATE SET hashes = excluded.hashes',
@@ -141,7 +153,12 @@ export async function importSqliteLog(
   const write = (part: LogPart): void => {
     switch (part.kind) {
       case 'entries':
-        for (const [i, entry] of part.entries.entries()) sql.entry.run(part.from + i, entry.jws, entry.receipt_hash);
+        for (const [i, entry] of part.entries.entries()) sql.entry.run(part.from + i, entry);
+        return;
+      case 'index':
+        for (const [hash, leaf] of part.leaves) {
+          if (sql.indexed.run(hash, leaf).changes !== 1) throw new Error(`the index names leaf ${leaf}, not imported`);
+        }
         return;
       case 'tiles':
         appendTileHashes(sql, part.level, part.from, part.hashes);
@@ -179,6 +196,8 @@ export async function importSqliteLog(
         const stored = sql.count.get()?.n ?? 0;
         if (stored !== state.size)
           throw new StoreConflictError(`the import wrote ${stored} leaves, the exported log has ${state.size}`);
+        const unindexed = sql.unindexed.get()?.n ?? 0;
+        if (unindexed > 0) throw new Error(`the exported index missed ${unindexed} leaves`);
         // The imported queue replaces the store's own (what the trigger queued while rooms were copied).
         if (queued === null) db.exec('DELETE FROM tlog_queue');
         else sql.dropQueueOutside.run(queued.first, queued.last);

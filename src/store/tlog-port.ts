@@ -84,10 +84,12 @@ export interface LogStore {
   importLog(fence: string): Promise<LogImport>;
 }
 
-/** One part of an exported log. A log is exported as entries, tiles, checkpoints, rooms, queue, then its state. */
+/** One part of an exported log: entries, index, tiles, checkpoints, rooms, queue, then the state. */
 export type LogPart =
-  /** Leaves from leaf index `from` on, in leaf order: the exact entry bytes and the receipt's hash. */
-  | { kind: 'entries'; from: number; entries: { jws: string; receipt_hash: string }[] }
+  /** Leaves from leaf index `from` on, in leaf order: each entry exactly as stored. */
+  | { kind: 'entries'; from: number; entries: string[] }
+  /** The receipt-hash index: which leaf holds the receipt of each hash (any order). */
+  | { kind: 'index'; leaves: [receipt_hash: string, leaf: number][] }
   /** Hashes of tree level 8·level from hash index `from` on (32 bytes each). */
   | { kind: 'tiles'; level: number; from: number; hashes: Uint8Array }
   /** Published checkpoints in ascending size, each with its witness cosignature lines. */

@@ -38,6 +38,7 @@ async function contentOf(log: LogStore): Promise<unknown> {
   const tiles = new Map<number, string>();
   const checkpoints: unknown[] = [];
   const rooms: [string, number][] = [];
+  const index: [string, number][] = [];
   const queue: unknown[] = [];
   let state: unknown = null;
   for await (const part of log.exportLog(3) as AsyncIterable<LogPart>) {
@@ -46,10 +47,12 @@ async function contentOf(log: LogStore): Promise<unknown> {
       tiles.set(part.level, (tiles.get(part.level) ?? '') + Buffer.from(part.hashes).toString('hex'));
     if (part.kind === 'checkpoints') checkpoints.push(...part.checkpoints);
     if (part.kind === 'rooms') rooms.push(...part.rooms);
+    if (part.kind === 'index') index.push(...part.leaves);
     if (part.kind === 'queue') queue.push(...part.receipts);
     if (part.kind === 'state') state = part;
   }
-  return { entries, tiles: [...tiles], checkpoints, rooms: rooms.sort(), queue, state };
+  index.sort((a, b) => a[1] - b[1]);
+  return { entries, index, tiles: [...tiles], checkpoints, rooms: rooms.sort(), queue, state };
 }
 
 function sqliteLog(file: string): { log: SqliteLogStore; close(): void } {
