@@ -112,14 +112,18 @@ async function* hashPages(
 }
 
 /**
- * KEYS: lease, staged-key list, then pairs (staged, live); the last pair is the queue.
- * ARGV: fence. Every live key but the queue must be absent: the imported log never lands on a log.
+ * KEYS: lease, staged-key list, then pairs (staged, live): the state first, the queue last.
+ * ARGV: fence. Every live key but the state and the queue must be absent: the imported log never
+ * lands on a log. (A state alone, of size 0, is no log: an empty log copied before leaves only it.)
  */
 const finishScript = (conflictPrefix: string) => `
 local conflict = function(why) return redis.error_reply('${conflictPrefix} ' .. why) end
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return conflict('the log lease is no longer held') end
 local last = #KEYS - 1
-for i = 3, last - 2, 2 do
+if tonumber(redis.call('HGET', KEYS[4], 'size') or '0') > 0 then
+  return conflict('this store already holds a transparency log (' .. KEYS[4] .. ')')
+end
+for i = 5, last - 2, 2 do
   if redis.call('EXISTS', KEYS[i + 1]) == 1 then
     return conflict('this store already holds a transparency log (' .. KEYS[i + 1] .. ')')
   end
