@@ -11,7 +11,7 @@
  * Before the log was carried, the Redis integrator rebuilt it from the receipts by signing time: a
  * different tree, which `conclave verify` reported as a fork (exit 1).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -24,6 +24,7 @@ import { SqliteLogStore } from '../../src/store/sqlite-tlog.js';
 import type { LogPart, LogStore } from '../../src/store/tlog-port.js';
 import { type Run, runCliWithin } from '../cli/run-cli.js';
 import { startRedisServer } from '../support/redis-server.js';
+import { crawlLog } from '../support/log-crawl.js';
 import { call, type RunningService, startService } from '../support/service.js';
 import { roomWithReceipts } from '../support/tlog.js';
 
@@ -237,4 +238,122 @@ describe.skipIf(redis === null)('conclave migrate --to redis keeps the transpare
       await busy.stop();
     }
   }, 120_000);
+});
+
+/**
+ * A store upgraded from before the commitment log (test/fixtures/pre-commitment-log: its v1 log is
+ * now the frozen one, the live log back-filled from it) holds two logs. Both move: on Redis the frozen
+ * log's checkpoints and tiles are served byte for byte as on SQLite, every live checkpoint published
+ * before the move is consistent with the first after it, and `conclave verify` on a migrated room
+ * proves its remembered live checkpoint consistent across the move. Before both were carried, the
+ * Redis service served no frozen log at all (`/log/v1/checkpoint` 404).
+ */
+describe.skipIf(redis === null)('conclave migrate --to redis keeps both logs of an upgraded store', () => {
+  const FIXTURE = path.resolve('test/fixtures/pre-commitment-log');
+  const clock = new ManualClock(Date.parse('2026-11-20T10:00:00Z'));
+  const prefix = 'upgraded:';
+  let dir: string;
+  let env: NodeJS.ProcessEnv;
+  let onRedis: RunningService | null = null;
+  afterAll(async () => {
+    await onRedis?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('serves the same frozen log and extends the same live log; conclave verify passes', async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'conclave-migrate-frozen-'));
+    const dataDir = path.join(dir, 'data');
+    await cp(FIXTURE, dataDir, { recursive: true });
+    const tokens = JSON.parse(await readFile(path.join(FIXTURE, 'tokens.json'), 'utf8'));
+    const room = { slug: tokens.secret.slug as string, token: tokens.secret.creator as string };
+    env = { ...process.env, LOG_LEVEL: 'silent', CONCLAVE_CONFIG: path.join(dir, 'cli', 'config.json') };
+    const cli = (...args: string[]): Promise<Run> => runCliWithin(60_000, env, ...args);
+    const verify = (base: string) => cli('verify', `${base}/r/${room.slug}`, '--token', room.token, '--log-wait', '5');
+
+    // The upgrade: the SQLite service back-fills the live log from the frozen one, then the queue. It
+    // answers at the URL that wrote the fixture (its receipts name their room by it, and so does the
+    // position label `conclave verify` checks).
+    const fixtureDb = new Database(path.join(dataDir, 'conclave.db'), { readonly: true });
+    const [, claims] = (fixtureDb.prepare('SELECT jws FROM receipts LIMIT 1').pluck().get() as string).split('.');
+    fixtureDb.close();
+    const port = Number(new URL(JSON.parse(Buffer.from(claims!, 'base64url').toString()).iss).port);
+    const sqlite = await startService({ clock, dataDir, port });
+    await sqlite.service.integrator.integrateNow();
+    const discovery = (await call(sqlite.base, 'GET', '/.well-known/svc.json')).body.audit_log;
+    const frozenKey = discovery.frozen[0].verifier_key as string;
+    const frozenBefore = await crawlLog(sqlite.base, frozenKey, { prefix: '/log/v1', entries: false });
+    expect(frozenBefore.latest.size).toBe(4);
+    const livePublished = new Map<number, string>();
+    for (const size of (await call(sqlite.base, 'GET', '/log/checkpoints')).body.sizes as number[])
+      livePublished.set(size, (await call(sqlite.base, 'GET', `/log/checkpoint/${size}`)).text);
+    expect(Math.max(...livePublished.keys())).toBe(5);
+    const remembered = await verify(sqlite.base);
+    expect(remembered.code, remembered.stderr).toBe(0);
+    expect(remembered.stdout).toContain('checkpoint 5 is the first seen');
+    await sqlite.stop({ keepData: true });
+
+    const moved = await cli(
+      '--json',
+      'migrate',
+      '--to',
+      'redis',
+      '--redis-url',
+      redis!.url,
+      '--redis-key-prefix',
+      prefix,
+      '--data-dir',
+      dataDir,
+    );
+    expect(moved.code, moved.stderr).toBe(0);
+    const report = JSON.parse(moved.stdout);
+    expect(report.frozenLog).toEqual({ result: 'copied', leaves: 4, checkpoints: 4, cosignatures: 0 });
+    expect(report.log).toMatchObject({ result: 'copied', leaves: 5, queued: 0 });
+    // The frozen log's entries are kept, as stored (never served), and the queue travelled once.
+    const target = await openRedisStore({ url: redis!.url, keyPrefix: prefix });
+    const source = new Database(path.join(dataDir, 'conclave.db'), { readonly: true });
+    try {
+      const frozenEntries = source.prepare('SELECT jws FROM tlog_entries ORDER BY idx').pluck().all();
+      expect(await target.frozenTlog.entries(0, 10)).toEqual(frozenEntries);
+      expect(await target.tlog.queued(10)).toEqual([]);
+    } finally {
+      source.close();
+      await target.close();
+    }
+
+    onRedis = await startService({
+      clock,
+      dataDir,
+      port,
+      env: { STORE: 'redis', REDIS_URL: redis!.url, REDIS_KEY_PREFIX: prefix },
+    });
+    const base = onRedis.base;
+    const after = (await call(base, 'GET', '/.well-known/svc.json')).body.audit_log;
+    expect(after.frozen).toEqual(discovery.frozen);
+    const frozenAfter = await crawlLog(base, frozenKey, { prefix: '/log/v1', entries: false });
+    expect(frozenAfter.bodies.map((b) => [b.path, Buffer.from(b.bytes).toString('base64')])).toEqual(
+      frozenBefore.bodies.map((b) => [b.path, Buffer.from(b.bytes).toString('base64')]),
+    );
+
+    // The live log goes on from where it was: a new room's receipts, then every old checkpoint is
+    // consistent with the first checkpoint published after the move.
+    await roomWithReceipts(base, clock);
+    await onRedis.service.integrator.integrateNow();
+    const verifierKey = after.verifier_key as string;
+    const first = await verifyCheckpoint((await call(base, 'GET', '/log/checkpoint')).text, verifierKey);
+    expect(first.size).toBe(6);
+    for (const [size, note] of livePublished) {
+      expect((await call(base, 'GET', `/log/checkpoint/${size}`)).text.startsWith(note), `checkpoint ${size}`).toBe(
+        true,
+      );
+      if (size === 0) continue;
+      const proof = await call(base, 'GET', `/log/proof/consistency?first=${size}&second=${first.size}`);
+      expect(proof.status).toBe(200);
+      const older = await verifyCheckpoint(note, verifierKey);
+      expect(verifyConsistency(older, first, proof.body.consistency_proof), `checkpoint ${size}`).toBe(true);
+    }
+    const verified = await verify(base);
+    expect(verified.stderr).toBe('');
+    expect(verified.code).toBe(0);
+    expect(verified.stdout).toContain('checkpoint 6 is consistent with checkpoint 5');
+  }, 180_000);
 });

@@ -6,8 +6,8 @@
  * checkpoint) and extends the same tree. The import lands whole or not at all: a store that holds a
  * log, a foreign fence, and the leftovers of an import that died half-way are each handled.
  */
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -56,11 +56,19 @@ const leaves = {
   entry: (jws: string): LogEntry => ({ data: jws, receipt_hash: `sha256:${jws.slice('jws-'.length)}` }),
 };
 
-function integrator(store: RoomStore): Integrator {
+/** The fixture's receipts are real JWSs: their leaf here is their receipt hash, as the fixture stored it. */
+const fixtureLeaves = {
+  entry: (jws: string): LogEntry => {
+    const hash = `sha256:${createHash('sha256').update(jws).digest('hex')}`;
+    return { data: hash, receipt_hash: hash };
+  },
+};
+
+function integrator(store: RoomStore, leafMaker: { entry(jws: string): LogEntry } = leaves): Integrator {
   return new Integrator(
     store,
     () => signer,
-    leaves,
+    leafMaker,
     (error) => {
       throw error;
     },
@@ -190,6 +198,84 @@ describe.skipIf(redis === null)('moving a log between stores', () => {
         await sqliteTarget.close();
       }
       await lease.release();
+    } finally {
+      client.disconnect();
+      await source.close();
+      await target.close();
+    }
+  });
+
+  it('moves both logs of an upgraded store: staged apart, the shared queue once, either refused when held', async () => {
+    // The fixture's v1 log (4 leaves, checkpoints 0, 1, 2, 4, one receipt queued) is the frozen log.
+    const file = join(dir, `${randomUUID()}.db`);
+    copyFileSync(join('test/fixtures/pre-commitment-log', 'conclave.db'), file);
+    const source = await openSqliteStore({ file });
+    const prefix = `both-${randomUUID().slice(0, 8)}:`;
+    const target = await redisStore(prefix);
+    const client = new Redis(redis!.url);
+    try {
+      const frozenBefore = await contentOf(source.frozenTlog, 1000);
+      expect((frozenBefore as { state: unknown }).state).toEqual({ kind: 'state', size: 4, published: 4 });
+      // The frozen log carries no queue; the live one (still empty) carries the shared queue.
+      expect((frozenBefore as { queue: unknown[] }).queue).toEqual([]);
+      expect((await contentOf(source.tlog, 1000)) as { queue: unknown[] }).toMatchObject({
+        queue: [expect.objectContaining({ slug: 'w2vfhz2d6d' })],
+      });
+
+      // Both imports at once, part for part in turn: neither clears nor overwrites the other's staging.
+      const lease = await target.lock(LOG_LEASE_SLUG, 10_000, 0);
+      const frozenImport = await target.frozenTlog.importLog(lease.token);
+      const liveImport = await target.tlog.importLog(lease.token);
+      const frozenParts = source.frozenTlog.exportLog(2)[Symbol.asyncIterator]();
+      const liveParts = source.tlog.exportLog(2)[Symbol.asyncIterator]();
+      for (let done = { frozen: false, live: false }; !done.frozen || !done.live; ) {
+        const f = done.frozen ? null : await frozenParts.next();
+        if (f && !f.done) await frozenImport.write(f.value);
+        else done.frozen = true;
+        const l = done.live ? null : await liveParts.next();
+        if (l && !l.done) await liveImport.write(l.value);
+        else done.live = true;
+      }
+      await frozenImport.finish();
+      await liveImport.finish();
+      expect(await client.keys(`${prefix}tlog:{~log}:import:*`)).toEqual([]);
+      expect(await client.keys(`${prefix}tlog:{~log}:v2:import:*`)).toEqual([]);
+      expect(await contentOf(target.frozenTlog, 1000)).toEqual(frozenBefore);
+      expect(await contentOf(target.tlog, 1000)).toEqual(await contentOf(source.tlog, 1000));
+      expect(await client.llen(`${prefix}tlog:{~log}:queue`)).toBe(1);
+      expect(await compareLogs(source.frozenTlog, target.frozenTlog)).toEqual({ kind: 'same' });
+
+      // The frozen log cannot carry a queue, and a store that holds either log takes no other.
+      const stray = await target.frozenTlog.importLog(lease.token);
+      await expect(stray.write({ kind: 'queue', receipts: [] })).rejects.toThrow(/carries no queue/);
+      await stray.abandon();
+      await expect(copyLog(source.frozenTlog, target.frozenTlog, lease.token)).rejects.toThrow(
+        /already holds a transparency log/,
+      );
+      expect(await contentOf(target.frozenTlog, 1000)).toEqual(frozenBefore);
+
+      // An integrator on the copy back-fills the live log from the copied frozen one, then the queue.
+      await lease.release();
+      const next = integrator(target, fixtureLeaves);
+      await next.integrateNow();
+      expect(next.halted).toBeNull();
+      expect((await target.tlog.state()).size).toBe(5);
+      expect(await target.tlog.queued(10)).toEqual([]);
+      await next.stop();
+
+      // And back: a SQLite store that holds a frozen log of its own is refused.
+      const back = await openSqliteStore({ file: join(dir, `${randomUUID()}.db`) });
+      try {
+        const backLease = await back.lock(LOG_LEASE_SLUG, 10_000, 0);
+        await copyLog(target.frozenTlog, back.frozenTlog, backLease.token, { chunk: 3 });
+        expect(await contentOf(back.frozenTlog, 1000)).toEqual(frozenBefore);
+        await expect(copyLog(target.frozenTlog, back.frozenTlog, backLease.token)).rejects.toBeInstanceOf(
+          StoreConflictError,
+        );
+        await backLease.release();
+      } finally {
+        await back.close();
+      }
     } finally {
       client.disconnect();
       await source.close();
