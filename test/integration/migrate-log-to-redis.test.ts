@@ -55,6 +55,15 @@ async function contentOf(log: LogStore): Promise<unknown> {
   return { entries, index, tiles: [...tiles], checkpoints, rooms: rooms.sort(), queue, state };
 }
 
+/**
+ * Everything committed so far sequenced and published: integrateNow may join a pass the service's
+ * timer began before the last commit, so a second pass, begun after it, follows.
+ */
+async function settle(svc: RunningService): Promise<void> {
+  await svc.service.integrator.integrateNow();
+  await svc.service.integrator.integrateNow();
+}
+
 function sqliteLog(file: string): { log: SqliteLogStore; close(): void } {
   const db = new Database(file, { readonly: true });
   const run = async <T>(work: () => T): Promise<T> => work();
@@ -96,7 +105,7 @@ describe.skipIf(redis === null)('conclave migrate --to redis keeps the transpare
     env = { ...process.env, LOG_LEVEL: 'silent', CONCLAVE_CONFIG: path.join(dir, 'cli', 'config.json') };
     const sqlite = await startService({ clock, dataDir });
     port = Number(new URL(sqlite.base).port);
-    const integrate = () => sqlite.service.integrator.integrateNow();
+    const integrate = () => settle(sqlite);
     rooms.push(await roomWithReceipts(sqlite.base, clock, true));
     await integrate();
     rooms.push(await roomWithReceipts(sqlite.base, clock));
@@ -180,9 +189,9 @@ describe.skipIf(redis === null)('conclave migrate --to redis keeps the transpare
       expect(served.status).toBe(200);
       expect(served.text.startsWith(note), `checkpoint ${size}`).toBe(true);
     }
-    await onRedis.service.integrator.integrateNow();
+    await settle(onRedis);
     rooms.push(await roomWithReceipts(base, clock, true));
-    await onRedis.service.integrator.integrateNow();
+    await settle(onRedis);
 
     const latest = await verifyCheckpoint((await call(base, 'GET', '/log/checkpoint')).text, verifierKey);
     expect(latest.size).toBe(5 + 1 + 2);
