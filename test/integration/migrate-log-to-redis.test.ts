@@ -56,6 +56,15 @@ async function contentOf(log: LogStore): Promise<unknown> {
   return { entries, index, tiles: [...tiles], checkpoints, rooms: rooms.sort(), queue, state };
 }
 
+/**
+ * Everything committed so far sequenced and published: integrateNow may join a pass the service's
+ * timer began before the last commit, so a second pass, begun after it, follows.
+ */
+async function settle(svc: RunningService): Promise<void> {
+  await svc.service.integrator.integrateNow();
+  await svc.service.integrator.integrateNow();
+}
+
 function sqliteLog(file: string): { log: SqliteLogStore; close(): void } {
   const db = new Database(file, { readonly: true });
   const run = async <T>(work: () => T): Promise<T> => work();
@@ -97,7 +106,7 @@ describe.skipIf(redis === null)('conclave migrate --to redis keeps the transpare
     env = { ...process.env, LOG_LEVEL: 'silent', CONCLAVE_CONFIG: path.join(dir, 'cli', 'config.json') };
     const sqlite = await startService({ clock, dataDir });
     port = Number(new URL(sqlite.base).port);
-    const integrate = () => sqlite.service.integrator.integrateNow();
+    const integrate = () => settle(sqlite);
     rooms.push(await roomWithReceipts(sqlite.base, clock, true));
     await integrate();
     rooms.push(await roomWithReceipts(sqlite.base, clock));
@@ -181,9 +190,9 @@ describe.skipIf(redis === null)('conclave migrate --to redis keeps the transpare
       expect(served.status).toBe(200);
       expect(served.text.startsWith(note), `checkpoint ${size}`).toBe(true);
     }
-    await onRedis.service.integrator.integrateNow();
+    await settle(onRedis);
     rooms.push(await roomWithReceipts(base, clock, true));
-    await onRedis.service.integrator.integrateNow();
+    await settle(onRedis);
 
     const latest = await verifyCheckpoint((await call(base, 'GET', '/log/checkpoint')).text, verifierKey);
     expect(latest.size).toBe(5 + 1 + 2);
@@ -278,7 +287,7 @@ describe.skipIf(redis === null)('conclave migrate --to redis keeps both logs of 
     fixtureDb.close();
     const port = Number(new URL(JSON.parse(Buffer.from(claims!, 'base64url').toString()).iss).port);
     const sqlite = await startService({ clock, dataDir, port });
-    await sqlite.service.integrator.integrateNow();
+    await settle(sqlite);
     const discovery = (await call(sqlite.base, 'GET', '/.well-known/svc.json')).body.audit_log;
     const frozenKey = discovery.frozen[0].verifier_key as string;
     const frozenBefore = await crawlLog(sqlite.base, frozenKey, { prefix: '/log/v1', entries: false });
@@ -337,7 +346,7 @@ describe.skipIf(redis === null)('conclave migrate --to redis keeps both logs of 
     // The live log goes on from where it was: a new room's receipts, then every old checkpoint is
     // consistent with the first checkpoint published after the move.
     await roomWithReceipts(base, clock);
-    await onRedis.service.integrator.integrateNow();
+    await settle(onRedis);
     const verifierKey = after.verifier_key as string;
     const first = await verifyCheckpoint((await call(base, 'GET', '/log/checkpoint')).text, verifierKey);
     expect(first.size).toBe(6);
