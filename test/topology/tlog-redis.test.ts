@@ -4,7 +4,8 @@
  * every checkpoint any process served during the run is a prefix of the final tree (no two
  * checkpoints of one size differ, each is consistent with the end).
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { parseReceiptLeaf } from '../../src/tlog/receipt-leaf.js';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyCheckpoint } from '../../src/client/tlog.js';
 import { hashesEqual, leafHash } from '../../src/tlog/merkle.js';
@@ -149,7 +150,13 @@ describe.skipIf(!redis)('one transparency log for three processes on Redis, inte
         const bundle = decodeEntryBundle(bytes);
         entries.push(...bundle.map((entry) => new TextDecoder().decode(entry)));
       }
-      const hashes = new Set(entries.map((jws) => `sha256:${createHash('sha256').update(jws).digest('hex')}`));
+      // Each leaf commits to one receipt by its SHA-256 (docs/transparency-log.md, The leaf).
+      const hashes = new Set(
+        entries.map(
+          (leaf) =>
+            `sha256:${Buffer.from(parseReceiptLeaf(new TextEncoder().encode(leaf))?.commitment ?? []).toString('hex')}`,
+        ),
+      );
       const missing = [...acknowledged].filter((hash) => !hashes.has(hash));
       if (missing.length === 0 || Date.now() > deadline) {
         expect(missing).toEqual([]);
