@@ -311,6 +311,13 @@ export async function auditRoomLog(options: AuditRoomLogOptions): Promise<RoomLo
         `the positions are for log ${positions.log_origin}, the checkpoint is of ${checkpoint.origin}`,
       );
     }
+    // Labels of another room would hide this one's leaves: the positions must be this room's.
+    if (typeof positions.room_id !== 'string' || !positions.room_id.endsWith(`/r/${slug}`)) {
+      throw new LogVerificationError(
+        'position',
+        `the positions are of ${positions.room_id}, not of room ${options.slug}`,
+      );
+    }
     const rows = Array.isArray(positions.positions) ? positions.positions : [];
     const pending = rows.some(
       (row) => row.receipt_hash !== null && (row.leaf_index === null || row.leaf_index >= checkpoint.size),

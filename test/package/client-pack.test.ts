@@ -160,6 +160,7 @@ describe('the packed client package', () => {
     const own = packages.find((p) => p.name === NAME)!;
     expect(own.manifest.private).toBeUndefined();
     expect(Object.keys(own.manifest.dependencies ?? {}).sort()).toEqual([
+      '@noble/curves',
       '@noble/hashes',
       'canonicalize',
       'eventsource-parser',

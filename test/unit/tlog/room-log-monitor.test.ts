@@ -7,7 +7,13 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { fetchLogEntries, type LogEntry, type LogPositions, monitorRoomInLog } from '../../../src/client/room-log.js';
+import {
+  auditRoomLog,
+  fetchLogEntries,
+  type LogEntry,
+  type LogPositions,
+  monitorRoomInLog,
+} from '../../../src/client/room-log.js';
 import { LogVerificationError, type PositionKey, verifyReceiptInLog } from '../../../src/client/tlog.js';
 import { leafHash } from '../../../src/tlog/merkle.js';
 import { toBase64 } from '../../../src/tlog/note.js';
@@ -353,5 +359,46 @@ describe('fetchLogEntries', () => {
     await expect(run()).rejects.toThrow(
       'leaf 3: the entry the log serves is not the tree its checkpoint of size 6 signs',
     );
+  });
+});
+
+describe('auditRoomLog', () => {
+  const signer = new NoteSigner('rooms.example/log/v2', signingKeyFromSeed(new Uint8Array(32).fill(9)));
+  const tree = new MerkleTree();
+  tree.append(honest.map(leafHash));
+  const checkpoint = signer.signCheckpoint(tree.size, tree.root());
+  const service = (positions: LogPositions) =>
+    (async (url: string | URL | Request) => {
+      const path = new URL(String(url)).pathname;
+      const json = (body: unknown) => new Response(JSON.stringify(body));
+      if (path === '/.well-known/svc.json') {
+        return json({ audit_log: { verifier_key: signer.verifierKey, position_keys: [publicKeyOf(CURRENT)] } });
+      }
+      if (path === '/api/rooms/k7mq2xw9pa/log-positions') return json(positions);
+      if (path === '/api/rooms/k7mq2xw9pa/outcome') return json({ decisions: [] });
+      if (path === '/log/checkpoint') return new Response(checkpoint);
+      if (path === `/log/${tilePath({ level: 'entries', index: 0, width: 6 })}`)
+        return new Response(encodeEntryBundle(honest));
+      return new Response('{}', { status: 404 });
+    }) as typeof fetch;
+
+  it('audits the room over HTTP', async () => {
+    const audit = await auditRoomLog({
+      baseUrl: 'https://rooms.example',
+      slug: 'k7mq2xw9pa',
+      fetch: service(positionsBody(chain, honestIndexes)),
+      waitMs: 0,
+    });
+    expect(audit).toMatchObject({ ok: true, leaves_found: 3, tree_size: 6 });
+  });
+
+  it('refuses positions of another room (its labels would hide this room’s leaves)', async () => {
+    const other = { ...positionsBody([], []), room_id: OTHER_ROOM };
+    other.positions = [
+      { sequence: 1, receipt_hash: null, leaf_index: null, labels: [labelFor(CURRENT, OTHER_ROOM, 1)] },
+    ];
+    await expect(
+      auditRoomLog({ baseUrl: 'https://rooms.example', slug: 'k7mq2xw9pa', fetch: service(other), waitMs: 0 }),
+    ).rejects.toThrow(`the positions are of ${OTHER_ROOM}, not of room k7mq2xw9pa`);
   });
 });
