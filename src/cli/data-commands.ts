@@ -76,7 +76,7 @@ export function registerDataCommands(program: Command): void {
           : (await import('../config.js')).loadConfig().dataDir;
         if (!existsSync(path.join(dataDir, 'conclave.db')))
           throw new Exit(EXIT.local, `no embedded store at ${path.join(dataDir, 'conclave.db')}: pass --data-dir`);
-        const { migrateToRedis } = await import('../store/migrate-to-redis.js');
+        const { migrateToRedis, LogTransferRefused } = await import('../store/migrate-to-redis.js');
         const json = jsonOutput(command);
         const report = await migrateToRedis({
           dataDir,
@@ -92,10 +92,16 @@ export function registerDataCommands(program: Command): void {
                 onRoom: (slug: string, result: string) =>
                   result !== 'unchanged' && console.error(`  ${slug}: ${result}`),
               }),
+        }).catch((error: unknown) => {
+          // Another log in Redis, or a service holding its lease: refused before anything was written.
+          if (error instanceof LogTransferRefused) throw new Exit(EXIT.local, error.message);
+          throw error;
         });
         const { created, unchanged, conflict, reserved } = report.rooms;
         const lines = [
           `${conflict === 0 ? '✓' : '✗'} ${dataDir} → Redis: ${created} room(s) copied, ${unchanged} already there unchanged, ${reserved} deleted slug(s) reserved, ${report.webhooks} webhook(s), ${report.links} credential link(s)`,
+          logLine(report.log),
+          ...frozenLogLine(report.frozenLog),
           ...report.conflicts.map((c) => `✗ ${c.slug}: ${c.reason} — left as it is in Redis`),
           `  The signing keys stay in ${path.join(dataDir, 'keys')}: start the Redis-backed service with this DATA_DIR (or a copy of keys/).`,
         ];
@@ -104,6 +110,28 @@ export function registerDataCommands(program: Command): void {
           throw new Exit(EXIT.local, `${report.conflicts.length} conflict(s): nothing was overwritten`);
       },
     );
+}
+
+function logLine(log: {
+  result: string;
+  leaves: number;
+  checkpoints: number;
+  cosignatures: number;
+  queued: number;
+}): string {
+  if (log.result === 'none')
+    return '  No transparency log here yet: the Redis service logs the receipts when it starts.';
+  if (log.result === 'unchanged') return '✓ transparency log: already in Redis, unchanged';
+  return `✓ transparency log: ${log.leaves} leaves, ${log.checkpoints} checkpoint(s) (${log.cosignatures} cosignature(s)), ${log.queued} receipt(s) queued — as they were`;
+}
+
+/** The frozen v1 log (from before the commitment log): a line only where the store has one. */
+function frozenLogLine(log: { result: string; leaves: number; checkpoints: number; cosignatures: number }): string[] {
+  if (log.result === 'none') return [];
+  if (log.result === 'unchanged') return ['✓ frozen v1 transparency log: already in Redis, unchanged'];
+  return [
+    `✓ frozen v1 transparency log: ${log.leaves} leaves, ${log.checkpoints} checkpoint(s) (${log.cosignatures} cosignature(s)) — as they were`,
+  ];
 }
 
 /** --data-dir, else DATA_DIR as the service reads it; a Redis-backed service has no embedded store. */

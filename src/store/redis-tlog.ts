@@ -11,7 +11,16 @@
  */
 import type { Redis } from 'ioredis';
 import { StoreConflictError, StoreUnavailableError } from './port.js';
-import { LOG_LEASE_SLUG, type LogAppend, type LogState, type LogStore, type QueuedReceipt } from './tlog-port.js';
+import { exportRedisLog, importRedisLog, STAGING } from './redis-tlog-transfer.js';
+import {
+  LOG_LEASE_SLUG,
+  type LogAppend,
+  type LogImport,
+  type LogPart,
+  type LogState,
+  type LogStore,
+  type QueuedReceipt,
+} from './tlog-port.js';
 
 type Arg = string | number | Buffer;
 
@@ -90,14 +99,18 @@ export function defineLogCommands(redis: Redis): void {
 /**
  * The keys of one log. The frozen v1 log keeps the keys it always had (`tlog:{~log}:*`); the live
  * commitment log has the same layout under `tlog:{~log}:v2:*`, in the same hash slot, and both
- * share the one queue, which only the live log consumes.
+ * share the one queue, which only the live log consumes. Under `area` (an import's staging, e.g.
+ * `:import`), the same layout beside the log's keys, queue included: `tlog:{~log}:v2:import:*` for
+ * the live log, `tlog:{~log}:import:*` for the frozen one, so two imports never share a key.
  */
-export function logKeys(prefix: string, log: 'live' | 'frozen' = 'live') {
+export function logKeys(prefix: string, log: 'live' | 'frozen' = 'live', area = '') {
   const shared = `${prefix}tlog:{${LOG_LEASE_SLUG}}`;
-  const base = log === 'live' ? `${shared}:v2` : shared;
+  const base = `${log === 'live' ? `${shared}:v2` : shared}${area}`;
   return {
     state: `${base}:state`,
-    queue: `${shared}:queue`,
+    queue: area === '' ? `${shared}:queue` : `${base}:queue`,
+    /** Under an import's `area`: the set of keys it staged, so that one that died half-way is cleared by the next. */
+    stagedList: `${base}:keys`,
     entries: `${base}:entries`,
     index: `${base}:index`,
     rooms: `${base}:rooms`,
@@ -124,9 +137,9 @@ export class RedisLogStore implements LogStore {
 
   constructor(
     private readonly redis: Redis & LogCommands,
-    keyPrefix: string,
+    private readonly keyPrefix: string,
     private readonly calls: LogRedisCalls,
-    log: 'live' | 'frozen' = 'live',
+    private readonly log: 'live' | 'frozen' = 'live',
   ) {
     this.key = logKeys(keyPrefix, log);
   }
@@ -273,6 +286,29 @@ export class RedisLogStore implements LogStore {
       const index = await this.redis.hget(this.key.index, receiptHash);
       return index === null ? null : Number(index);
     });
+  }
+
+  // Moving the log to another store (LogPart in tlog-port.ts): redis-tlog-transfer.ts.
+
+  exportLog(chunk: number): AsyncIterable<LogPart> {
+    return exportRedisLog(this.transfer(), chunk);
+  }
+
+  importLog(fence: string): Promise<LogImport> {
+    return importRedisLog(this.transfer(), fence);
+  }
+
+  private transfer() {
+    return {
+      redis: this.redis,
+      keys: this.key,
+      staged: logKeys(this.keyPrefix, this.log, STAGING),
+      // The shared queue travels once, with the live log (the only one that consumes it).
+      queue: this.log === 'live',
+      conflict: LOG_CONFLICT,
+      leaseKey: this.calls.leaseKey,
+      call: <T>(operation: () => Promise<T>) => this.call(operation),
+    };
   }
 
   private async call<T>(operation: () => Promise<T>): Promise<T> {

@@ -6,7 +6,16 @@
  */
 import type Database from 'better-sqlite3';
 import { StoreConflictError } from './port.js';
-import { LOG_LEASE_SLUG, type LogAppend, type LogState, type LogStore, type QueuedReceipt } from './tlog-port.js';
+import { exportSqliteLog, importSqliteLog } from './sqlite-tlog-transfer.js';
+import {
+  LOG_LEASE_SLUG,
+  type LogAppend,
+  type LogImport,
+  type LogPart,
+  type LogState,
+  type LogStore,
+  type QueuedReceipt,
+} from './tlog-port.js';
 
 const HASH = 32;
 const TILE_HASHES = 256;
@@ -21,6 +30,8 @@ export interface LogTables {
   cosignatures: string;
   rooms: string;
   state: string;
+  /** Whether this log consumes the shared queue `tlog_queue` (and so carries it when moved): the live one only. */
+  queue: boolean;
 }
 
 /** The frozen v1 log (migration 6): leaves are whole receipt JWSs. */
@@ -32,6 +43,7 @@ export const FROZEN_LOG_TABLES: LogTables = {
   cosignatures: 'tlog_cosignatures',
   rooms: 'tlog_rooms',
   state: 'tlog_state',
+  queue: false,
 };
 
 /** The live commitment log (migration 7). */
@@ -43,6 +55,7 @@ export const LIVE_LOG_TABLES: LogTables = {
   cosignatures: 'tlog_v2_cosignatures',
   rooms: 'tlog_v2_rooms',
   state: 'tlog_v2_state',
+  queue: true,
 };
 
 function prepareStatements(db: Database.Database, t: LogTables) {
@@ -91,12 +104,12 @@ export class SqliteLogStore implements LogStore {
   private readonly sql: ReturnType<typeof prepareStatements>;
 
   constructor(
-    db: Database.Database,
+    private readonly db: Database.Database,
     /** Runs a read (the store's error vocabulary). */
     private readonly run: <T>(work: () => T) => Promise<T>,
     /** Runs a write in the store's group commit. */
     private readonly grouped: <T>(work: () => T) => Promise<T>,
-    tables: LogTables = LIVE_LOG_TABLES,
+    private readonly tables: LogTables = LIVE_LOG_TABLES,
   ) {
     this.sql = prepareStatements(db, tables);
   }
@@ -193,6 +206,16 @@ export class SqliteLogStore implements LogStore {
 
   indexOf(receiptHash: string): Promise<number | null> {
     return this.run(() => this.sql.indexOf.get(receiptHash)?.idx ?? null);
+  }
+
+  // Moving the log to another store (LogPart in tlog-port.ts): sqlite-tlog-transfer.ts.
+
+  exportLog(chunk: number): AsyncIterable<LogPart> {
+    return exportSqliteLog(this.db, this.tables, this.run, chunk);
+  }
+
+  importLog(fence: string): Promise<LogImport> {
+    return importSqliteLog(this.db, this.tables, this.grouped, (token) => this.assertLease(token), fence);
   }
 
   private readState(): LogState {

@@ -81,6 +81,54 @@ export interface LogStore {
   entries(from: number, count: number): Promise<string[]>;
   /** The leaf index of a receipt by its receipt_hash, or null when it is not (yet) in the log. */
   indexOf(receiptHash: string): Promise<number | null>;
+
+  // Moving the log to another store (log-transfer.ts). A new log table or key is carried by adding
+  // a LogPart kind here and handling it in both stores' export and import.
+
+  /**
+   * Everything the log stores, read in parts of at most `chunk` items, the state last. Writes
+   * nothing. The shared queue is the live log's part: the frozen log's export carries none.
+   */
+  exportLog(chunk: number): AsyncIterable<LogPart>;
+  /**
+   * Starts writing an exported log into this store. The caller holds the log lease (`fence`); the
+   * imported log becomes this store's log only at LogImport.finish, which refuses (StoreConflictError)
+   * when this store holds a log of its own by then.
+   */
+  importLog(fence: string): Promise<LogImport>;
+}
+
+/** One part of an exported log: entries, index, tiles, checkpoints, rooms, queue, then the state. */
+export type LogPart =
+  /** Leaves from leaf index `from` on, in leaf order: each entry exactly as stored. */
+  | { kind: 'entries'; from: number; entries: string[] }
+  /** The receipt-hash index: which leaf holds the receipt of each hash (any order). */
+  | { kind: 'index'; leaves: [receipt_hash: string, leaf: number][] }
+  /** Hashes of tree level 8·level from hash index `from` on (32 bytes each). */
+  | { kind: 'tiles'; level: number; from: number; hashes: Uint8Array }
+  /** Published checkpoints in ascending size, each with its witness cosignature lines. */
+  | {
+      kind: 'checkpoints';
+      checkpoints: { size: number; note: string; cosignatures: { witness: string; line: string }[] }[];
+    }
+  /** Logged receipts per room. */
+  | { kind: 'rooms'; rooms: [slug: string, logged: number][] }
+  /** Receipts waiting to be sequenced, oldest first (the queue's order is the log's order to come). */
+  | { kind: 'queue'; receipts: QueuedReceipt[] }
+  /** The stored and the published size: the last part. */
+  | { kind: 'state'; size: number; published: number };
+
+export interface LogImport {
+  /** Writes one exported part; parts come in the order exportLog yields them. */
+  write(part: LogPart): Promise<void>;
+  /**
+   * Makes the imported log this store's log, at once: entries, tiles, checkpoints, cosignatures,
+   * room counts, receipt-hash index and state, and the queue, which replaces the store's own (a
+   * room copied beside the log queues receipts that are already logged or in the imported queue).
+   */
+  finish(): Promise<void>;
+  /** Drops whatever this import wrote. */
+  abandon(): Promise<void>;
 }
 
 /** The reads of a log: what every process serves, and all there is of the frozen v1 log. */
@@ -89,5 +137,8 @@ export type LogReader = Pick<
   'state' | 'loggedCounts' | 'checkpointSizes' | 'checkpointAt' | 'cosignatures' | 'tileHashes' | 'entries' | 'indexOf'
 >;
 
-/** The frozen v1 log: nothing writes it any more. */
-export type FrozenLogStore = LogReader;
+/**
+ * The frozen v1 log: nothing writes it any more, but a store move carries it (its checkpoints stay
+ * served on the new store) through the same export and import as the live log, without the queue.
+ */
+export type FrozenLogStore = LogReader & Pick<LogStore, 'exportLog' | 'importLog'>;

@@ -2,7 +2,8 @@
  * `conclave migrate --to redis` on 100 rooms written by the SQLite store before the command existed
  * (test/fixtures/many-rooms): the API answers the same for every room over a service on the SQLite
  * directory and one on the Redis (compared field by field), every receipt chain verifies, a second
- * run changes nothing in Redis, and a room changed in Redis since is reported and not overwritten.
+ * run changes nothing in Redis, and a room changed in Redis since is reported and not overwritten
+ * (a source that has a log of its own by then is refused whole: Redis holds another log).
  */
 import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -171,7 +172,26 @@ describe.skipIf(redis === null)('conclave migrate --to redis', () => {
       body: { body: 'written after the move' },
     });
     expect(posted.status).toBe(200);
-    const again = await migrate();
+    // The SQLite service above gave this directory a transparency log of its own, and the Redis
+    // service logged the rooms in Redis: two logs, so the whole run is refused, nothing written
+    // (refused already for the lease while the Redis service still holds it).
+    const refused = await migrate();
+    expect(refused.code).toBe(6);
+    expect(refused.stderr).toMatch(/already holds another transparency log|transparency log's lease/);
+    // The fixture as it was (from before the log): the room changed in Redis is reported.
+    const pristine = path.join(dir, 'pristine');
+    await cp(path.join(FIXTURE, 'store'), pristine, { recursive: true });
+    const again = await runCli(
+      env,
+      '--json',
+      'migrate',
+      '--to',
+      'redis',
+      '--redis-url',
+      redis!.url,
+      '--data-dir',
+      pristine,
+    );
     expect(again.code).toBe(6);
     const report = JSON.parse(again.stdout);
     expect(report.conflicts.map((c: { slug: string }) => c.slug)).toEqual([room.slug]);

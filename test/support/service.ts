@@ -26,7 +26,8 @@ export interface RunningService {
 }
 
 export async function startService(
-  options: { clock?: Clock; env?: Record<string, string>; dataDir?: string } = {},
+  /** `port`: listen there (a service moved to another store answers at the URL it had), else a free one. */
+  options: { clock?: Clock; env?: Record<string, string>; dataDir?: string; port?: number } = {},
 ): Promise<RunningService> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'conclave-test-')));
   const config = loadConfig({
@@ -38,7 +39,7 @@ export async function startService(
     ...options.env,
   });
   const service = await createService(config, options.clock ? { clock: options.clock } : {});
-  const address = await service.app.listen({ port: 0, host: '127.0.0.1' });
+  const address = await service.app.listen({ port: options.port ?? 0, host: '127.0.0.1' });
   // Links the service writes (room URLs, receipts) use the real port.
   const base = address.replace('localhost', '127.0.0.1');
   service.services.baseUrl = base;
