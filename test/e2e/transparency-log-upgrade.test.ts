@@ -7,6 +7,7 @@
  * log loaded as the code before this change stored them).
  */
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -30,7 +31,8 @@ afterAll(async () => {
 
 /** The fixture's log tables as the code before this change wrote them. */
 function fixtureLog() {
-  const db = new Database(path.join(FIXTURE, 'conclave.db'), { readonly: true });
+  // From the file's bytes, in memory: opening the committed file itself would leave -shm/-wal beside it.
+  const db = new Database(readFileSync(path.join(FIXTURE, 'conclave.db')));
   const entries = db.prepare('SELECT idx, jws, receipt_hash FROM tlog_entries ORDER BY idx').all() as {
     idx: number;
     jws: string;
