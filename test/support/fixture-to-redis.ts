@@ -3,6 +3,7 @@
  * stored exactly as that version's SQLite store held it: the snapshot, events and receipts, committed
  * as the room's first version. Upgrade tests use it to load old data through the Redis store too.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { StoredEvent, StoredReceipt } from '../../src/store/port.js';
@@ -14,7 +15,8 @@ export async function copyFixtureRoomToRedis(
   redisUrl: string,
   extra: (store: RedisStore) => Promise<void> = async () => {},
 ): Promise<void> {
-  const db = new Database(path.join(fixtureDir, 'conclave.db'), { readonly: true });
+  // From the file's bytes, in memory: opening the committed file would leave -shm/-wal beside it.
+  const db = new Database(readFileSync(path.join(fixtureDir, 'conclave.db')));
   const room = db.prepare('SELECT snapshot, next_deadline FROM rooms WHERE slug = ?').get(slug) as {
     snapshot: string;
     next_deadline: number | null;
