@@ -185,7 +185,7 @@ describe.each(STORES)('seats by issuer and subject on $store', ({ store, env }) 
     expect(payload.svc.outcome.tallies).toEqual({ a: 2, b: 1 });
     expect(payload.svc.outcome.diagnostics).toEqual({ cast_votes: 3, eligible_voters: 3 });
     const jwks = await call(base, 'GET', '/.well-known/jwks.json');
-    const report = await verifyRoomReceiptChain(outcome.body, { jwks: jwks.body });
+    const report = await verifyRoomReceiptChain(outcome.body, { jwks: jwks.body, room: `${base}/r/${room.slug}` });
     expect(report.errors).toEqual([]);
     expect(report.receipts[0]!.replay).toBe(true);
     const mandateBallots = report.receipts[0]!.ballots.filter((b) => b.mandate_ref !== null);
