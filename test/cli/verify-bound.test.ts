@@ -8,11 +8,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/runtime/clock.js';
-import { seatedRoom } from '../support/engagement.js';
+import { DECIDED_QUESTION, type DecidedRoom, decidedRoom } from '../support/decided-room.js';
 import { call, type RunningService, startService } from '../support/service.js';
 import { type Run, runCli } from './run-cli.js';
 
-const QUESTION = 'Sell the company?';
+const QUESTION = DECIDED_QUESTION;
 
 describe('conclave verify: bound to the room and to what it signs', () => {
   const clock = new ManualClock();
@@ -20,33 +20,10 @@ describe('conclave verify: bound to the room and to what it signs', () => {
   let dir: string;
   let env: NodeJS.ProcessEnv;
   let jwksFile: string;
-  let y: { slug: string; url: string; token: string; outcome: any };
-  let x: { slug: string; url: string; token: string; outcome: any };
+  let y: DecidedRoom;
+  let x: DecidedRoom;
 
   const cli = (...args: string[]): Promise<Run> => runCli(env, ...args);
-
-  async function decidedRoom(choices: string[][], statement: string) {
-    const room = await seatedRoom(
-      svc.base,
-      { question: QUESTION, options: ['yes', 'no'], config: { voting_window: 60 } },
-      3,
-    );
-    for (const [round, picks] of choices.entries()) {
-      if (round > 0) {
-        await call(svc.base, 'POST', `/api/rooms/${room.slug}/ask`, {
-          token: room.tokens[0],
-          body: { question: 'Which office?', options: ['north', 'south'], config: { voting_window: 60 } },
-        });
-      }
-      for (const [i, token] of room.tokens.entries()) {
-        await call(svc.base, 'POST', `/api/rooms/${room.slug}/choose`, { token, body: { choice: picks[i] } });
-      }
-      clock.advance(61_000);
-    }
-    await call(svc.base, 'POST', `/api/rooms/${room.slug}/close`, { token: room.tokens[0], body: { statement } });
-    const outcome = (await call(svc.base, 'GET', `/api/rooms/${room.slug}/outcome`, { token: room.tokens[0] })).body;
-    return { slug: room.slug, url: `${svc.base}/r/${room.slug}`, token: room.tokens[0]!, outcome };
-  }
 
   /** Saves an outcome body and runs `conclave verify --file` on it with the service's keys. */
   let saved = 0;
@@ -73,13 +50,15 @@ describe('conclave verify: bound to the room and to what it signs', () => {
       LOG_LEVEL: 'silent',
     };
     y = await decidedRoom(
+      svc.base,
+      clock,
       [
         ['no', 'no', 'yes'],
         ['north', 'north', 'south'],
       ],
       'We keep the company.',
     );
-    x = await decidedRoom([['yes', 'yes', 'no']], 'We sell the company.');
+    x = await decidedRoom(svc.base, clock, [['yes', 'yes', 'no']], 'We sell the company.');
     jwksFile = path.join(dir, 'jwks.json');
     await writeFile(jwksFile, JSON.stringify((await call(svc.base, 'GET', '/.well-known/jwks.json')).body));
   });

@@ -13,53 +13,32 @@ import {
   verifyRoomReceiptChain,
 } from '../../src/client/verify.js';
 import { ManualClock } from '../../src/runtime/clock.js';
-import { seatedRoom } from '../support/engagement.js';
+import { DECIDED_QUESTION, type DecidedRoom, decidedRoom } from '../support/decided-room.js';
 import { call, type RunningService, startService } from '../support/service.js';
 
-const QUESTION = 'Sell the company?';
+const QUESTION = DECIDED_QUESTION;
 
 describe('client: verification bound to the room and to what it signs', () => {
   const clock = new ManualClock();
   let svc: RunningService;
   let jwks: { keys: unknown[] };
   /** Room Y: decided "no", then "Which office?" → "north", closed with "We keep the company.". */
-  let y: { slug: string; url: string; outcome: any };
+  let y: DecidedRoom;
   /** Room X: decided "yes", closed with "We sell the company.". */
-  let x: { slug: string; url: string; outcome: any };
-
-  async function decidedRoom(choices: string[][], statement: string) {
-    const room = await seatedRoom(
-      svc.base,
-      { question: QUESTION, options: ['yes', 'no'], config: { voting_window: 60 } },
-      3,
-    );
-    for (const [round, picks] of choices.entries()) {
-      if (round > 0) {
-        await call(svc.base, 'POST', `/api/rooms/${room.slug}/ask`, {
-          token: room.tokens[0],
-          body: { question: 'Which office?', options: ['north', 'south'], config: { voting_window: 60 } },
-        });
-      }
-      for (const [i, token] of room.tokens.entries()) {
-        await call(svc.base, 'POST', `/api/rooms/${room.slug}/choose`, { token, body: { choice: picks[i] } });
-      }
-      clock.advance(61_000);
-    }
-    await call(svc.base, 'POST', `/api/rooms/${room.slug}/close`, { token: room.tokens[0], body: { statement } });
-    const outcome = (await call(svc.base, 'GET', `/api/rooms/${room.slug}/outcome`, { token: room.tokens[0] })).body;
-    return { slug: room.slug, url: `${svc.base}/r/${room.slug}`, outcome };
-  }
+  let x: DecidedRoom;
 
   beforeAll(async () => {
     svc = await startService({ clock });
     y = await decidedRoom(
+      svc.base,
+      clock,
       [
         ['no', 'no', 'yes'],
         ['north', 'north', 'south'],
       ],
       'We keep the company.',
     );
-    x = await decidedRoom([['yes', 'yes', 'no']], 'We sell the company.');
+    x = await decidedRoom(svc.base, clock, [['yes', 'yes', 'no']], 'We sell the company.');
     jwks = (await call(svc.base, 'GET', '/.well-known/jwks.json')).body;
   });
   afterAll(async () => {
