@@ -7,7 +7,6 @@
  * log loaded as the code before this change stored them).
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -18,6 +17,7 @@ import { verifyCheckpoint, verifyInclusion } from '../../src/client/tlog.js';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { parseReceiptLeaf } from '../../src/tlog/receipt-leaf.js';
 import { crawlLog } from '../support/log-crawl.js';
+import { withFixtureDb } from '../support/fixture-db.js';
 import { copyFixtureRoomToRedis } from '../support/fixture-to-redis.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { call, startService } from '../support/service.js';
@@ -31,32 +31,31 @@ afterAll(async () => {
 
 /** The fixture's log tables as the code before this change wrote them. */
 function fixtureLog() {
-  // From the file's bytes, in memory: opening the committed file itself would leave -shm/-wal beside it.
-  const db = new Database(readFileSync(path.join(FIXTURE, 'conclave.db')));
-  const entries = db.prepare('SELECT idx, jws, receipt_hash FROM tlog_entries ORDER BY idx').all() as {
-    idx: number;
-    jws: string;
-    receipt_hash: string;
-  }[];
-  const checkpoints = db.prepare('SELECT size, note FROM tlog_checkpoints ORDER BY size').all() as {
-    size: number;
-    note: string;
-  }[];
-  const tiles = db.prepare('SELECT level, idx, hashes FROM tlog_tiles').all() as {
-    level: number;
-    idx: number;
-    hashes: Buffer;
-  }[];
-  const rooms = db.prepare('SELECT slug, logged FROM tlog_rooms').all() as { slug: string; logged: number }[];
-  const queue = db.prepare('SELECT slug, sequence, jws, receipt_hash FROM tlog_queue ORDER BY id').all() as {
-    slug: string;
-    sequence: number;
-    jws: string;
-    receipt_hash: string;
-  }[];
-  const state = db.prepare('SELECT size, published FROM tlog_state').get() as { size: number; published: number };
-  db.close();
-  return { entries, checkpoints, tiles, rooms, queue, state };
+  return withFixtureDb(path.join(FIXTURE, 'conclave.db'), (db) => {
+    const entries = db.prepare('SELECT idx, jws, receipt_hash FROM tlog_entries ORDER BY idx').all() as {
+      idx: number;
+      jws: string;
+      receipt_hash: string;
+    }[];
+    const checkpoints = db.prepare('SELECT size, note FROM tlog_checkpoints ORDER BY size').all() as {
+      size: number;
+      note: string;
+    }[];
+    const tiles = db.prepare('SELECT level, idx, hashes FROM tlog_tiles').all() as {
+      level: number;
+      idx: number;
+      hashes: Buffer;
+    }[];
+    const rooms = db.prepare('SELECT slug, logged FROM tlog_rooms').all() as { slug: string; logged: number }[];
+    const queue = db.prepare('SELECT slug, sequence, jws, receipt_hash FROM tlog_queue ORDER BY id').all() as {
+      slug: string;
+      sequence: number;
+      jws: string;
+      receipt_hash: string;
+    }[];
+    const state = db.prepare('SELECT size, published FROM tlog_state').get() as { size: number; published: number };
+    return { entries, checkpoints, tiles, rooms, queue, state };
+  });
 }
 
 /** Loads the fixture's log into Redis in the layout the code before this change used (`tlog:{~log}:*`). */

@@ -3,9 +3,8 @@
  * stored exactly as that version's SQLite store held it: the snapshot, events and receipts, committed
  * as the room's first version. Upgrade tests use it to load old data through the Redis store too.
  */
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import { withFixtureDb } from './fixture-db.js';
 import type { StoredEvent, StoredReceipt } from '../../src/store/port.js';
 import { openRedisStore, type RedisStore } from '../../src/store/redis-store.js';
 
@@ -15,19 +14,19 @@ export async function copyFixtureRoomToRedis(
   redisUrl: string,
   extra: (store: RedisStore) => Promise<void> = async () => {},
 ): Promise<void> {
-  // From the file's bytes, in memory: opening the committed file would leave -shm/-wal beside it.
-  const db = new Database(readFileSync(path.join(fixtureDir, 'conclave.db')));
-  const room = db.prepare('SELECT snapshot, next_deadline FROM rooms WHERE slug = ?').get(slug) as {
-    snapshot: string;
-    next_deadline: number | null;
-  };
-  const events = (db.prepare('SELECT * FROM events WHERE slug = ? ORDER BY seq').all(slug) as any[]).map(
-    ({ slug: _slug, ...row }): StoredEvent => ({ ...row, data: JSON.parse(row.data) }),
-  );
-  const receipts = db
-    .prepare('SELECT sequence, decision_id, jws, receipt_hash FROM receipts WHERE slug = ? ORDER BY sequence')
-    .all(slug) as StoredReceipt[];
-  db.close();
+  const { room, events, receipts } = withFixtureDb(path.join(fixtureDir, 'conclave.db'), (db) => {
+    const room = db.prepare('SELECT snapshot, next_deadline FROM rooms WHERE slug = ?').get(slug) as {
+      snapshot: string;
+      next_deadline: number | null;
+    };
+    const events = (db.prepare('SELECT * FROM events WHERE slug = ? ORDER BY seq').all(slug) as any[]).map(
+      ({ slug: _slug, ...row }): StoredEvent => ({ ...row, data: JSON.parse(row.data) }),
+    );
+    const receipts = db
+      .prepare('SELECT sequence, decision_id, jws, receipt_hash FROM receipts WHERE slug = ? ORDER BY sequence')
+      .all(slug) as StoredReceipt[];
+    return { room, events, receipts };
+  });
   const store = await openRedisStore({ url: redisUrl });
   try {
     await store.reserveSlug(slug);
