@@ -88,7 +88,10 @@ describe('client: the other SDK’s call shapes', () => {
   it('gives the agreement check a status beside its result, from a payload, { payload } or { jws }', () => {
     const payload = decodeCompact(agreementRow.receipt_jws).payload;
     for (const input of [payload, { payload }, { jws: agreementRow.receipt_jws }]) {
-      expect(verifyAgreementReceiptSemantics(input)).toEqual({ result: 'valid', status: 'verified' });
+      const verdict = verifyAgreementReceiptSemantics(input);
+      expect(verdict).toMatchObject({ result: 'valid', status: 'verified' });
+      // What it reports of the decision comes from the signed payload.
+      expect(verdict.signed?.winner).toBe(payload.svc.outcome.winning_option);
     }
     const lie: any = structuredClone(payload);
     lie.svc.outcome.winning_option = 'y';
