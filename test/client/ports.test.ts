@@ -91,7 +91,7 @@ describe('client: the other SDK’s call shapes', () => {
       const verdict = verifyAgreementReceiptSemantics(input);
       expect(verdict).toMatchObject({ result: 'valid', status: 'verified' });
       // What it reports of the decision comes from the signed payload.
-      expect(verdict.signed?.winner).toBe(payload.svc.outcome.winning_option);
+      expect(verdict.signed?.winner).toBe((payload as any).svc.outcome.winning_option);
     }
     const lie: any = structuredClone(payload);
     lie.svc.outcome.winning_option = 'y';
