@@ -7,7 +7,7 @@
  */
 import { isRecord } from './chain.js';
 
-/** The room a receipt was signed for and each claim that names it (docs/receipts.md, Claims). */
+/** The room a receipt was signed for and each claim that names it (docs/receipts.md, What a receipt is). */
 export interface SignedRoom {
   room_id: unknown;
   iss: unknown;
