@@ -28,6 +28,8 @@ describe.skipIf(cluster === null)('a Redis Cluster master killed under write loa
       REDIS_WAIT_TIMEOUT_MS: '1000',
       REDIS_COMMAND_TIMEOUT_MS: '1000',
       CONCLAVE_SIGNING_KEY_SEED: randomBytes(32).toString('hex'),
+      // One deployment, one public address: receipts name the room by it, whichever process seals.
+      PUBLIC_BASE_URL: 'http://conclave.test',
       RATE_LIMIT_IP_PER_MIN: '0',
       RATE_LIMIT_CREDENTIAL_PER_MIN: '0',
       RATE_LIMIT_CREATE_PER_HOUR: '0',
