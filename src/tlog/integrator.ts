@@ -125,8 +125,23 @@ export class Integrator {
     return this.holding !== null;
   }
 
-  /** One pass now: take or renew the lease, sequence everything queued, publish. */
+  /**
+   * One pass that starts after this call: take or renew the lease, sequence everything queued,
+   * publish. A pass already running may have read the queue before the caller's writes, so the
+   * caller then gets the pass after it (one, shared by everyone who asks meanwhile).
+   */
   integrateNow(): Promise<void> {
+    if (!this.running) return this.startPass();
+    this.following ??= this.running.then(() => {
+      this.following = null;
+      return this.stopped ? undefined : this.startPass();
+    });
+    return this.following;
+  }
+
+  private following: Promise<void> | null = null;
+
+  private startPass(): Promise<void> {
     this.running ??= this.pass().finally(() => {
       this.running = null;
     });
