@@ -9,6 +9,7 @@ import { history } from './history.js';
 import { hotRoom } from './hot-room.js';
 import { idle } from './idle.js';
 import { mcp } from './mcp.js';
+import { passwordStorm } from './password-storm.js';
 import { redisFootprint } from './redis-footprint.js';
 import { sse } from './sse.js';
 import { startup } from './startup.js';
@@ -28,4 +29,5 @@ export const cases: BenchCase[] = [
   idle,
   agents,
   tlog,
+  passwordStorm,
 ];

@@ -1,11 +1,23 @@
 /**
  * How many room-password hashes (scrypt: 32 MiB and a thread-pool thread for ~100 ms each) run at
- * once (docs/architecture.md, Guess throttling). libuv's pool has four threads for every process's
- * file, DNS and crypto work; unbounded, 32 concurrent guessers held all of them and a rightful join
- * took ten times as long. Here at most `running` hashes run and `waiting` more wait their turn in
- * arrival order; a check past that is refused at once with 429 and Retry-After, costing nothing.
- * With waiting ≤ running, an admitted check waits at most one round: it finishes within twice the
- * time it takes alone, however many guess at once.
+ * once, and who goes first (docs/architecture.md, Guess throttling). libuv's pool has four threads
+ * for every process's file, DNS and crypto work; unbounded, 32 concurrent guessers held all of them
+ * and a rightful join took ten times as long.
+ *
+ * At most `running` hashes run and `waiting` more wait; a check past that is refused at once with
+ * 429 and Retry-After, costing nothing. The line is not first come, first served: each requester
+ * (an address group, client-address.ts) carries a score of the hashes it had, and of the refusals it
+ * got, recently (decaying by half every minute), and a free slot goes to the waiter with the lowest
+ * score. A guesser's every check and every 429 raises its own score, so its next check queues behind
+ * anyone who has not been asking; a full
+ * line lets a newcomer with a lower score in by refusing the waiter with the highest. One requester
+ * holds at most `perRequester` places, running or waiting, so one client cannot fill the line.
+ *
+ * The bound that follows: a requester that has not been hashing goes to the head of the line and
+ * waits for one running hash at most, so its check finishes within twice the time it takes alone
+ * however many clients guess at once, as long as each keeps its address (a botnet of fresh addresses
+ * is held by the guess tiers, guess-throttle.ts). (A right password is remembered by the
+ * process that checked it, so a rightful client seldom hashes at all.)
  */
 import { type ProtocolError, protocolError } from '../errors.js';
 
@@ -14,47 +26,157 @@ export interface PasswordCheckBounds {
   running: number;
   /** Hashes admitted to wait for a free slot. */
   waiting: number;
+  /** Places (running or waiting) one requester may hold at once. */
+  perRequester: number;
 }
 
-/** Two of libuv's four threads at most, and as many waiting: the rest stay for everyone else. */
-export const PASSWORD_CHECK_BOUNDS: PasswordCheckBounds = { running: 2, waiting: 2 };
+/** Two of libuv's four threads at most, four waiting, two places a requester: the rest stay for everyone else. */
+export const PASSWORD_CHECK_BOUNDS: PasswordCheckBounds = { running: 2, waiting: 4, perRequester: 2 };
 
 const RETRY_AFTER_SECONDS = 1;
+/** A requester's score halves every minute: a client that stopped guessing is soon first again. */
+const HALF_LIFE_MS = 60_000;
+/** Scores remembered at most; the stalest is dropped first (it has decayed the most). */
+const SCORES_MAX = 10_000;
+
+interface Waiter {
+  requester: string;
+  score: number;
+  arrival: number;
+  admit(): void;
+  refuse(error: ProtocolError): void;
+}
+
+interface Score {
+  value: number;
+  at: number;
+}
 
 export class PasswordCheckQueue {
   private active = 0;
-  private readonly queue: (() => void)[] = [];
+  private arrivals = 0;
+  private readonly line: Waiter[] = [];
+  private readonly held = new Map<string, number>();
+  private readonly scores = new Map<string, Score>();
 
-  constructor(private readonly bounds: PasswordCheckBounds = PASSWORD_CHECK_BOUNDS) {}
+  constructor(
+    private readonly bounds: PasswordCheckBounds = PASSWORD_CHECK_BOUNDS,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** Hashes running now (for tests and metrics). */
   get running(): number {
     return this.active;
   }
 
-  /** Runs `hash` when a slot is free; throws 429 `rate_limit.exceeded` when every slot and place in line is taken. */
-  async run<T>(hash: () => Promise<T>): Promise<T> {
-    if (this.active >= this.bounds.running) {
-      if (this.queue.length >= this.bounds.waiting) throw busy(this.bounds);
-      await new Promise<void>((resolve) => this.queue.push(resolve));
-    } else {
+  /** Checks waiting for a slot now (for tests and metrics). */
+  get waiting(): number {
+    return this.line.length;
+  }
+
+  /**
+   * Runs `hash` for `requester` (an address group; '' when unknown) when a slot is given to it;
+   * throws 429 `rate_limit.exceeded` when the requester holds its share already, or when the line is
+   * full of requesters no busier than this one.
+   */
+  async run<T>(hash: () => Promise<T>, requester = ''): Promise<T> {
+    if ((this.held.get(requester) ?? 0) >= this.bounds.perRequester) throw this.refusal(requester);
+    if (this.active < this.bounds.running) {
       this.active++;
+      this.charge(requester);
+    } else {
+      await this.wait(requester);
     }
+    this.held.set(requester, (this.held.get(requester) ?? 0) + 1);
     try {
       return await hash();
     } finally {
-      // The slot passes straight to the next in line (active stays counted), or is given back.
-      const next = this.queue.shift();
-      if (next) next();
-      else this.active--;
+      this.release(requester);
+      this.passSlot();
     }
+  }
+
+  private wait(requester: string): Promise<void> {
+    const score = this.scoreOf(requester);
+    if (this.line.length >= this.bounds.waiting) {
+      const busiest = this.busiestWaiter();
+      // A newcomer no less busy than everyone in line is the one refused.
+      if (busiest === undefined || busiest.score <= score) throw this.refusal(requester);
+      this.line.splice(this.line.indexOf(busiest), 1);
+      this.release(busiest.requester);
+      busiest.refuse(this.refusal(busiest.requester));
+    }
+    // Counted as held while waiting, so one requester cannot fill the line.
+    this.held.set(requester, (this.held.get(requester) ?? 0) + 1);
+    return new Promise<void>((admit, refuse) => {
+      this.line.push({ requester, score, arrival: this.arrivals++, admit, refuse });
+    }).then(() => this.release(requester));
+  }
+
+  /** The slot passes straight to the least busy waiter (active stays counted), or is given back. */
+  private passSlot(): void {
+    let next: Waiter | undefined;
+    for (const waiter of this.line) {
+      if (!next || waiter.score < next.score || (waiter.score === next.score && waiter.arrival < next.arrival))
+        next = waiter;
+    }
+    if (!next) {
+      this.active--;
+      return;
+    }
+    this.line.splice(this.line.indexOf(next), 1);
+    this.charge(next.requester);
+    next.admit();
+  }
+
+  private busiestWaiter(): Waiter | undefined {
+    let busiest: Waiter | undefined;
+    for (const waiter of this.line) {
+      if (
+        !busiest ||
+        waiter.score > busiest.score ||
+        (waiter.score === busiest.score && waiter.arrival > busiest.arrival)
+      )
+        busiest = waiter;
+    }
+    return busiest;
+  }
+
+  private release(requester: string): void {
+    const left = (this.held.get(requester) ?? 1) - 1;
+    if (left === 0) this.held.delete(requester);
+    else this.held.set(requester, left);
+  }
+
+  /** The requester's recent hashes, decayed to now. */
+  private scoreOf(requester: string): number {
+    const score = this.scores.get(requester);
+    if (!score) return 0;
+    return score.value * 0.5 ** (Math.max(0, this.now() - score.at) / HALF_LIFE_MS);
+  }
+
+  /**
+   * A 429 for the requester, which counts on its score like a hash: a client refused again and
+   * again is asking for hashes too, and waits behind one that asks for its first.
+   */
+  private refusal(requester: string): ProtocolError {
+    this.charge(requester);
+    return busy(this.bounds);
+  }
+
+  /** One more hash (or refusal) for the requester: its score rises by one, and it becomes the freshest entry. */
+  private charge(requester: string): void {
+    const value = this.scoreOf(requester) + 1;
+    this.scores.delete(requester);
+    this.scores.set(requester, { value, at: this.now() });
+    if (this.scores.size > SCORES_MAX) this.scores.delete(this.scores.keys().next().value!);
   }
 }
 
 function busy(bounds: PasswordCheckBounds): ProtocolError {
   return protocolError(
     'rate_limit.exceeded',
-    `Too many room passwords are being checked right now (${bounds.running + bounds.waiting} at once at most). Retry after ${RETRY_AFTER_SECONDS} s.`,
+    `Too many room passwords are being checked right now (${bounds.running + bounds.waiting} at once at most, ${bounds.perRequester} for one client address). Retry after ${RETRY_AFTER_SECONDS} s.`,
     {
       hint: `Wait ${RETRY_AFTER_SECONDS} s (Retry-After) and send the password again; a member's token or an invite is never held here.`,
       details: {

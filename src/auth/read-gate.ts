@@ -36,13 +36,14 @@ export async function authorizeRead(
   state: RoomState,
   presented: PresentedCredentials,
   settings: AuthSettings,
+  clientAddress?: string,
 ): Promise<Caller> {
   const caller = resolveCaller(state, presented, settings, 'read');
   // A valid mandate whose subject holds no seat opens nothing an anonymous reader could not read.
   if (caller.kind !== 'anonymous' && caller.kind !== 'outsider') return caller;
   const { room } = state;
   if (presented.password !== undefined && room.passwordHash !== null) {
-    if (await verifyPassword(presented.password, room.passwordHash)) return { kind: 'password' };
+    if (await verifyPassword(presented.password, room.passwordHash, clientAddress)) return { kind: 'password' };
     throw wrongPassword(room.slug);
   }
   if (room.config.visibility === 'public') return caller;

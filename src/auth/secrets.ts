@@ -3,6 +3,7 @@
  * SHA-256 hashes (docs/concepts.md, Credentials); room passwords get a slow salted hash (scrypt).
  */
 import { createHash, createHmac, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { addressGroup } from './client-address.js';
 import { PasswordCheckQueue } from './password-checks.js';
 
 export function randomToken(prefix: string): string {
@@ -30,7 +31,8 @@ interface ScryptParams {
  * check). Wrong guesses are throttled (guess-throttle.ts), and a right password is checked once per
  * process and then remembered (see `remembered` below), so the cost stays bounded for everyone.
  * Every hash, made or checked, takes a slot of `passwordChecks` (password-checks.ts): a few at once,
- * a 429 past them, so guessing from many addresses cannot take the thread pool.
+ * a 429 past them, the quietest client first, so guessing from many addresses can neither take the
+ * thread pool nor push a rightful join to the back of the line.
  * The parameters are stored with each hash, so hashes made with N = 2^14 keep verifying.
  */
 const SCRYPT: ScryptParams = { N: 2 ** 15, r: 8, p: 1 };
@@ -38,7 +40,18 @@ const KEY_BYTES = 32;
 
 const passwordChecks = new PasswordCheckQueue();
 
-function scryptAsync(password: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
+/**
+ * Who asks for a hash: the client's address group (client-address.ts), so the queue can put a client
+ * that has not been hashing ahead of one that keeps guessing. Omitted, every caller shares one.
+ */
+export type PasswordRequester = string | undefined;
+
+function scryptAsync(
+  password: string,
+  salt: Buffer,
+  params: ScryptParams,
+  requester: PasswordRequester,
+): Promise<Buffer> {
   // scrypt needs 128·N·r bytes; node's default ceiling (32 MiB) is just below N = 2^15, r = 8.
   const maxmem = 256 * params.N * params.r * params.p;
   return passwordChecks.run(
@@ -48,12 +61,13 @@ function scryptAsync(password: string, salt: Buffer, params: ScryptParams): Prom
           error ? reject(error) : resolve(key),
         );
       }),
+    requester === undefined ? '' : addressGroup(requester),
   );
 }
 
-export async function hashPassword(password: string): Promise<string> {
+export async function hashPassword(password: string, requester?: PasswordRequester): Promise<string> {
   const salt = randomBytes(16);
-  const key = await scryptAsync(password, salt, SCRYPT);
+  const key = await scryptAsync(password, salt, SCRYPT, requester);
   return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
 }
 
@@ -84,7 +98,12 @@ function rememberedAs(password: string, stored: string): string {
   return createHmac('sha256', rememberKey).update(stored).update('\0').update(password).digest('base64url');
 }
 
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+/** `requester` is the client's address (any form; grouped here), for the hashing queue's order. */
+export async function verifyPassword(
+  password: string,
+  stored: string,
+  requester?: PasswordRequester,
+): Promise<boolean> {
   const [scheme, nText, rText, pText, saltText, keyText] = stored.split('$');
   const params = storedParams(nText, rText, pText);
   if (scheme !== 'scrypt' || !params || !saltText || !keyText) return false;
@@ -94,7 +113,7 @@ export async function verifyPassword(password: string, stored: string): Promise<
   if (pending) return pending;
   const check = (async () => {
     const expected = Buffer.from(keyText, 'base64url');
-    const actual = await scryptAsync(password, Buffer.from(saltText, 'base64url'), params);
+    const actual = await scryptAsync(password, Buffer.from(saltText, 'base64url'), params, requester);
     const ok = actual.length === expected.length && timingSafeEqual(actual, expected);
     if (ok) {
       if (remembered.size >= REMEMBERED_MAX) remembered.delete(remembered.values().next().value!);

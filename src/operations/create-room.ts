@@ -252,7 +252,7 @@ export const createRoom = {
       createdAt: now,
       about,
       config,
-      passwordHash: input.password !== undefined ? await hashPassword(input.password) : null,
+      passwordHash: input.password !== undefined ? await hashPassword(input.password, ctx.clientIp) : null,
       ownerPrincipalId: mandate?.sub ?? null,
     };
     const displayName = input.display_name ?? 'creator';

@@ -77,7 +77,7 @@ export const joinRoom = {
     if (!current) throw roomNotFound(input.slug);
     const passwordOk =
       input.password !== undefined && current.room.passwordHash !== null
-        ? await verifyPassword(input.password, current.room.passwordHash)
+        ? await verifyPassword(input.password, current.room.passwordHash, ctx.clientIp)
         : false;
     const bearer = ctx.credentials.bearer;
     const account =

@@ -60,7 +60,7 @@ export const nextAction = {
     if (!ctx.credentials.bearer && !ctx.credentials.mandate) throw authRequired('wait', route);
     const state = await services.registry.read(input.slug);
     if (!state) throw roomNotFound(input.slug);
-    const caller = await authorizeRead(state, ctx.credentials, services.auth);
+    const caller = await authorizeRead(state, ctx.credentials, services.auth, ctx.clientIp);
     const mode: WaitMode = input.for === undefined || input.for === 'my_vote' ? 'my_choice' : input.for;
     const sinceSeq = input.since_seq ?? (mode === 'activity' ? state.head : 0);
     return services.engagement.longPoll({

@@ -81,7 +81,7 @@ export async function readRoom(
 ): Promise<{ state: RoomState; caller: Caller; reader: Reader }> {
   const state = await ctx.services.registry.read(slug);
   if (!state) throw roomNotFound(slug);
-  const caller = await authorizeRead(state, ctx.credentials, ctx.services.auth);
+  const caller = await authorizeRead(state, ctx.credentials, ctx.services.auth, ctx.clientIp);
   if (caller.kind === 'member' && options.seesRoom !== false) {
     ctx.services.presence.mark(slug, caller.member.id, ctx.services.clock.now());
     await ctx.services.engagement.consumeOnRead(state, caller.member.id);

@@ -1,4 +1,8 @@
-/** The bound on concurrent password hashing: a few run, a few wait, the rest are refused at once. */
+/**
+ * The bound on concurrent password hashing: a few run, a few wait, the rest are refused at once —
+ * and a client that has not been hashing goes ahead of those that have (docs/architecture.md, Guess
+ * throttling).
+ */
 import { describe, expect, it } from 'vitest';
 import { PASSWORD_CHECK_BOUNDS, PasswordCheckQueue } from '../../../src/auth/password-checks.js';
 
@@ -11,53 +15,183 @@ function gate() {
   return { open, hash: () => opened.then(() => 'hashed') };
 }
 
+type Refusal = { code: string; status: number; headers: Record<string, string> };
+
+/** Lets every pending promise callback run. */
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+function outcome<T>(run: Promise<T>): Promise<T | Refusal> {
+  return run.then(
+    (value) => value,
+    (error: Refusal) => error,
+  );
+}
+
 describe('password checks', () => {
-  it('32 at once: two run, two wait, 28 get 429 without hashing; at most two ever run together', async () => {
-    const queue = new PasswordCheckQueue({ running: 2, waiting: 2 });
+  it('32 requesters at once: two run, four wait, 26 get 429 without hashing; at most two ever run together', async () => {
+    const queue = new PasswordCheckQueue({ running: 2, waiting: 4, perRequester: 2 });
     const gates = Array.from({ length: 32 }, gate);
     let peak = 0;
     let started = 0;
-    const outcomes = gates.map((g) =>
-      queue
-        .run(() => {
+    const outcomes = gates.map((g, i) =>
+      outcome(
+        queue.run(() => {
           started++;
           peak = Math.max(peak, queue.running);
           return g.hash();
-        })
-        .then(
-          (value) => value,
-          (error: { code?: string; status?: number; headers?: Record<string, string> }) => error,
-        ),
+        }, `guesser-${i}`),
+      ),
     );
-    await Promise.resolve();
+    await settle();
     expect(started).toBe(2);
+    expect(queue.waiting).toBe(4);
     for (const g of gates) g.open();
     const settled = await Promise.all(outcomes);
-    expect(settled.filter((o) => o === 'hashed')).toHaveLength(4);
-    const refused = settled.filter((o) => o !== 'hashed') as {
-      code: string;
-      status: number;
-      headers: Record<string, string>;
-    }[];
-    expect(refused).toHaveLength(28);
+    expect(settled.filter((o) => o === 'hashed')).toHaveLength(6);
+    const refused = settled.filter((o) => o !== 'hashed') as Refusal[];
+    expect(refused).toHaveLength(26);
     for (const error of refused) {
       expect(error.code).toBe('rate_limit.exceeded');
       expect(error.status).toBe(429);
       expect(error.headers['retry-after']).toBe('1');
     }
-    expect(started).toBe(4);
+    expect(started).toBe(6);
     expect(peak).toBe(2);
     expect(queue.running).toBe(0);
   });
 
-  it('an admitted check waits at most one round: the line is never longer than the running slots', () => {
-    expect(PASSWORD_CHECK_BOUNDS.waiting).toBeLessThanOrEqual(PASSWORD_CHECK_BOUNDS.running);
-    // Two of libuv's four pool threads stay free for file, DNS and other crypto work.
-    expect(PASSWORD_CHECK_BOUNDS.running).toBeLessThanOrEqual(2);
+  it('one requester holds two places at most, running or waiting', async () => {
+    const queue = new PasswordCheckQueue({ running: 1, waiting: 4, perRequester: 2 });
+    const held = gate();
+    const runs = [0, 1, 2].map(() => outcome(queue.run(held.hash, 'one-client')));
+    await settle();
+    const third = await runs[2];
+    expect((third as Refusal).code).toBe('rate_limit.exceeded');
+    // Another client still finds a place in line.
+    const other = outcome(queue.run(async () => 'other', 'other-client'));
+    await settle();
+    expect(queue.waiting).toBe(2);
+    held.open();
+    expect(await Promise.all([runs[0], runs[1], other])).toEqual(['hashed', 'hashed', 'other']);
   });
 
-  it('hands the slot on in arrival order, and gives it back when a hash fails', async () => {
-    const queue = new PasswordCheckQueue({ running: 1, waiting: 2 });
+  it('a client that has not been hashing goes first and waits one running hash at most, however many guess', async () => {
+    let now = 0;
+    const queue = new PasswordCheckQueue({ running: 2, waiting: 4, perRequester: 2 }, () => now);
+    // 32 guessers keep the queue full: whoever finishes comes straight back with its next guess.
+    const order: string[] = [];
+    let stop = false;
+    const running = new Map<string, () => void>();
+    /** Guessers refused with 429, who come back after the next hash ends (their Retry-After). */
+    let refused: (() => void)[] = [];
+    const guess = async (who: string): Promise<void> => {
+      while (!stop) {
+        const answer = await outcome(
+          queue.run(
+            () =>
+              new Promise<string>((resolve) => {
+                order.push(who);
+                running.set(who, () => resolve('wrong'));
+              }),
+            who,
+          ),
+        );
+        if (answer !== 'wrong') await new Promise<void>((retry) => refused.push(retry));
+      }
+    };
+    const guessers = Array.from({ length: 32 }, (_, i) => guess(`guesser-${i}`));
+    /** Ends the oldest running hash, as scrypt would ~100 ms later; the refused try again. */
+    const finishOne = async () => {
+      now += 100;
+      const first = running.entries().next().value;
+      if (first) {
+        running.delete(first[0]);
+        first[1]();
+      }
+      const retrying = refused;
+      refused = [];
+      for (const retry of retrying) retry();
+      await settle();
+    };
+    for (let round = 0; round < 40; round++) await finishOne();
+    expect(queue.running).toBe(2);
+    expect(queue.waiting).toBe(4);
+
+    // The rightful client arrives while the line is full of guessers.
+    const rightful = outcome(
+      queue.run(async () => {
+        order.push('rightful-client');
+        return 'right';
+      }, 'rightful-client'),
+    );
+    await settle();
+    expect(order).not.toContain('rightful-client');
+    const before = order.length;
+    await finishOne();
+    // The first slot that frees is its: one running hash waited, not a line of them.
+    expect(order[before]).toBe('rightful-client');
+    expect(await rightful).toBe('right');
+
+    stop = true;
+    while (running.size > 0 || queue.waiting > 0) await finishOne();
+    await Promise.all(guessers);
+    expect(queue.running).toBe(0);
+  });
+
+  it('a requester that stopped hashing is soon first again: its score halves every minute', async () => {
+    let now = 0;
+    const queue = new PasswordCheckQueue({ running: 1, waiting: 2, perRequester: 2 }, () => now);
+    for (let i = 0; i < 8; i++) await queue.run(async () => 'x', 'once-busy');
+    const held = gate();
+    const first = queue.run(held.hash, 'holder');
+    const order: string[] = [];
+    // Just after its eight checks, the once-busy client queues behind a newer, quieter one.
+    const busy = queue.run(async () => order.push('once-busy'), 'once-busy');
+    const quiet = queue.run(async () => order.push('quiet'), 'quiet');
+    held.open();
+    await Promise.all([first, busy, quiet]);
+    expect(order).toEqual(['quiet', 'once-busy']);
+
+    // Ten minutes later its score has decayed below a single recent check's: it goes first again.
+    now += 10 * 60_000;
+    await queue.run(async () => 'x', 'checked-once');
+    order.length = 0;
+    const heldAgain = gate();
+    const again = queue.run(heldAgain.hash, 'holder-2');
+    const recent = queue.run(async () => order.push('checked-once'), 'checked-once');
+    const rested = queue.run(async () => order.push('once-busy'), 'once-busy');
+    heldAgain.open();
+    await Promise.all([again, recent, rested]);
+    expect(order[0]).toBe('once-busy');
+  });
+
+  it('a full line refuses its busiest waiter to let a quieter newcomer in; a newcomer no quieter is refused', async () => {
+    const queue = new PasswordCheckQueue({ running: 1, waiting: 2, perRequester: 2 });
+    for (let i = 0; i < 3; i++) await queue.run(async () => 'x', 'busy');
+    const held = gate();
+    const first = queue.run(held.hash, 'holder');
+    const busyWaiter = outcome(queue.run(async () => 'busy ran', 'busy'));
+    const quietWaiter = outcome(queue.run(async () => 'quiet ran', 'quiet'));
+    // The line is full; a fresh client displaces the busy one, a second fresh one is refused.
+    const fresh = outcome(queue.run(async () => 'fresh ran', 'fresh'));
+    const alsoFresh = outcome(queue.run(async () => 'also fresh ran', 'also-fresh'));
+    expect(((await busyWaiter) as Refusal).code).toBe('rate_limit.exceeded');
+    expect(((await alsoFresh) as Refusal).code).toBe('rate_limit.exceeded');
+    held.open();
+    await first;
+    expect(await Promise.all([quietWaiter, fresh])).toEqual(['quiet ran', 'fresh ran']);
+    expect(queue.running).toBe(0);
+    expect(queue.waiting).toBe(0);
+  });
+
+  it('the shipped bounds keep two of libuv four pool threads free and a short line', () => {
+    expect(PASSWORD_CHECK_BOUNDS.running).toBeLessThanOrEqual(2);
+    expect(PASSWORD_CHECK_BOUNDS.perRequester).toBeLessThanOrEqual(PASSWORD_CHECK_BOUNDS.running);
+    expect(PASSWORD_CHECK_BOUNDS.waiting).toBeLessThanOrEqual(8);
+  });
+
+  it('hands the slot on in arrival order among equals, and gives it back when a hash fails', async () => {
+    const queue = new PasswordCheckQueue({ running: 1, waiting: 2, perRequester: 2 });
     const order: number[] = [];
     const first = gate();
     const runs = [
@@ -65,14 +199,14 @@ describe('password checks', () => {
         await first.hash();
         order.push(1);
         throw new Error('scrypt failed');
-      }),
-      queue.run(async () => order.push(2)),
-      queue.run(async () => order.push(3)),
+      }, 'a'),
+      queue.run(async () => order.push(2), 'b'),
+      queue.run(async () => order.push(3), 'c'),
     ];
     first.open();
     await Promise.allSettled(runs);
     expect(order).toEqual([1, 2, 3]);
     expect(queue.running).toBe(0);
-    expect(await queue.run(async () => 'again')).toBe('again');
+    expect(await queue.run(async () => 'again', 'a')).toBe('again');
   });
 });
