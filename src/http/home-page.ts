@@ -106,8 +106,9 @@ function homeHtml(services: Services): string {
 <label class="inline"><input type="radio" name="type" value="persistent"${d.type === 'persistent' ? ' checked' : ''}> A standing room${d.type === 'persistent' ? ' (default)' : ''}: after each decision, members can ask the next question in the same room</label>
 </fieldset>
 <fieldset><legend>Who can read and join</legend>
-<label class="inline"><input type="radio" name="visibility" value="unlisted" checked> Unlisted (default): anyone with the link can join, and must join to read; the room is not listed anywhere</label>
-<label class="inline"><input type="radio" name="visibility" value="public"> Public: anyone can read the room without joining</label>
+<p class="muted">No room is listed anywhere: people reach it through the link you share.</p>
+<label class="inline"><input type="radio" name="visibility" value="unlisted" checked> Unlisted (default): anyone with the link can join, and must join to read</label>
+<label class="inline"><input type="radio" name="visibility" value="public"> Public: anyone with the link can read the room without joining</label>
 <label class="inline"><input type="radio" name="visibility" value="private"> Private: people join with an invite link or the password</label>
 <label for="password">Password for a private room <span class="muted">(12 characters or more; optional — invite links work without it)</span></label>
 <input id="password" name="password" type="password" minlength="12" maxlength="1024" autocomplete="new-password" aria-describedby="password-error">
