@@ -102,8 +102,8 @@ function homeHtml(services: Services): string {
 <label for="mechanism">How the vote is counted</label>
 <select id="mechanism" name="mechanism">${mechanisms}</select>
 <fieldset><legend>One decision or a standing room</legend>
-<label class="inline"><input type="radio" name="type" value="ephemeral"${d.type === 'ephemeral' ? ' checked' : ''}> One decision${d.type === 'ephemeral' ? ' (default)' : ''}: the room is for this question; once it is decided, the room's page offers no next question</label>
-<label class="inline"><input type="radio" name="type" value="persistent"${d.type === 'persistent' ? ' checked' : ''}> A standing room${d.type === 'persistent' ? ' (default)' : ''}: after each decision, members can ask the next question in the same room</label>
+<label class="inline"><input type="radio" name="type" value="ephemeral"${d.type === 'ephemeral' ? ' checked' : ''}> One decision${d.type === 'ephemeral' ? ' (default)' : ''}: the room is for this question; once it is decided, the room stops suggesting a next one (the host can still ask one)</label>
+<label class="inline"><input type="radio" name="type" value="persistent"${d.type === 'persistent' ? ' checked' : ''}> A standing room${d.type === 'persistent' ? ' (default)' : ''}: for a series of questions; after each decision the room suggests asking the next one, and receipts record each as a standing decision</label>
 </fieldset>
 <fieldset><legend>Who can read and join</legend>
 <p class="muted">No room is listed anywhere: people reach it through the link you share.</p>

@@ -100,7 +100,10 @@ function plainRefusal(code: string, offending: string | undefined): [Field | nul
     if (name === 'password') return ['password', 'The password must be at least 12 characters long.'];
     if (name === 'quorum') return ['quorum', 'The quorum must be a whole number of 1 or more, or empty.'];
     if (name === 'display_name') {
-      return ['display_name', 'This name cannot be used: choose another (up to 100 characters).'];
+      return [
+        'display_name',
+        'This name cannot be used: names such as "admin" or "operator" belong to the service itself, and a name needs visible letters. Choose another.',
+      ];
     }
     return [null, 'One of the settings was not accepted. Check the form and try again.'];
   }

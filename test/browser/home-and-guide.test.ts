@@ -123,6 +123,17 @@ describe.skipIf(!hasChromium)('the home form and the guide', () => {
     expect(await page.isHidden('#question-error')).toBe(true);
     expect(page.url()).toBe(`${svc.base}/`);
     await screenshot(page, 'home-question-too-short-360');
+    // A refusal only the service can make (a name kept for its own roles) lands beside its field too.
+    await page.fill('#display_name', 'admin');
+    await page.click('#create-room button[type="submit"]');
+    await page.waitForSelector('#display_name-error:not([hidden])');
+    const refused = (await page.textContent('#display_name-error')) ?? '';
+    expect(refused).toContain('This name cannot be used');
+    expect(`${refused} ${await page.textContent('#create-status')}`).not.toMatch(
+      /[{}]|\/api\/|POST|create_room|input\.invalid|The field/,
+    );
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('display_name');
+    expect(page.url()).toBe(`${svc.base}/`);
     await page.close();
   });
 
