@@ -137,11 +137,27 @@ describe.skipIf(!hasChromium)('the home form and the guide', () => {
     await page.close();
   });
 
-  it('explains each default, and creates the room the form describes', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  /** The home page in a fresh browser context (its own seat store) at `width`. */
+  async function home(width: number) {
+    const context = await browser.newContext({ viewport: { width, height: 900 } });
     const page = await context.newPage();
     await page.goto(`${svc.base}/`);
     await page.waitForSelector('#create-room');
+    return { context, page };
+  }
+
+  /** Submits the form and reads the room it created with the creator's seat. */
+  async function submit(page: Page) {
+    await page.click('#create-room button[type="submit"]');
+    await page.waitForURL(/\/r\/[a-z0-9]+$/);
+    const slug = new URL(page.url()).pathname.split('/').at(-1)!;
+    const token = await seatToken(page, slug);
+    const room = await call(svc.base, 'GET', `/api/rooms/${slug}?include=full`, { token });
+    return { slug, token, room: room.body };
+  }
+
+  it('explains each default, and creates the room the form describes', async () => {
+    const { context, page } = await home(1280);
     const form = (await page.textContent('#create-room')) ?? '';
     expect(form).toContain('Secret ballot');
     expect(form).toMatch(/Quorum/);
@@ -154,39 +170,28 @@ describe.skipIf(!hasChromium)('the home form and the guide', () => {
     await page.check('input[name="type"][value="persistent"]');
     await page.uncheck('#creator_votes');
     await page.fill('#quorum', '3');
-    await page.click('#create-room button[type="submit"]');
-    await page.waitForURL(/\/r\/[a-z0-9]+$/);
-    const slug = new URL(page.url()).pathname.split('/').at(-1)!;
-    const token = await seatToken(page, slug);
-    const room = await call(svc.base, 'GET', `/api/rooms/${slug}?include=full`, { token });
-    expect(room.body.config).toMatchObject({
+    const { room } = await submit(page);
+    expect(room.config).toMatchObject({
       choice_visibility: 'never',
       type: 'persistent',
       creator_votes: false,
       quorum: 3,
     });
-    expect(room.body.status).toBe('voting');
+    expect(room.status).toBe('voting');
     await context.close();
   });
 
   it('collects proposals first when the options are left empty, until the host starts choosing', async () => {
-    const context = await browser.newContext({ viewport: { width: 360, height: 800 } });
-    const page = await context.newPage();
-    await page.goto(`${svc.base}/`);
-    await page.waitForSelector('#create-room');
+    const { context, page } = await home(360);
     expect(await page.textContent('#options-help')).toContain('choosing opens when the host starts it');
     await page.fill('#question', 'What should we read next?');
-    await page.click('#create-room button[type="submit"]');
-    await page.waitForURL(/\/r\/[a-z0-9]+$/);
-    const slug = new URL(page.url()).pathname.split('/').at(-1)!;
-    const token = await seatToken(page, slug);
-    const room = await call(svc.base, 'GET', `/api/rooms/${slug}?include=full`, { token });
-    expect(room.body.status).toBe('proposing');
+    const { slug, token, room } = await submit(page);
+    expect(room.status).toBe('proposing');
     const decisions = await call(svc.base, 'GET', `/api/rooms/${slug}/decisions`, { token });
     const decision = decisions.body.decisions[0];
     expect(decision).toMatchObject({ question: 'What should we read next?', status: 'proposing', options: [] });
     // Collecting lasts the form's default (a day) before choosing can open by itself.
-    expect(Date.parse(decision.voting_opens_at) - Date.parse(room.body.created_at)).toBe(86_400_000);
+    expect(Date.parse(decision.voting_opens_at) - Date.parse(room.created_at)).toBe(86_400_000);
     // A choice is refused while proposals are collected; proposals are taken.
     const early = await call(svc.base, 'POST', `/api/rooms/${slug}/choose`, { token, body: { choice: 1 } });
     expect(early.body.error.code).toBe('decision.proposing');
