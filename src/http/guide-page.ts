@@ -19,12 +19,21 @@ const GUIDE_DIR = new URL(import.meta.url.endsWith('.ts') ? '../../docs/' : '../
 /** docs/README.md is the guide's front page: its table says what each document is for. */
 const FRONT = 'README.md';
 
+/**
+ * The documents that ship, in reading order: the order docs/README.md links them (concepts before
+ * architecture), then any it does not link, by name.
+ */
 export async function guideFiles(): Promise<string[]> {
+  let files: string[];
   try {
-    return (await readdir(GUIDE_DIR)).filter((f) => GUIDE_FILE.test(f)).sort();
+    files = (await readdir(GUIDE_DIR)).filter((f) => GUIDE_FILE.test(f)).sort();
   } catch {
     return [];
   }
+  const front = (await readDoc(FRONT)) ?? '';
+  const linked = [...front.matchAll(/\]\(([a-z0-9][a-z0-9._-]*\.md)\)/g)].map(([, f]) => f ?? '');
+  const ordered = [...new Set(linked)].filter((f) => files.includes(f));
+  return [...ordered, ...files.filter((f) => !ordered.includes(f))];
 }
 
 async function readDoc(file: string): Promise<string | null> {
@@ -152,10 +161,16 @@ function sendPage(reply: FastifyReply, title: string, body: string): FastifyRepl
     .send(pageShell({ title: `${title} · Guide`, body }));
 }
 
+/** The table of contents goes just below the document's title (or first, when it has none). */
+function afterTitle(html: string, toc: string): string {
+  const end = html.indexOf('</h1>');
+  return end < 0 ? `${toc}${html}` : `${html.slice(0, end + 5)}${toc}${html.slice(end + 5)}`;
+}
+
 function guideBody(nav: string, doc: Rendered, after: string): string {
   return `<main id="main" class="guide">
 <div class="guide-layout">${nav}
-<article class="guide-doc">${contents(doc.toc)}${doc.html}${after}</article>
+<article class="guide-doc">${afterTitle(doc.html, contents(doc.toc))}${after}</article>
 </div></main>`;
 }
 

@@ -44,6 +44,11 @@ describe.skipIf(!hasChromium)('the home form and the guide', () => {
     for (const file of files) {
       expect(await page.$$(`nav.guide-nav a[href="/guide/${file}"]`), file).toHaveLength(1);
     }
+    // In reading order (the front page's), not by file name; the contents sit under the title.
+    expect(await page.$eval('nav.guide-nav li a', (a: any) => a.getAttribute('href'))).toBe('/guide/concepts.md');
+    await page.goto(`${svc.base}/guide/configuration.md`);
+    expect(await page.$$('article h1 + nav.guide-toc')).toHaveLength(1);
+    await page.goto(`${svc.base}/guide`);
     for (const file of files) {
       const response = await page.goto(`${svc.base}/guide/${file}`);
       expect(response?.headers()['content-type'], file).toMatch(/^text\/html/);
