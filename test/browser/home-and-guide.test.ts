@@ -118,6 +118,7 @@ describe.skipIf(!hasChromium)('the home form and the guide', () => {
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('question');
     expect(await page.getAttribute('#question', 'aria-describedby')).toContain('question-error');
     expect(await page.getAttribute('#question', 'aria-invalid')).toBe('true');
+    expect(await seriousViolations(page)).toEqual([]);
     // Spaces do not make a question long enough either (the browser counts them; the page does not).
     await page.fill('#question', '  a  ');
     await page.click('#create-room button[type="submit"]');
