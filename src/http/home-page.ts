@@ -94,7 +94,7 @@ function homeHtml(services: Services): string {
 <input id="question" name="question" required minlength="3" maxlength="500" autocomplete="off" placeholder="Where do we meet next week?" aria-describedby="question-error">
 <p id="question-error" class="field-error" hidden></p>
 <label for="options">Options, one per line</label>
-<p id="options-help" class="muted">Leave empty to collect proposals first: members propose options, and choosing opens when the host starts it (a button on the room's page), or by itself once the collecting time below is up and at least one option was proposed. With options, choosing opens at once.</p>
+<p id="options-help" class="muted">Leave empty to collect proposals first: members propose options, and choosing opens when the host starts it (a button on the room's page), or by itself once the collecting time below is up and at least one option was proposed. If nobody has proposed an option once the collecting time and then the voting time have both passed, the question ends without a result. With options, choosing opens at once.</p>
 <textarea id="options" name="options" rows="4" aria-describedby="options-help options-error"></textarea>
 <p id="options-error" class="field-error" hidden></p>
 <label for="proposal_window">When the options are left empty, collect proposals for</label>
