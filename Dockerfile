@@ -28,6 +28,8 @@ WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist dist
+# The guide: /guide renders these documents (src/http/guide-page.ts reads them beside dist/).
+COPY docs docs
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

@@ -98,12 +98,12 @@ const roomConfigShape = z.strictObject({
   type: z
     .enum(['ephemeral', 'persistent'])
     .describe(
-      'ephemeral rooms open no further decision once one has sealed; persistent rooms keep opening decisions until closed. Fixed at creation.',
+      'ephemeral rooms are made for one decision: once one has sealed, reads stop offering ask (more.ask), though an explicit authorized ask still opens another; persistent rooms offer ask until closed. Receipts mark decisions ephemeral or standing accordingly. Fixed at creation.',
     ),
   visibility: z
     .enum(['public', 'unlisted', 'private'])
     .describe(
-      'public rooms are listed and readable by anyone; unlisted rooms are readable by anyone with the slug; private rooms need a seat, an invite or the room password to read. A room created with a password defaults to private. Fixed at creation.',
+      'No room is listed anywhere: people find a room by its slug or URL. public rooms are readable by anyone with the slug, without joining; unlisted rooms can be joined by anyone with the slug, and only members read them (others get room.join_required); private rooms need an invite or the room password to join, and a seat or the password to read. A room created with a password defaults to private. Fixed at creation.',
     ),
   mechanism: z
     .enum(WIRED_MECHANISMS as unknown as [string, ...string[]])

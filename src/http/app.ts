@@ -22,6 +22,7 @@ import { OAUTH_ROUTES } from './oauth-routes.js';
 import { registerPageAssets } from './page-assets.js';
 import { installPageSecurity } from './page-security.js';
 import { registerDocsPage } from './docs-page.js';
+import { registerGuidePages } from './guide-page.js';
 import { registerHomePage } from './home-page.js';
 import { registerRoomPage } from './room-page.js';
 import { registerVisualizerPage } from './visualizer-page.js';
@@ -164,6 +165,7 @@ export async function buildHttpApp(
   registerOperationRoutes(app, services, operations);
   registerMetaRoutes(app, services, operations, options.capabilities, options.revocations);
   registerHomePage(app, services);
+  registerGuidePages(app);
   registerDocsPage(app);
   registerRoomPage(app, services);
   registerVisualizerPage(app);

@@ -1,15 +1,12 @@
 /**
  * The front door: `GET /` (an HTML home page for browsers, a JSON index of links for programs),
- * `/favicon.ico`, `/robots.txt`, and `/guide` — the repository's docs/ folder served as plain text
- * files, so the guide a person is pointed at is the one that ships with this service.
+ * `/favicon.ico` and `/robots.txt`. The guide the page points at is src/http/guide-page.ts.
  */
-import { readdir, readFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import { DEFAULT_ROOM_CONFIG } from '../domain/config.js';
 import { WIRED_MECHANISMS } from '../mechanisms/index.js';
 import type { MechanismName } from '../mechanisms/types.js';
 import type { Services } from '../operations/services.js';
-import { ProtocolError } from '../errors.js';
 import { escapeHtml } from '../pages/room-render.js';
 import { HTML_TYPE, pageShell } from '../pages/shell.js';
 import { prefersHtml } from './negotiate.js';
@@ -39,8 +36,28 @@ const SETTLE: readonly [number, string][] = [
   [300, '5 minutes'],
 ];
 
+/** How long a slate collects proposals when the form's options are left empty. */
+const PROPOSAL_WINDOWS = WINDOWS;
+export const DEFAULT_PROPOSAL_WINDOW = 86_400;
+
+/** choice_visibility in plain words, for the form's "who sees who chose what". */
+const VISIBILITY_CHOICES: readonly [string, string][] = [
+  ['live', 'Open ballot: everyone in the room sees who chose what, as choices are cast'],
+  ['after_decided', 'Hidden until decided: who chose what is shown once the decision is sealed'],
+  ['never', 'Secret ballot: only the totals and the outcome are ever shown, never who chose what'],
+];
+
 function durationWords(seconds: number): string {
   return WINDOWS.find(([s]) => s === seconds)?.[1] ?? `${seconds} seconds`;
+}
+
+function durationOptions(choices: readonly [number, string][], selected: number): string {
+  return choices
+    .map(
+      ([seconds, words]) =>
+        `<option value="${seconds}"${seconds === selected ? ' selected' : ''}>${words}${seconds === selected ? ' (default)' : ''}</option>`,
+    )
+    .join('');
 }
 
 /** The links a program reading `/` as JSON (and a person reading it as HTML) can follow. */
@@ -66,39 +83,59 @@ function homeHtml(services: Services): string {
   const mechanisms = WIRED_MECHANISMS.map(
     (m) => `<option value="${m}"${m === d.mechanism ? ' selected' : ''}>${escapeHtml(MECHANISM_WORDS[m])}</option>`,
   ).join('');
-  const windows = WINDOWS.map(
-    ([seconds, words]) =>
-      `<option value="${seconds}"${seconds === d.voting_window ? ' selected' : ''}>${words}${seconds === d.voting_window ? ' (default)' : ''}</option>`,
-  ).join('');
   const body = `<header><h1>${escapeHtml(name)}</h1>
 <p class="lead">A room where people and software agents discuss a question, propose options and decide together. Every decision ends with a receipt signed by this service and chained to the room's earlier receipts, so anyone can check what was decided and how it was counted.</p>
 <p class="muted">Run by <strong>${escapeHtml(operatorName)}</strong> · contact ${contact}</p></header>
 <main id="main">
 <section aria-labelledby="create-h"><h2 id="create-h">Start a room</h2>
-<template id="create-template"><form id="create-room" class="stack" method="post" novalidate>
+<template id="create-template"><form id="create-room" class="stack" method="post">
+<p class="muted">Every setting below starts at its default; each says what the default does.</p>
 <label for="question">Question</label>
-<input id="question" name="question" required minlength="3" maxlength="500" autocomplete="off" placeholder="Where do we meet next week?">
-<label for="options">Options, one per line <span class="muted">(leave empty to collect proposals first)</span></label>
-<textarea id="options" name="options" rows="4"></textarea>
+<input id="question" name="question" required minlength="3" maxlength="500" autocomplete="off" placeholder="Where do we meet next week?" aria-describedby="question-error">
+<p id="question-error" class="field-error" hidden></p>
+<label for="options">Options, one per line</label>
+<p id="options-help" class="muted">Leave empty to collect proposals first: members propose options, and choosing opens when the host starts it (a button on the room's page), or by itself once the collecting time below is up and at least one option was proposed. If nobody has proposed an option once the collecting time and then the voting time have both passed, the question ends without a result. With options, choosing opens at once.</p>
+<textarea id="options" name="options" rows="4" aria-describedby="options-help options-error"></textarea>
+<p id="options-error" class="field-error" hidden></p>
+<label for="proposal_window">When the options are left empty, collect proposals for</label>
+<select id="proposal_window" name="proposal_window">${durationOptions(PROPOSAL_WINDOWS, DEFAULT_PROPOSAL_WINDOW)}</select>
 <label for="mechanism">How the vote is counted</label>
 <select id="mechanism" name="mechanism">${mechanisms}</select>
+<fieldset><legend>One decision or a standing room</legend>
+<label class="inline"><input type="radio" name="type" value="ephemeral"${d.type === 'ephemeral' ? ' checked' : ''}> One decision${d.type === 'ephemeral' ? ' (default)' : ''}: the room is for this question; once it is decided, the room stops suggesting a next one (the host can still ask one)</label>
+<label class="inline"><input type="radio" name="type" value="persistent"${d.type === 'persistent' ? ' checked' : ''}> A standing room${d.type === 'persistent' ? ' (default)' : ''}: for a series of questions; after each decision the room suggests asking the next one, and receipts record each as a standing decision</label>
+</fieldset>
 <fieldset><legend>Who can read and join</legend>
-<label class="inline"><input type="radio" name="visibility" value="unlisted" checked> Unlisted (default): anyone with the link can join; the room is not listed anywhere</label>
-<label class="inline"><input type="radio" name="visibility" value="public"> Public: anyone can read the room without joining</label>
+<p class="muted">No room is listed anywhere: people reach it through the link you share.</p>
+<label class="inline"><input type="radio" name="visibility" value="unlisted" checked> Unlisted (default): anyone with the link can join, and must join to read</label>
+<label class="inline"><input type="radio" name="visibility" value="public"> Public: anyone with the link can read the room without joining</label>
 <label class="inline"><input type="radio" name="visibility" value="private"> Private: people join with an invite link or the password</label>
 <label for="password">Password for a private room <span class="muted">(12 characters or more; optional — invite links work without it)</span></label>
-<input id="password" name="password" type="password" minlength="12" autocomplete="new-password">
+<input id="password" name="password" type="password" minlength="12" maxlength="1024" autocomplete="new-password" aria-describedby="password-error">
+<p id="password-error" class="field-error" hidden></p>
+</fieldset>
+<fieldset><legend>Who sees who chose what</legend>
+${VISIBILITY_CHOICES.map(([value, words]) => `<label class="inline"><input type="radio" name="choice_visibility" value="${value}"${value === d.choice_visibility ? ' checked' : ''}> ${words}${value === d.choice_visibility ? ' (default)' : ''}</label>`).join('\n')}
+</fieldset>
+<fieldset><legend>Who votes</legend>
+<label class="inline"><input type="checkbox" name="creator_votes" id="creator_votes"${d.creator_votes ? ' checked' : ''}> I vote too (default: ${d.creator_votes ? 'on' : 'off'}). Untick to host without voting: your seat is then not counted and cannot choose.</label>
+<label for="quorum">Quorum: responses a decision needs to have a winner <span class="muted">(optional)</span></label>
+<p id="quorum-help" class="muted">Leave empty (default: ${d.quorum === null ? 'no quorum' : d.quorum}) to count whoever chose. With a number, a decision that ends with fewer choices and abstentions than that has no winner.</p>
+<input id="quorum" name="quorum" type="number" inputmode="numeric" min="1" max="1000000" step="1" aria-describedby="quorum-help quorum-error">
+<p id="quorum-error" class="field-error" hidden></p>
 </fieldset>
 <fieldset><legend>When the vote ends</legend>
+<p id="ends-summary">With the defaults, choosing stays open for ${durationWords(d.voting_window)} and the vote ends when that time is up — even if everyone has chosen sooner. To end as soon as the result can no longer change, tick "End early" below.</p>
 <label for="voting_window">Choosing stays open for</label>
-<select id="voting_window" name="voting_window">${windows}</select>
-<label class="inline"><input type="checkbox" name="early_close" id="early_close"${d.early_close ? ' checked' : ''}> End early once the result can no longer change (default: off — the vote runs until the time is up, even when everyone has chosen)</label>
+<select id="voting_window" name="voting_window">${durationOptions(WINDOWS, d.voting_window)}</select>
+<label class="inline"><input type="checkbox" name="early_close" id="early_close"${d.early_close ? ' checked' : ''}> End early once the result can no longer change (default: ${d.early_close ? 'on' : 'off — the vote runs until the time is up'})</label>
 <label for="settle_window">When the result is known early, wait before sealing it (a last change of mind can still count)</label>
-<select id="settle_window" name="settle_window">${SETTLE.map(([seconds, words]) => `<option value="${seconds}"${seconds === d.settle_window ? ' selected' : ''}>${words}${seconds === d.settle_window ? ' (default)' : ''}</option>`).join('')}</select>
-<p class="muted">Settling only applies when the vote ends early. A room without a quorum counts whoever chose (quorum: ${d.quorum ?? 'none'}); choices are shown ${d.choice_visibility === 'live' ? 'as they are cast' : `(${escapeHtml(d.choice_visibility)})`}, and the host votes too. The <a href="/guide">guide</a> explains every setting.</p>
+<select id="settle_window" name="settle_window">${durationOptions(SETTLE, d.settle_window)}</select>
+<p class="muted">The wait only applies when the vote ends early. The <a href="/guide/how-decisions-end.md">guide explains how decisions end</a>.</p>
 </fieldset>
 <label for="display_name">Your name in the room</label>
-<input id="display_name" name="display_name" maxlength="100" autocomplete="nickname" value="host">
+<input id="display_name" name="display_name" required maxlength="100" autocomplete="nickname" value="host" aria-describedby="display_name-error">
+<p id="display_name-error" class="field-error" hidden></p>
 <button type="submit">Create the room</button>
 <p id="create-status" role="status" aria-live="polite"></p>
 </form></template>
@@ -131,17 +168,6 @@ Disallow: /mcp
 Disallow: /visualizer
 `;
 
-const GUIDE_FILE = /^[a-z0-9][a-z0-9._-]*\.md$/;
-const GUIDE_DIR = new URL(import.meta.url.endsWith('.ts') ? '../../docs/' : '../../../docs/', import.meta.url);
-
-async function guideFiles(): Promise<string[]> {
-  try {
-    return (await readdir(GUIDE_DIR)).filter((f) => GUIDE_FILE.test(f)).sort();
-  } catch {
-    return [];
-  }
-}
-
 export function registerHomePage(app: FastifyInstance, services: Services): void {
   app.get('/', async (request, reply) => {
     reply.header('vary', 'accept').header('cache-control', 'no-store');
@@ -163,29 +189,4 @@ export function registerHomePage(app: FastifyInstance, services: Services): void
       .header('cache-control', 'public, max-age=3600')
       .send(ROBOTS),
   );
-  app.get('/guide', async (_request, reply) => {
-    const files = await guideFiles();
-    const list = files.length
-      ? `<ul>${files.map((f) => `<li><a href="/guide/${encodeURIComponent(f)}">${escapeHtml(f)}</a></li>`).join('')}</ul>`
-      : '<p>This installation ships without the docs/ folder; read it in the source repository.</p>';
-    const body = `<header><h1>Guide</h1><p class="lead">The documents in this service's <code>docs/</code> folder, served as they ship (Markdown text).</p></header>
-<main id="main">${list}</main>`;
-    return reply
-      .header('content-type', HTML_TYPE)
-      .header('cache-control', 'no-store')
-      .send(pageShell({ title: 'Guide', body }));
-  });
-  app.get('/guide/:file', async (request, reply) => {
-    const { file } = request.params as { file: string };
-    const files = await guideFiles();
-    if (!files.includes(file)) {
-      throw new ProtocolError({
-        code: 'vendor:conclave:not_found',
-        message: `There is no guide document ${file}. The guide lists its documents at /guide.`,
-        details: { path: `/guide/${file}` },
-      });
-    }
-    const text = await readFile(new URL(file, GUIDE_DIR), 'utf8');
-    return reply.header('content-type', 'text/markdown; charset=utf-8').header('cache-control', 'no-store').send(text);
-  });
 }

@@ -1,7 +1,8 @@
 /**
  * The rules of the person-facing pages (home, reference, guide, errors, the room as a place to take
  * part), appended to the pages' one stylesheet. Colours keep text at 4.5:1 or more on white; every
- * control shows its focus; nothing needs more than 390 px across.
+ * control shows its focus; nothing needs more than 360 px across (wide tables and code scroll in
+ * their own frames).
  */
 export const SITE_CSS = `
 .skip{position:absolute;left:-999px;top:0;background:#fff;padding:.5rem}
@@ -43,4 +44,22 @@ button:disabled{cursor:not-allowed;opacity:.7}
 .stance{display:inline-block;border:1px solid var(--muted);border-radius:4px;padding:0 .3rem;font-size:.85rem;color:var(--muted)}
 .invite-link{width:100%;font-family:ui-monospace,monospace}
 .countdown{font-weight:700}
+.guide-layout{display:grid;gap:1rem;grid-template-columns:minmax(0,1fr)}
+.guide-doc{min-width:0;max-width:50rem}
+.guide-nav{order:2;font-size:.95rem;border-top:1px solid var(--line)}
+@media (min-width:60rem){.guide-layout{grid-template-columns:15rem minmax(0,1fr)}.guide-nav{order:0;border-top:0}}
+.guide-nav ul,.guide-toc ul{padding-left:1.1rem;margin:.25rem 0}
+.guide-nav a[aria-current="page"]{font-weight:700;color:var(--ink)}
+.guide-toc{border:1px solid var(--line);border-radius:8px;padding:.25rem 1rem;margin:1rem 0}
+.guide-toc h2{margin-top:.5rem;font-size:1.05rem;border:0}
+.guide-toc .toc-3{margin-left:1rem}
+.guide-doc pre{overflow-x:auto;background:#f4f6f9;padding:.6rem;border-radius:6px}
+.guide-doc pre code{word-break:normal;white-space:pre}
+.table-frame{overflow-x:auto;max-width:100%}
+.guide-pager{display:flex;flex-wrap:wrap;justify-content:space-between;gap:1rem;border-top:1px solid var(--line);margin-top:2rem;padding:1rem 0}
+#create-room{grid-template-columns:minmax(0,1fr)}
+#create-room select,#create-room textarea,#create-room input:not([type="checkbox"]):not([type="radio"]){width:100%}
+#create-room fieldset{min-width:0}
+#create-room p{margin:0}
+.field-error{color:var(--bad);font-weight:600}
 `;

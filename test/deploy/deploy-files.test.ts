@@ -176,4 +176,26 @@ describe('the deployment files', () => {
     expect(await probe(String(await freePort()))).toBe(1);
     expect(dockerfile).toMatch(/^USER node$/m);
   });
+
+  it('ships docs/ in the runtime image where the built service reads the guide', async () => {
+    const dockerfile = await read('Dockerfile');
+    // The runtime stage is the last FROM; its COPY lines, with destinations resolved against WORKDIR.
+    const runtime = dockerfile.split(/^FROM /m).at(-1)!;
+    const workdir = runtime.match(/^WORKDIR (\S+)$/m)![1]!;
+    const copies = [...runtime.matchAll(/^COPY (?:--from=(\S+) )?(\S+) (\S+)$/gm)].map(([, from, source, target]) => ({
+      from,
+      source: source ?? '',
+      target: path.posix.resolve(workdir, target ?? ''),
+    }));
+    const docs = copies.find((c) => c.target === path.posix.join(workdir, 'docs'));
+    expect(docs, 'a COPY of docs/ into the runtime stage').toBeDefined();
+    expect(docs!.from === undefined ? docs!.source : docs!.source.replace(/^\/app\//, '')).toMatch(/^docs\/?$/);
+    const ignored = (await read('.dockerignore')).split('\n').map((l) => l.trim());
+    expect(ignored).not.toContain('docs');
+    // The compiled guide page (dist/src/http/guide-page.js) looks three folders up, beside dist/.
+    const dist = copies.find((c) => c.source === '/app/dist')!;
+    const source = await read('src/http/guide-page.ts');
+    const upward = source.match(/'(\.\.\/\.\.\/\.\.\/docs\/)'/)![1]!;
+    expect(path.posix.resolve(dist.target, 'src/http', upward)).toBe(docs!.target);
+  });
 });

@@ -162,12 +162,12 @@ interface components {
     /** @description The resolved room settings: every key present, those never set holding their defaults. */
     RoomConfig: {
       /**
-       * @description ephemeral rooms open no further decision once one has sealed; persistent rooms keep opening decisions until closed. Fixed at creation.
+       * @description ephemeral rooms are made for one decision: once one has sealed, reads stop offering ask (more.ask), though an explicit authorized ask still opens another; persistent rooms offer ask until closed. Receipts mark decisions ephemeral or standing accordingly. Fixed at creation.
        * @enum {string}
        */
       type: 'ephemeral' | 'persistent';
       /**
-       * @description public rooms are listed and readable by anyone; unlisted rooms are readable by anyone with the slug; private rooms need a seat, an invite or the room password to read. A room created with a password defaults to private. Fixed at creation.
+       * @description No room is listed anywhere: people find a room by its slug or URL. public rooms are readable by anyone with the slug, without joining; unlisted rooms can be joined by anyone with the slug, and only members read them (others get room.join_required); private rooms need an invite or the room password to join, and a seat or the password to read. A room created with a password defaults to private. Fixed at creation.
        * @enum {string}
        */
       visibility: 'public' | 'unlisted' | 'private';
@@ -243,12 +243,12 @@ interface components {
     /** @description Room settings. Every key is optional when creating (the rest take the defaults) and when changing settings (type, visibility and mechanism cannot change); reads return every key resolved. Unknown keys are refused with input.invalid. */
     RoomConfigInput: {
       /**
-       * @description ephemeral rooms open no further decision once one has sealed; persistent rooms keep opening decisions until closed. Fixed at creation.
+       * @description ephemeral rooms are made for one decision: once one has sealed, reads stop offering ask (more.ask), though an explicit authorized ask still opens another; persistent rooms offer ask until closed. Receipts mark decisions ephemeral or standing accordingly. Fixed at creation.
        * @enum {string}
        */
       type?: 'ephemeral' | 'persistent';
       /**
-       * @description public rooms are listed and readable by anyone; unlisted rooms are readable by anyone with the slug; private rooms need a seat, an invite or the room password to read. A room created with a password defaults to private. Fixed at creation.
+       * @description No room is listed anywhere: people find a room by its slug or URL. public rooms are readable by anyone with the slug, without joining; unlisted rooms can be joined by anyone with the slug, and only members read them (others get room.join_required); private rooms need an invite or the room password to join, and a seat or the password to read. A room created with a password defaults to private. Fixed at creation.
        * @enum {string}
        */
       visibility?: 'public' | 'unlisted' | 'private';
