@@ -1762,7 +1762,7 @@ interface components {
       display_name?: string;
       /** @description The room password, to join a private room without an invite. */
       password?: string;
-      /** @description The invite token you were given (inv_…), to join a private room; it grants the invite role. */
+      /** @description The invite token you were given (it_…), to join a private room; it grants the invite role. */
       invite?: string;
     };
     /** @description Your new seat. */
