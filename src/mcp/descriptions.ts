@@ -49,7 +49,7 @@ export const TOOL_GUIDES: Readonly<Record<string, ToolGuide>> = {
   outcome: {
     when: 'Call to see how decisions ended and to fetch their signed receipts; it seals decisions whose windows have closed first.',
     returns:
-      'Every decision in seal order with winner, receipt_jws, receipt_hash and prev_hash, plus the conclusion once closed.',
+      'Every decision in seal order with winner, receipt_jws, receipt_hash and prev_hash, plus the conclusion once closed; transparency-log proofs follow a seal within seconds, and until then log_proofs_pending says when to read again.',
   },
   ask: {
     when: `Call to open a new decision in the room (a question, optional options, windows and electorate), when the room lets you open decisions. ${TOKEN}`,
