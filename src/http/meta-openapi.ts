@@ -10,6 +10,12 @@ import { WIRED_MECHANISMS } from '../mechanisms/index.js';
 
 type Json = Record<string, unknown>;
 
+/**
+ * The protocol version this service speaks: discovery's protocol_version and the OpenAPI document's
+ * info.version, which clients compare (the package's build version is the health answer's).
+ */
+export const PROTOCOL_VERSION = '0.1';
+
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const str = (description: string) => ({ type: 'string', description });
 const strings = (description: string) => ({
@@ -73,7 +79,7 @@ export const META_OPENAPI_SCHEMAS: Json = {
   DiscoveryDocument: closed(
     'What this service offers: transports, mechanisms, auth modes, config defaults, keys.',
     {
-      protocol_version: { const: '0.1', description: 'The protocol version served.' },
+      protocol_version: { const: PROTOCOL_VERSION, description: 'The protocol version served.' },
       protocol_label: str('The protocol label (svc/0.1).'),
       issuer_id: str('This service: the issuer of its receipts.'),
       name: str('The service name.'),
@@ -426,8 +432,8 @@ export const META_OPENAPI_SCHEMAS: Json = {
 };
 
 const DISCOVERY_EXAMPLE = {
-  protocol_version: '0.1',
-  protocol_label: 'svc/0.1',
+  protocol_version: PROTOCOL_VERSION,
+  protocol_label: `svc/${PROTOCOL_VERSION}`,
   issuer_id: BASE,
   name: 'Conclave',
   purpose: 'Room-based group decisions for software agents: discuss, propose, decide, and receive signed receipts.',

@@ -10,7 +10,7 @@ import { WIRED_MECHANISMS } from '../mechanisms/index.js';
 import type { Services } from '../operations/services.js';
 import type { AnyOperation } from '../operations/types.js';
 import { within } from '../runtime/within.js';
-import { LEAF_DESCRIPTION } from './meta-openapi.js';
+import { LEAF_DESCRIPTION, PROTOCOL_VERSION } from './meta-openapi.js';
 import { buildOpenApi } from './openapi.js';
 
 export interface Capabilities {
@@ -37,8 +37,8 @@ export function discoveryDocument(
 ): Record<string, unknown> {
   const base = services.baseUrl;
   return {
-    protocol_version: '0.1',
-    protocol_label: 'svc/0.1',
+    protocol_version: PROTOCOL_VERSION,
+    protocol_label: `svc/${PROTOCOL_VERSION}`,
     issuer_id: base,
     name: services.info.name,
     purpose: 'Room-based group decisions for software agents: discuss, propose, decide, and receive signed receipts.',

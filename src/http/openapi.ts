@@ -17,7 +17,7 @@ import { openEventStream } from '../operations/open-event-stream.js';
 import type { AnyOperation } from '../operations/types.js';
 import { packageInfo } from '../package-info.js';
 import { LOG_OPENAPI_SCHEMAS, logOpenApiPaths } from './log-openapi.js';
-import { META_OPENAPI_SCHEMAS, metaOpenApiPaths } from './meta-openapi.js';
+import { META_OPENAPI_SCHEMAS, metaOpenApiPaths, PROTOCOL_VERSION } from './meta-openapi.js';
 import { RESPONSE_EXAMPLES } from './openapi-examples.js';
 import { OAUTH_OPENAPI_SCHEMAS, oauthOpenApiPaths } from './oauth-openapi.js';
 
@@ -336,7 +336,8 @@ export function buildOpenApi(operations: readonly AnyOperation[], baseUrl: strin
     openapi: '3.1.0',
     info: {
       title: 'Conclave',
-      version: pkg.version,
+      // The protocol's version, which clients compare; the build is named in the description.
+      version: PROTOCOL_VERSION,
       description: `Conclave deliberation rooms: agents and people discuss, propose options and decide; every sealed decision yields an Ed25519-signed receipt hash-chained to the room's earlier receipts (service build ${version}).`,
       license: { name: pkg.license, identifier: pkg.license },
     },

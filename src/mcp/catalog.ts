@@ -5,8 +5,8 @@
  */
 import type { AnyOperation, Catalog } from '../operations/types.js';
 import { TOOL_GUIDES } from './descriptions.js';
-import { ERROR_ENVELOPE_SCHEMA } from './error-wording.js';
-import { toolInputSchema, toolOutputSchema } from './input-schema.js';
+import { toolInputSchema } from './input-schema.js';
+import { toolOutputSchema } from './output-schema.js';
 import { DERIVED_TOOLS, TOOL_ARGUMENTS, type ToolArgumentMap } from './tool-arguments.js';
 
 export const CATALOG_PATHS: Readonly<Record<Catalog, string>> = { participant: '/mcp', host: '/mcp/host' };
@@ -61,7 +61,7 @@ function toolSpec(
     title,
     description: describe(name, operation, map, derived),
     inputSchema: toolInputSchema(operation, map),
-    outputSchema: toolOutputSchema(operation, ERROR_ENVELOPE_SCHEMA),
+    outputSchema: toolOutputSchema(operation),
     annotations: annotationsOf(operation),
     operation,
     arguments: map,

@@ -17,7 +17,7 @@ const OPERATOR = 'Pass the creator token (or another operator credential) as tok
 
 export const TOOL_GUIDES: Readonly<Record<string, ToolGuide>> = {
   join_room: {
-    when: 'Call this first, once per room, with the room slug you were given (and invite or password for a private room).',
+    when: 'Call this first, once per room, with the room slug you were given (and, for a private room, invite: the it_… invite token, or password).',
     returns:
       'participant_id and participant_token: keep the token and pass it as token on every later call in this room; it is shown only once.',
   },
@@ -49,7 +49,7 @@ export const TOOL_GUIDES: Readonly<Record<string, ToolGuide>> = {
   outcome: {
     when: 'Call to see how decisions ended and to fetch their signed receipts; it seals decisions whose windows have closed first.',
     returns:
-      'Every decision in seal order with winner, receipt_jws, receipt_hash and prev_hash, plus the conclusion once closed.',
+      'Every decision in seal order with winner, receipt_jws, receipt_hash and prev_hash, plus the conclusion once closed; transparency-log proofs follow a seal within seconds, and until then log_proofs_pending says when to read again.',
   },
   ask: {
     when: `Call to open a new decision in the room (a question, optional options, windows and electorate), when the room lets you open decisions. ${TOKEN}`,
@@ -114,8 +114,11 @@ export const TOOL_GUIDES: Readonly<Record<string, ToolGuide>> = {
   },
 };
 
+/** Said once per catalog instead of in every tool's output schema (output-schema.ts). */
+const RESULTS =
+  'Every tool returns its result as structuredContent with ok: true; a refused call is a result with isError: true whose structuredContent is the error envelope {error: {code, message, hint?, details?, request_id}}: the message says what was wrong and the hint what to send instead.';
+
 export const CATALOG_INSTRUCTIONS: Readonly<Record<Catalog, string>> = {
-  participant:
-    'Conclave hosts deliberation rooms where agents discuss, propose options and decide; every sealed decision gets an Ed25519-signed, hash-chained receipt. This is the participant catalog: the verbs of acting in a room you were invited to. Call join_room with the room slug to get your participant token (pass it as token on every later call), read_room to catch up, then discuss, propose and choose. When nothing is asked of you, call wait; it returns when the room needs your choice, and a timeout just means call it again. outcome shows the results and their receipts. Room creation and administration live on the host catalog at /mcp/host.',
-  host: 'Conclave hosts deliberation rooms where agents discuss, propose options and decide; every sealed decision gets an Ed25519-signed, hash-chained receipt. This is the host catalog: create rooms and run them. create_room returns the slug to share with participants (they join through the participant catalog at /mcp) and a one-time creator_token that you pass as token on every later call. Open further decisions with ask, freeze a slate with start_choosing, conclude with close_room, and follow results with list_decisions (or wait_outcome where available, which blocks until a decision seals; a timeout just means call it again).',
+  participant: `Conclave hosts deliberation rooms where agents discuss, propose options and decide; every sealed decision gets an Ed25519-signed, hash-chained receipt. This is the participant catalog: the verbs of acting in a room you were invited to. Call join_room with the room slug to get your participant token (pass it as token on every later call), read_room to catch up, then discuss, propose and choose. When nothing is asked of you, call wait; it returns when the room needs your choice, and a timeout just means call it again. outcome shows the results and their receipts. Room creation and administration live on the host catalog at /mcp/host. ${RESULTS}`,
+  host: `Conclave hosts deliberation rooms where agents discuss, propose options and decide; every sealed decision gets an Ed25519-signed, hash-chained receipt. This is the host catalog: create rooms and run them. create_room returns the slug to share with participants (they join through the participant catalog at /mcp) and a one-time creator_token that you pass as token on every later call. Open further decisions with ask, freeze a slate with start_choosing, conclude with close_room, and follow results with list_decisions (or wait_outcome where available, which blocks until a decision seals; a timeout just means call it again). Reading the room, discussing and voting are on the participant catalog at /mcp: connect to it too and pass the same creator_token as token to read_room, discuss, choose, wait and outcome; the creator holds a voting seat unless the room was created with creator_votes: false, and a decision may wait for that ballot. ${RESULTS}`,
 };

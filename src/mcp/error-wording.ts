@@ -6,8 +6,6 @@
  * the message and hint name the MCP way to fix the call.
  */
 import type { ErrorCode, ErrorSpec } from '../errors.js';
-import { errorEnvelopeSchema } from '../operations/error-codes.js';
-import { inlined, jsonSchemaOf } from '../operations/json-schema.js';
 
 const REWORDINGS: readonly [RegExp, string][] = [
   [/Authorization: Bearer <admin token>/g, 'the admin token as the token argument'],
@@ -41,6 +39,3 @@ export function forMcp(spec: ErrorSpec): ErrorSpec {
   const hint = HINTS[spec.code] ?? (spec.hint !== undefined ? reword(spec.hint) : undefined);
   return { ...spec, message: reword(spec.message), ...(hint !== undefined ? { hint } : {}) };
 }
-
-/** The error envelope a failed call's structuredContent holds (for the tools' output schemas). */
-export const ERROR_ENVELOPE_SCHEMA = inlined(jsonSchemaOf(errorEnvelopeSchema, 'output'));

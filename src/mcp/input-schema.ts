@@ -50,28 +50,3 @@ export function toolInputSchema(operation: AnyOperation, map: ToolArgumentMap): 
   const { additionalProperties: _closed, properties: _fields, required: _required, allOf: _also, ...rest } = json;
   return { ...rest, type: 'object', properties, ...(required.length > 0 ? { required } : {}) };
 }
-
-/**
- * What a call's structuredContent holds: the operation's REST response with `ok: true` added
- * (docs/agents.md, MCP), or, when the result is an error, the error envelope.
- */
-export function toolOutputSchema(operation: AnyOperation, envelope: JsonSchema): JsonSchema {
-  const result = withOk(inlined(jsonSchemaOf(operation.output, 'output')));
-  return {
-    type: 'object',
-    description: `On success: ${String(result.description ?? 'the result')} With isError: the error envelope.`,
-    anyOf: [result, envelope],
-  };
-}
-
-/** Every object branch of a result schema also carries `ok: true`. */
-function withOk(schema: JsonSchema): JsonSchema {
-  if (Array.isArray(schema.anyOf)) return { ...schema, anyOf: (schema.anyOf as JsonSchema[]).map(withOk) };
-  if (Array.isArray(schema.oneOf)) return { ...schema, oneOf: (schema.oneOf as JsonSchema[]).map(withOk) };
-  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
-  if ('ok' in properties) return schema;
-  return {
-    ...schema,
-    properties: { ok: { type: 'boolean', const: true, description: 'Always true on success.' }, ...properties },
-  };
-}

@@ -13,8 +13,8 @@ import { MCP_PROTOCOL_VERSIONS } from './versions.js';
 
 type Arguments = Record<string, unknown>;
 
-/** Advertises the tool's JSON Schema and accepts any argument object as-is. */
-function passThroughSchema(json: Record<string, unknown>): StandardSchemaWithJSON<Arguments> {
+/** Advertises the tool's JSON Schema and accepts any argument object as-is (the bench's SDK floor uses it too). */
+export function passThroughSchema(json: Record<string, unknown>): StandardSchemaWithJSON<Arguments> {
   return {
     '~standard': {
       version: 1,

@@ -26,7 +26,7 @@ const joinInput = z
       .string()
       .max(200)
       .optional()
-      .describe('The invite token you were given (inv_…), to join a private room; it grants the invite role.'),
+      .describe('The invite token you were given (it_…), to join a private room; it grants the invite role.'),
   })
   .meta({ id: 'JoinRoomRequest', description: 'Take a seat in a room.' });
 

@@ -60,7 +60,26 @@ export async function logInclusion(
 
 type Row = Record<string, unknown>;
 
-/** Adds `transparency_log` to every sealed decision row and the conclusion of an outcome body. */
+/**
+ * When a reader should look again for proofs still to come. The integrator looks at the queue every
+ * 200 ms and publishes right after (docs/transparency-log.md, Order and timing): a receipt normally has its
+ * proof within half a second of its seal, a few seconds after an integrator failover.
+ */
+export const LOG_PROOF_RETRY_SECONDS = 1;
+
+/** What an outcome says about receipts the log has not published yet (`log_proofs_pending`). */
+function pendingProofs(count: number): Row {
+  return {
+    receipts: count,
+    retry_after_seconds: LOG_PROOF_RETRY_SECONDS,
+    hint: `${count === 1 ? '1 receipt is' : `${count} receipts are`} not in the transparency log yet; read the outcome again in ${LOG_PROOF_RETRY_SECONDS} s for its transparency_log proof (it normally follows a seal within seconds). The receipts themselves are final and verify now.`,
+  };
+}
+
+/**
+ * Adds `transparency_log` to every sealed decision row and the conclusion of an outcome body, and
+ * `log_proofs_pending` when some of them have none yet.
+ */
 export async function withLogInclusion(
   body: Row,
   log: TransparencyLog | undefined,
@@ -71,12 +90,15 @@ export async function withLogInclusion(
   if (!rows.some((row) => typeof row.receipt_hash === 'string')) return body;
   // Every row is proved against the same checkpoint, read once.
   const latest = await log.latest();
+  let pending = 0;
   await Promise.all(
     rows.map(async (row) => {
       if (typeof row.receipt_hash !== 'string' || typeof row.receipt_jws !== 'string') return;
       const inclusion = await logInclusion(log, positions, row.receipt_jws, row.receipt_hash, latest);
       if (inclusion) row.transparency_log = inclusion;
+      else pending++;
     }),
   );
+  if (pending > 0) body.log_proofs_pending = pendingProofs(pending);
   return body;
 }

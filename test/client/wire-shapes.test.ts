@@ -160,6 +160,7 @@ const OUTCOME = spec<W.Outcome>({
   receipt_jws: 'required',
   decisions: 'required',
   conclusion: 'required',
+  log_proofs_pending: 'optional',
   verification: 'required',
 });
 const OUTCOME_DECISION = spec<W.OutcomeDecision>({

@@ -84,9 +84,12 @@ describe('the OpenAPI document', () => {
     expect(doc).toEqual(JSON.parse(JSON.stringify(buildOpenApi(OPERATIONS, svc.base, SERVICE_VERSION))));
   });
 
-  it('states license and version from package.json', async () => {
+  it('states the protocol version clients compare, and the license from package.json', async () => {
     const pkg = (await import('../../package.json', { with: { type: 'json' } })).default;
-    expect(doc.info.version).toBe(pkg.version);
+    // The protocol's version, as discovery's protocol_version says it; the build is the health answer's.
+    expect(doc.info.version).toBe('0.1');
+    expect(doc.info.version).toBe((await call(svc.base, 'GET', '/.well-known/svc.json')).body.protocol_version);
+    expect(doc.info.description).toContain(`service build ${SERVICE_VERSION}`);
     expect(doc.info.license.identifier).toBe(pkg.license);
   });
 

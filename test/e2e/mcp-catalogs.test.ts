@@ -84,6 +84,7 @@ function expectedCatalog(catalog: keyof typeof SPEC_CATALOGS): string[] {
 describe.each(ERAS)('MCP catalogs ($era)', ({ connect }) => {
   let svc: RunningService;
   const listed: Record<string, ListedTool[]> = {};
+  const instructions: Record<string, string | undefined> = {};
 
   beforeAll(async () => {
     svc = await startService();
@@ -93,6 +94,7 @@ describe.each(ERAS)('MCP catalogs ($era)', ({ connect }) => {
     ] as const) {
       const session = await connect(`${svc.base}${path}`);
       listed[catalog] = await session.tools();
+      instructions[catalog] = session.instructions;
       await session.close();
     }
   });
@@ -133,6 +135,24 @@ describe.each(ERAS)('MCP catalogs ($era)', ({ connect }) => {
       if (operation.path.includes('{slug}')) expect(tool.inputSchema.required, tool.name).toContain('slug');
       else expect(properties.slug, tool.name).toBeUndefined();
       expect(tool.annotations?.readOnlyHint === true, tool.name).toBe(READ_ONLY.has(tool.name));
+    }
+  });
+
+  it('names the invite token by the prefix invites really carry', () => {
+    const join = listed.participant!.find((tool) => tool.name === 'join_room')!;
+    expect(join.description).toContain('it_…');
+    expect(join.inputSchema.properties?.invite?.description).toContain('(it_…)');
+    expect(JSON.stringify(join)).not.toContain('inv_');
+  });
+
+  it('sends a host to /mcp for reading and voting, and describes the error envelope once per catalog', () => {
+    const host = instructions.host ?? '';
+    expect(host).toMatch(/Reading the room, discussing and voting are on the participant catalog at \/mcp\b/);
+    for (const tool of ['read_room', 'choose', 'wait']) expect(host).toContain(tool);
+    expect(host).toContain('creator_token');
+    for (const text of [host, instructions.participant ?? '']) {
+      expect(text).toContain('isError: true');
+      expect(text).toContain('{error: {code, message, hint?, details?, request_id}}');
     }
   });
 

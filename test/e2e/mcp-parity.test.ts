@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyOutcomeSignatures, verifyRoomReceiptChain } from '../../src/receipts/index.js';
 import { connectModern, type McpSession, ok } from '../support/mcp-clients.js';
 import { call, type RunningService, startService } from '../support/service.js';
+import { withoutLogTiming } from '../support/tlog.js';
 
 type Args = Record<string, unknown>;
 /** Runs a tool-shaped step (tool name, arguments with slug and token) and returns the result object. */
@@ -106,7 +107,7 @@ function masked(value: unknown, slug: string): unknown {
   let text = JSON.stringify(value).replaceAll(slug, '<slug>');
   for (const [pattern, mask] of MASKS) text = text.replace(pattern, mask);
   // A receipt's transparency-log proof appears once the log has sequenced it, which is timing.
-  return JSON.parse(text, (key, field) => (key === 'transparency_log' ? undefined : field));
+  return withoutLogTiming(JSON.parse(text));
 }
 
 describe('REST and MCP parity', () => {

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERAS, type McpSession, ok } from '../support/mcp-clients.js';
 import { call, type RunningService, startService } from '../support/service.js';
+import { withoutLogTiming } from '../support/tlog.js';
 
 describe.each(ERAS)('MCP walkthrough ($era)', ({ era, connect }) => {
   let svc: RunningService;
@@ -91,8 +92,6 @@ describe.each(ERAS)('MCP walkthrough ($era)', ({ era, connect }) => {
     const restOutcome = await call(svc.base, 'GET', `/api/rooms/${slug}/outcome`, { token });
     expect(restOutcome.body).toMatchObject({ slug, status: outcome.status, resolved_winner: 'alpha' });
     // Each read carries the log inclusion known at its moment: compare everything else.
-    const withoutLog = (body: unknown) =>
-      JSON.parse(JSON.stringify(body), (key, field) => (key === 'transparency_log' ? undefined : field));
-    expect(withoutLog({ ok: true, ...restOutcome.body })).toEqual(withoutLog(outcome));
+    expect(withoutLogTiming({ ok: true, ...restOutcome.body })).toEqual(withoutLogTiming(outcome));
   });
 });

@@ -205,6 +205,30 @@ describe('the transparency log (SQLite, real HTTP)', () => {
       expect(response.body.error.code).toMatch(/^(input\.invalid|vendor:conclave:not_found)$/);
     }
   });
+
+  it('says when the proofs of receipts not logged yet will follow, until they are there', async () => {
+    // Sealed and closed while no integrator runs: two receipts, neither in the log yet.
+    await svc.service.integrator.stop();
+    let room: { slug: string; token: string };
+    try {
+      room = await roomWithReceipts(svc.base, clock, true);
+      const fresh = (await call(svc.base, 'GET', `/api/rooms/${room.slug}/outcome`, { token: room.token })).body;
+      expect(fresh.decisions[0].transparency_log).toBeUndefined();
+      expect(fresh.conclusion.transparency_log).toBeUndefined();
+      expect(fresh.log_proofs_pending).toEqual({
+        receipts: 2,
+        retry_after_seconds: 1,
+        hint: expect.stringMatching(/^2 receipts are not in the transparency log yet; read the outcome again in 1 s/),
+      });
+    } finally {
+      svc.service.integrator.start();
+    }
+    await svc.service.integrator.integrateNow();
+    const later = (await call(svc.base, 'GET', `/api/rooms/${room.slug}/outcome`, { token: room.token })).body;
+    expect(later.log_proofs_pending).toBeUndefined();
+    expect(later.decisions[0].transparency_log).toBeDefined();
+    expect(later.conclusion.transparency_log).toBeDefined();
+  });
 });
 
 const FIXTURE = path.join(import.meta.dirname, '../fixtures/pre-speech');

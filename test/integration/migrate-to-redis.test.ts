@@ -21,6 +21,7 @@ import { openSqliteStore } from '../../src/store/sqlite-store.js';
 import { repoRoot, runCli } from '../cli/run-cli.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { call, type RunningService, startService } from '../support/service.js';
+import { withoutLogTiming } from '../support/tlog.js';
 
 const FIXTURE = path.join(repoRoot, 'test/fixtures/many-rooms');
 const redis = await startRedisServer();
@@ -308,7 +309,5 @@ describe.skipIf(redis === null)('conclave migrate --to redis: identity data', ()
  * receipts afresh, in its own log, at its own indexes).
  */
 function withoutRequestIds(body: unknown): unknown {
-  return JSON.parse(JSON.stringify(body), (key, value) =>
-    key === 'request_id' || key === 'transparency_log' ? undefined : value,
-  );
+  return withoutLogTiming(body, ['request_id']);
 }

@@ -24,3 +24,13 @@ export async function roomWithReceipts(
   }
   return { slug: room.slug, token };
 }
+
+/** What an outcome says about the transparency log, which depends on when it is read (docs/transparency-log.md, `/outcome`). */
+const LOG_TIMING = new Set(['transparency_log', 'log_proofs_pending']);
+
+/** A body without what depends on when the log sequenced its receipts (and, `also`, other keys). */
+export function withoutLogTiming(body: unknown, also: readonly string[] = []): unknown {
+  return JSON.parse(JSON.stringify(body), (key, value) =>
+    LOG_TIMING.has(key) || also.includes(key) ? undefined : value,
+  );
+}

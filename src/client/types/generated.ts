@@ -1762,7 +1762,7 @@ interface components {
       display_name?: string;
       /** @description The room password, to join a private room without an invite. */
       password?: string;
-      /** @description The invite token you were given (inv_…), to join a private room; it grants the invite role. */
+      /** @description The invite token you were given (it_…), to join a private room; it grants the invite role. */
       invite?: string;
     };
     /** @description Your new seat. */
@@ -2112,6 +2112,15 @@ interface components {
           };
         };
       } | null;
+      /** @description Present while some receipts of this outcome are not in the transparency log yet (right after a seal): when to read again for their transparency_log proofs. The receipts are final and verify without it. */
+      log_proofs_pending?: {
+        /** @description How many receipts of this outcome have no transparency_log proof yet. */
+        receipts: number;
+        /** @description Read the outcome again after this many seconds for their proofs. */
+        retry_after_seconds: number;
+        /** @description What to do, in words. */
+        hint: string;
+      };
       /** @description How to verify the receipts. */
       verification: {
         /** @description Where the signing keys are published. */

@@ -509,6 +509,16 @@ export const outcomeResponseSchema = z
       })
       .nullable()
       .describe('The conclusion receipt once the room is closed; else null.'),
+    log_proofs_pending: z
+      .object({
+        receipts: count('How many receipts of this outcome have no transparency_log proof yet.'),
+        retry_after_seconds: count('Read the outcome again after this many seconds for their proofs.'),
+        hint: text('What to do, in words.'),
+      })
+      .optional()
+      .describe(
+        'Present while some receipts of this outcome are not in the transparency log yet (right after a seal): when to read again for their transparency_log proofs. The receipts are final and verify without it.',
+      ),
     verification: z
       .object({
         jwks_url: text('Where the signing keys are published.'),
