@@ -98,8 +98,7 @@ export const TOOL_GUIDES: Readonly<Record<string, ToolGuide>> = {
   },
   register_webhook: {
     when: `Call to have room events POSTed to your URL. Room events follow only after your receiver answers 2xx to a first signed verification delivery (event_type vendor:conclave:webhook.verification, seq 0); a redirect, 4xx or no answer disables it. ${TOKEN}`,
-    returns:
-      'The webhook_id and the one-time signing_secret. Each delivery carries Webhook-Signature: t=<unix s>,v1=<hex HMAC-SHA256 of "<t>.<body>">, keyed with the whole secret string; a service run with WEBHOOK_STANDARD_SIGNATURE=true appends Standard Webhooks entries, so new Webhook(secret) verifies too.',
+    returns: 'The webhook_id and the one-time signing_secret for verifying deliveries.',
   },
   unregister_webhook: {
     when: `Call to stop a webhook by its webhook_id; repeating it is harmless. ${TOKEN}`,

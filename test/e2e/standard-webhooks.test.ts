@@ -6,10 +6,15 @@
  * snippets; when one stops working here, fix the guide.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { VERIFICATION_EVENT_TYPE } from '../../src/engagement/webhook-verification.js';
+import { buildCatalog } from '../../src/mcp/catalog.js';
+import { OPERATIONS } from '../../src/operations/table.js';
 import { ManualClock } from '../../src/runtime/clock.js';
+import { repoRoot } from '../support/built.js';
 import { eventually, seatedRoom } from '../support/engagement.js';
 import { call, type RunningService, startService } from '../support/service.js';
 import { type ReceivedWebhook, startReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -108,5 +113,22 @@ describe('webhook receivers written from the guide', () => {
 
     expect(verifyProtocol(secret, headers['webhook-signature'], delivery.raw, T0 / 1000 + 30)).toBe(true);
     expect(verifyProtocol(secret, headers['webhook-signature'], delivery.raw, T0 / 1000 + 301)).toBe(false);
+  });
+
+  it('names WEBHOOK_STANDARD_SIGNATURE wherever the Standard Webhooks verification is shown', async () => {
+    const passages: Record<string, string> = {};
+    for (const file of ['README.md', 'docs/agents.md']) {
+      // Paragraphs and list items: each one that shows the Standard Webhooks verifier names the setting.
+      const text = await readFile(path.join(repoRoot, file), 'utf8');
+      text.split(/\n(?=\n|- )/).forEach((passage, i) => {
+        passages[`${file} #${i}`] = passage;
+      });
+    }
+    const tool = buildCatalog('host', OPERATIONS).find((t) => t.name === 'register_webhook');
+    passages.register_webhook = tool?.description ?? '';
+    const showing = Object.entries(passages).filter(([, text]) => /new Webhook\(/.test(text));
+    expect(showing.map(([where]) => where)).toContain('register_webhook');
+    expect(showing.length).toBeGreaterThanOrEqual(3);
+    for (const [where, text] of showing) expect(text, where).toContain('WEBHOOK_STANDARD_SIGNATURE');
   });
 });
