@@ -133,7 +133,7 @@ export function registerRoomCommands(program: Command): void {
     .description(
       'the room as an agent sees it: what is being decided, who has chosen, the discussion (--json: the whole view)',
     )
-    .option('--since <n>', 'only what changed since this cursor', Number)
+    .option('--since <n>', 'only what changed after this event seq (one line each)', count)
     .action(async (slug: string, options: { since?: number }, command: Command) => {
       const { client, json } = await context(command, slug);
       const view: Body = await client.getRoom({
