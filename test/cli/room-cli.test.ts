@@ -3,7 +3,8 @@
  * with the mechanism and the common settings as flags, `discuss --stance`, `room read` as text by
  * default (JSON with --json), `propose` showing the slate, `choose` printing the result when it seals,
  * and `wait --for completion` blocking until the next sealing after the decisions already seen (or
- * after `--since n`), exiting 7 once the room is closed. docs/cli.md, Rooms and Waiting.
+ * after `--since n`, and with several decisions open at once), exiting 7 once the room is closed.
+ * docs/cli.md, Rooms and Waiting.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -202,5 +203,20 @@ describe('the command line for a whole room', () => {
     const closed = await cli('wait', slug, '--for', 'completion', '--since', '3');
     expect(closed.code).toBe(7);
     expect(closed.stdout).toContain('is closed');
+  });
+
+  it('wait --for completion also waits on an open decision below one already sealed (several open at once)', async () => {
+    const slug = await twoSeatRoom('Older?', '--settle-window', '0', '--max-open-decisions', '2');
+    await ok('room', 'ask', slug, 'Newer?', '-o', 'red', 'blue');
+    await ok('room', 'choose', slug, 'red', '--decision', '2');
+    await ok('--as', 'creator', 'room', 'choose', slug, 'red', '--decision', '2');
+    // Decision 2 sealed before the wait started; decision 1 is still open and is the one to wait for.
+    const waiting = cli('wait', slug, '--for', 'completion', '--timeout', '40');
+    await eventually(() => parked() === 1, 20_000);
+    await ok('room', 'choose', slug, 'beta', '--decision', '1');
+    await ok('--as', 'creator', 'room', 'choose', slug, 'beta', '--decision', '1');
+    const waited = await waiting;
+    expect(waited.code, waited.stderr).toBe(0);
+    expect(waited.stdout).toContain('✓ decision #1 sealed: Older? → beta');
   });
 });
