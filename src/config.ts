@@ -298,7 +298,7 @@ export interface ServiceConfig {
   operatorContact: string;
   logLevel: string;
   webhookAllowPrivate: boolean;
-  /** WEBHOOK_STANDARD_SIGNATURE: a Standard Webhooks entry after the protocol's in Webhook-Signature. */
+  /** WEBHOOK_STANDARD_SIGNATURE: Standard Webhooks entries after the protocol's in Webhook-Signature (docs/agents.md, Webhooks). */
   webhookStandardSignature: boolean;
   webhookMaxPerRoom: number;
   webhookMaxPerSeat: number;

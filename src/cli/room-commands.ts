@@ -3,11 +3,25 @@
  * room and role (see credentials.ts); host actions act with the creator token, the rest with the
  * participant token.
  */
-import type { Command } from 'commander';
-import type { Body, ConclaveClient, RoomConfigInput } from '../client/index.js';
+import { type Command, Option } from 'commander';
+import type { Body, ConclaveClient } from '../client/index.js';
 import { type SeatRole, SeatTaken, saveSeat } from './credentials.js';
-import { context, EXIT, Exit, masked, parseJson, print, seconds, summary } from './shell.js';
+import {
+  CHOICE_VISIBILITY,
+  type CreateOptions,
+  describeChoice,
+  describeDelta,
+  describeProposal,
+  describeRoom,
+  MECHANISMS,
+  numbered,
+  roomConfig,
+  STANCES,
+  VISIBILITY,
+} from './room-view.js';
+import { context, count, EXIT, Exit, parseJson, positiveInteger, print, seconds, summary } from './shell.js';
 import { tallyLine } from './tallies.js';
+import { nextSealing, printSealing } from './wait-command.js';
 
 export function registerRoomCommands(program: Command): void {
   const room = program.command('room').description('create, join, read and act in rooms');
@@ -15,33 +29,64 @@ export function registerRoomCommands(program: Command): void {
   room
     .command('create')
     .description('create a room; your creator token is saved to the config file')
-    .requiredOption('-q, --question <text>', 'the first question')
+    .option('-q, --question <text>', 'the first question (opens decision #1 at once)')
     .option('-o, --option <option...>', 'the options (repeat or list)')
-    .option('--config <json>', 'room config as JSON, e.g. \'{"voting_window":600}\'')
+    .option('--about <text>', 'what the room is about (needed without --question)')
+    .option('--context <text>', 'background for the first question')
     .option('--name <display name>', 'your display name')
-    .action(
-      async (options: { question: string; option?: string[]; config?: string; name?: string }, command: Command) => {
-        const { client, base, json, configFile } = await context(command);
-        const created = await client.createRoom({
-          question: options.question,
-          ...(options.option ? { options: options.option } : {}),
-          ...(options.config ? { config: parseJson(options.config, '--config') as RoomConfigInput } : {}),
-          ...(options.name ? { display_name: options.name } : {}),
-        });
-        await saveSeat(
-          configFile,
-          created.slug,
-          'creator',
-          { token: created.creator_token, participant_id: created.participant_id, ...nameOf(options.name) },
-          { base },
-        );
-        print(
-          json,
-          created,
-          `✓ room ${created.slug} created: ${created.url ?? `${base}/r/${created.slug}`}\n  creator token saved to ${configFile}`,
-        );
-      },
-    );
+    .option('--password <password>', 'a room password (12 characters or more; makes the room private)')
+    .addOption(
+      new Option('--mechanism <name>', 'how choices are counted (default simple_majority)').choices(MECHANISMS),
+    )
+    .addOption(
+      new Option('--visibility <who>', 'who may find and read the room (default unlisted)').choices(VISIBILITY),
+    )
+    .option('--voting-window <seconds>', 'how long each decision stays open for choices (default 3600)', seconds)
+    .option('--early-close', 'seal a decision as soon as its outcome cannot change')
+    .option('--settle-window <seconds>', 'with --early-close: how long a determined decision settles first', count)
+    .option('--quorum <n>', 'choices needed for a decision to count (also the electorate floor)', positiveInteger)
+    .addOption(
+      new Option('--choice-visibility <when>', "when members see each other's choices (default live)").choices(
+        CHOICE_VISIBILITY,
+      ),
+    )
+    .option('--max-open-decisions <n>', 'decisions that may be open at once (1 to 5, default 1)', positiveInteger)
+    .option('--persistent', 'keep asking questions after the first decision seals (type persistent)')
+    .option('--no-creator-votes', 'you host without choosing')
+    .option('--config <json>', 'any other room config as JSON, e.g. \'{"max_participants":8}\'')
+    .action(async (options: CreateOptions, command: Command) => {
+      const { client, base, json, configFile } = await context(command);
+      if (!options.question && !options.about)
+        throw new Exit(EXIT.usage, 'give --question <text>, --about <text> or both');
+      const created: Body = await client.createRoom({
+        ...(options.question ? { question: options.question } : {}),
+        ...(options.option ? { options: options.option } : {}),
+        ...(options.about ? { about: options.about } : {}),
+        ...(options.context ? { context: options.context } : {}),
+        ...(options.password ? { password: options.password } : {}),
+        ...(options.name ? { display_name: options.name } : {}),
+        ...roomConfig(options),
+      } as never);
+      await saveSeat(
+        configFile,
+        created.slug,
+        'creator',
+        { token: created.creator_token, participant_id: created.participant_id, ...nameOf(options.name) },
+        { base },
+      );
+      const config = (created.config ?? {}) as Body;
+      const decision = created.decision as Body | null | undefined;
+      print(
+        json,
+        created,
+        [
+          `✓ room ${created.slug} created: ${created.url ?? `${base}/r/${created.slug}`}`,
+          `  ${config.visibility} · ${config.mechanism} · voting window ${config.voting_window} s${config.early_close ? ' · early close' : ''}`,
+          ...(decision ? [`  decision #${decision.seq}: ${decision.question}`, ...numbered(decision.options)] : []),
+          `  creator token saved to ${configFile}`,
+        ].join('\n'),
+      );
+    });
 
   room
     .command('join <slug>')
@@ -85,16 +130,17 @@ export function registerRoomCommands(program: Command): void {
 
   room
     .command('read <slug>')
-    .description('the room as an agent sees it')
-    .option('--since <n>', 'only what changed since this cursor', Number)
+    .description(
+      'the room as an agent sees it: what is being decided, who has chosen, the discussion (--json: the whole view)',
+    )
+    .option('--since <n>', 'only what changed after this event seq (one line each)', count)
     .action(async (slug: string, options: { since?: number }, command: Command) => {
       const { client, json } = await context(command, slug);
       const view: Body = await client.getRoom({
         slug,
         ...(options.since !== undefined ? { since: options.since } : {}),
       });
-      const text = JSON.stringify(masked(view), null, 2);
-      print(json, view, typeof view.state === 'string' ? `${view.state}\n${text}` : text);
+      print(json, view, options.since !== undefined ? describeDelta(view) : describeRoom(view));
     });
 
   const act = (
@@ -120,12 +166,25 @@ export function registerRoomCommands(program: Command): void {
           ...build(positional.slice(1), options),
           ...(decision !== undefined ? { decision } : {}),
         });
+        if (verb === 'choose' && options.wait && result.status !== 'resolved') {
+          const seq = result.decision as number;
+          if (!json) console.log(`✓ choose ${slug}: ${describe(verb, result)}`);
+          printSealing(json, slug, await nextSealing(client, slug, (n) => n !== seq, null));
+          return;
+        }
         print(json, result, `✓ ${verb} ${slug}: ${describe(verb, result)}`);
       },
     );
   };
 
-  act('discuss <slug> <text>', 'post to the discussion', 'participant', ([text]) => ({ body: text }));
+  act(
+    'discuss <slug> <text>',
+    'post to the discussion',
+    'participant',
+    ([text], options) => ({ body: text, ...(options.stance ? { stance: options.stance } : {}) }),
+    (c) =>
+      c.addOption(new Option('--stance <stance>', 'how it relates to the discussion, shown with it').choices(STANCES)),
+  );
   act('propose <slug> <option>', 'propose an option', 'participant', ([option]) => ({ option }));
   act(
     'choose <slug> <choice>',
@@ -135,7 +194,10 @@ export function registerRoomCommands(program: Command): void {
       choice: choice!.startsWith('{') || choice!.startsWith('[') ? parseJson(choice!, 'choice') : choice,
       ...(options.reason ? { reason: options.reason } : {}),
     }),
-    (c) => c.option('--reason <text>', 'why (shown to the room)'),
+    (c) =>
+      c
+        .option('--reason <text>', 'why (shown to the room)')
+        .option('--wait', 'when the decision is still open, wait until it seals and print the result'),
   );
   act(
     'abstain <slug>',
@@ -222,6 +284,9 @@ const ACTIONS: Record<string, (client: ConclaveClient, input: any) => Promise<Bo
 };
 
 function describe(verb: string, result: Body): string {
+  if (verb === 'choose') return describeChoice(result);
+  if (verb === 'propose') return describeProposal(result);
+  if (verb === 'discuss') return `posted (${result.id})`;
   const decision = result.decision as Body | undefined;
   if (verb === 'ask' && decision) return `decision #${decision.seq} opened (${decision.status ?? 'open'})`;
   if (verb === 'start-choosing' && decision)

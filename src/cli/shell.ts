@@ -18,6 +18,8 @@ export const EXIT = {
   timeout: 5,
   /** A local file, credential or data directory is in the way (or an unexpected failure). */
   local: 6,
+  /** `wait --for completion` on a closed room: nothing will seal again, so waiting longer is pointless. */
+  concluded: 7,
 } as const;
 
 export const EXIT_CODES_HELP = `
@@ -29,6 +31,7 @@ Exit codes:
   4  the service could not be reached
   5  timed out: nothing happened within --timeout (wait), or the service did not answer in time
   6  a local problem: the credentials file, a data directory, a backup or migration refused or failed
+  7  nothing to wait for: the room is closed, so no decision will seal again (wait --for completion)
 `;
 
 export const DEFAULT_BASE = 'http://127.0.0.1:3000';
@@ -160,6 +163,13 @@ export function positiveNumber(value: string): number {
 export function seconds(value: string): number {
   const number = Number(value);
   if (!Number.isInteger(number) || number <= 0) throw new InvalidArgumentError('expected a whole number of seconds');
+  return number;
+}
+
+/** A commander argument parser for a whole number ≥ 1 (counts, quorums). */
+export function positiveInteger(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) throw new InvalidArgumentError('expected a whole number ≥ 1');
   return number;
 }
 

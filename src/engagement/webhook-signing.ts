@@ -1,27 +1,47 @@
 /**
- * Webhook secrets and signatures (docs/architecture.md, Webhooks). Every delivery carries one
- * `Webhook-Signature` header: the protocol's own `t=<unix s>,v1=<hex HMAC-SHA256>` over
- * `"<t>.<raw body>"`; when the operator turns on WEBHOOK_STANDARD_SIGNATURE, followed after a space by
- * the Standard Webhooks `v1,<base64 HMAC-SHA256>` over `"<webhook-id>.<t>.<raw body>"`.
+ * Webhook secrets and signatures (docs/agents.md, Webhooks; docs/architecture.md, Webhooks). Every
+ * delivery carries one `Webhook-Signature` header: the protocol's own `t=<unix s>,v1=<hex
+ * HMAC-SHA256>` over `"<t>.<raw body>"`, keyed with the UTF-8 bytes of the whole `whsec_…` string.
+ * That is all of the header by default, exactly what receivers written to the protocol parse.
  *
- * Both are keyed with the UTF-8 bytes of the whole `whsec_…` string, and `Webhook-Id` /
- * `Webhook-Timestamp` already have the meaning Standard Webhooks gives them. HTTP header names are
- * case-insensitive, so the two schemes cannot have a header each: Standard Webhooks defines the
- * signature header as a space-delimited list whose verifiers skip entries of other versions, which is
- * what lets the protocol's entry lead. A Standard Webhooks receiver verifies with the secret as raw
- * bytes (`new Webhook(secret, { format: 'raw' })`), or with `whsec_` + base64 of the whole secret.
+ * When the operator turns on WEBHOOK_STANDARD_SIGNATURE, Standard Webhooks entries `v1,<base64
+ * HMAC-SHA256>` over `"<webhook-id>.<t>.<raw body>"` follow it, each after a space (Standard Webhooks
+ * defines the header as a space-delimited list whose verifiers skip entries of other versions, which
+ * is what lets the protocol's entry lead; header names are case-insensitive, so the two schemes
+ * cannot have a header each). The first is keyed as Standard Webhooks keys a `whsec_<base64>` secret:
+ * with the bytes its text after `whsec_` decodes to, so `new Webhook(secret)` verifies. Secrets are
+ * drawn so that this text is base64 as well as base64url (no `-` or `_`). The second is keyed with the
+ * secret's raw text, for receivers built as `new Webhook(secret, { format: 'raw' })` before that.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** How old a Webhook-Timestamp a receiver accepts. */
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
 
+/**
+ * `whsec_` + base64url of 32 random bytes, as the protocol says, drawn again until that text has no
+ * `-` or `_` (about 1 draw in 4 passes): then it is also the base64 Standard Webhooks libraries
+ * decode, and `new Webhook(secret)` works. Rejecting draws keeps the survivors uniform (~254 bits).
+ */
 export function newSigningSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64url')}`;
+  for (;;) {
+    const text = randomBytes(32).toString('base64url');
+    if (!/[-_]/.test(text)) return `whsec_${text}`;
+  }
 }
 
-function hmac(secret: string, signed: string): Buffer {
-  return createHmac('sha256', Buffer.from(secret, 'utf8')).update(signed, 'utf8').digest();
+/**
+ * The key Standard Webhooks derives from a `whsec_…` secret: the bytes of its base64 text. Secrets
+ * issued before they were drawn without `-` and `_` decode the same way as base64url.
+ */
+function standardKey(secret: string): Buffer {
+  return Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64url');
+}
+
+function hmac(key: string | Buffer, signed: string): Buffer {
+  return createHmac('sha256', typeof key === 'string' ? Buffer.from(key, 'utf8') : key)
+    .update(signed, 'utf8')
+    .digest();
 }
 
 function hmacHex(secret: string, timestamp: number, body: string): string {
@@ -33,15 +53,19 @@ export function signatureHeader(secret: string, timestamp: number, body: string)
   return `t=${timestamp},v1=${hmacHex(secret, timestamp, body)}`;
 }
 
-/** The Standard Webhooks signature entry: `v1,<base64>` over `"<id>.<t>.<body>"`. */
-export function standardSignature(secret: string, id: string, timestamp: number, body: string): string {
-  return `v1,${hmac(secret, `${id}.${timestamp}.${body}`).toString('base64')}`;
+/**
+ * The Standard Webhooks entries, `v1,<base64>` over `"<id>.<t>.<body>"`: keyed with the decoded
+ * secret (`new Webhook(secret)`), then with its raw text (`new Webhook(secret, { format: 'raw' })`).
+ */
+export function standardSignatures(secret: string, id: string, timestamp: number, body: string): string {
+  const signed = `${id}.${timestamp}.${body}`;
+  return [standardKey(secret), secret].map((key) => `v1,${hmac(key, signed).toString('base64')}`).join(' ');
 }
 
 /**
  * The signing headers of one delivery attempt. By default exactly the protocol's header, which
  * receivers in the wild parse as `t=…,v1=…` and nothing more; with `standard` (the operator's
- * WEBHOOK_STANDARD_SIGNATURE) the Standard Webhooks entry follows it in the same header.
+ * WEBHOOK_STANDARD_SIGNATURE) the Standard Webhooks entries follow it in the same header.
  */
 export function deliveryHeaders(
   secret: string,
@@ -54,7 +78,7 @@ export function deliveryHeaders(
   return {
     'webhook-id': id,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': standard ? `${protocol} ${standardSignature(secret, id, timestamp, body)}` : protocol,
+    'webhook-signature': standard ? `${protocol} ${standardSignatures(secret, id, timestamp, body)}` : protocol,
   };
 }
 

@@ -64,7 +64,7 @@ export interface WebhookWorkerDeps {
   clock: Clock;
   send: WebhookSender;
   allowPrivate: boolean;
-  /** Add the Standard Webhooks entry to each signature header (WEBHOOK_STANDARD_SIGNATURE). */
+  /** Add the Standard Webhooks entries to each signature header (WEBHOOK_STANDARD_SIGNATURE). */
   standardSignature?: boolean;
   userAgent: string;
   onError(error: unknown, context: string): void;

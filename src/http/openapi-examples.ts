@@ -350,7 +350,7 @@ export const RESPONSE_EXAMPLES: Readonly<Record<string, Record<string, unknown>>
   registerWebhook: {
     ok: true,
     webhook_id: '12233a2c-8499-4482-82e3-8a1686b45d0b',
-    signing_secret: 'whsec_o-i5OTRZckO2SrUDxmsoZMf59h_rKmzl9zLT4jsuKqs',
+    signing_secret: 'whsec_oAi5OTRZckO2SrUDxmsoZMf59hQrKmzl9zLT4jsuKqs',
     url: 'https://93.184.215.14/hooks/conclave',
     event_types: ['decision.completed'],
   },

@@ -90,7 +90,7 @@ describe('the conclave command line', () => {
     // The creator owes a choice: the wait answers at once.
     const waited = await cli('wait', slug, '--timeout', '10');
     expect(waited.code).toBe(0);
-    expect(waited.stdout).toContain('✓ actionable: #1 Lunch?');
+    expect(waited.stdout).toContain('✓ decision #1 needs your choice: Lunch?');
     expect((await cli('room', 'choose', slug, 'pizza', '--reason', 'it is quick')).code).toBe(0);
     const read = await cli('--json', 'room', 'read', slug);
     expect(JSON.parse(read.stdout).choices[0]).toMatchObject({ choice: 'pizza' });

@@ -1,6 +1,7 @@
 /** Webhook signatures, the retry schedule and the address guard as applied to webhook targets. */
 import { createHmac } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MAX_ATTEMPTS, nextAttemptAt } from '../../../src/engagement/retry-schedule.js';
 import { parseWebhookUrl, resolveTarget, WebhookTargetRejected } from '../../../src/engagement/ssrf.js';
 import {
@@ -40,17 +41,47 @@ describe('webhook signatures', () => {
     expect(signatureHeader(secret, 1000, 'body')).toMatch(/^t=1000,v1=[0-9a-f]{64}$/);
   });
 
-  it('with WEBHOOK_STANDARD_SIGNATURE, sends the Standard Webhooks entry after the protocol one', () => {
+  it('with WEBHOOK_STANDARD_SIGNATURE, sends the Standard Webhooks entries after the protocol one', () => {
     const secret = 'whsec_test-secret';
     const headers = deliveryHeaders(secret, 'evt-1', 1000, 'body', true);
-    const standard = createHmac('sha256', secret).update('evt-1.1000.body').digest('base64');
+    const decoded = Buffer.from('test-secret', 'base64url');
+    const standard = createHmac('sha256', decoded).update('evt-1.1000.body').digest('base64');
+    const raw = createHmac('sha256', secret).update('evt-1.1000.body').digest('base64');
     expect(headers).toEqual({
       'webhook-id': 'evt-1',
       'webhook-timestamp': '1000',
-      'webhook-signature': `${signatureHeader(secret, 1000, 'body')} v1,${standard}`,
+      'webhook-signature': `${signatureHeader(secret, 1000, 'body')} v1,${standard} v1,${raw}`,
     });
     expect(verifySignature(secret, headers['webhook-signature']!, 'body', 1000)).toBe(true);
     expect(verifySignature(secret, `v1,${standard}`, 'body', 1000)).toBe(false);
+  });
+
+  it('draws secrets that Standard Webhooks libraries take as they are (base64 and base64url at once)', () => {
+    for (let i = 0; i < 50; i += 1) expect(newSigningSecret()).toMatch(/^whsec_[A-Za-z0-9]{43}$/);
+  });
+
+  describe('a secret issued before (base64url with - and _), as the store keeps it', () => {
+    const old = 'whsec_o-i5OTRZckO2SrUDxmsoZMf59h_rKmzl9zLT4jsuKqs';
+    const body = '{"slug":"k7m3pq2dnx","event":{"seq":1}}';
+    const at = 1777629600;
+    const headers = deliveryHeaders(old, 'evt-1', at, body, true);
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('keeps its protocol signature: the whole secret string is still the key', () => {
+      const hex = createHmac('sha256', old).update(`${at}.${body}`).digest('hex');
+      expect(headers['webhook-signature']!.split(' ')[0]).toBe(`t=${at},v1=${hex}`);
+      expect(deliveryHeaders(old, 'evt-1', at, body)['webhook-signature']).toBe(`t=${at},v1=${hex}`);
+    });
+
+    it('verifies with the raw-format verifier, and with its base64 spelling', () => {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      vi.setSystemTime(at * 1000);
+      expect(new Webhook(old, { format: 'raw' }).verify(body, headers)).toEqual(JSON.parse(body));
+      const spelled = `whsec_${old.slice('whsec_'.length).replace(/-/g, '+').replace(/_/g, '/')}`;
+      expect(new Webhook(spelled).verify(body, headers)).toEqual(JSON.parse(body));
+    });
   });
 });
 
