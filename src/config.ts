@@ -88,8 +88,10 @@ const envSchema = z.object({
   WEBHOOK_MAX_PER_ORIGIN: z.coerce.number().int().min(1).max(1_000_000).default(200),
   /** Room actors kept in memory (least recently used evicted; about 14 KiB each); others reload from the store. */
   ROOM_CACHE_SIZE: z.coerce.number().int().min(1).default(1000),
-  /** Calls run through a throwaway copy of the service at start-up, before listening, so the first burst meets compiled code (src/warm-up.ts); 0 disables. */
+  /** Calls run through a throwaway copy of the service at start-up, after listening and before /readyz answers 200, so the first burst meets compiled code (src/warm-up.ts); 0 disables. */
   WARMUP_TURNS: z.coerce.number().int().min(0).default(2400),
+  /** The most time the start-up warm-up may take, in ms: it stops sending calls then, so a process is ready within seconds however slow the machine. */
+  WARMUP_MAX_MS: z.coerce.number().int().min(0).default(3000),
   /**
    * What the cached room actors may weigh together, in bytes (an upper estimate of their resident
    * size); the least recently used are evicted past it. docs/architecture.md, Memory.
@@ -178,6 +180,7 @@ export const CONFIG_EXAMPLES: Readonly<Record<Variable, string>> = {
   WEBHOOK_MAX_PER_ORIGIN: '200',
   ROOM_CACHE_SIZE: '1000',
   WARMUP_TURNS: '2400',
+  WARMUP_MAX_MS: '3000',
   ROOM_CACHE_BYTES: '33554432',
   MAX_PARKED_CONNECTIONS: '20000',
   GUESS_LIMIT_PER_MIN: '5',
@@ -308,6 +311,7 @@ export interface ServiceConfig {
   roomCacheSize: number;
   /** Start-up warm-up turns (src/warm-up.ts); 0 skips it. */
   warmupTurns: number;
+  warmupMaxMs: number;
   roomCacheBytes: number;
   /** ROOM_RETENTION_DAYS; null = retention off. */
   roomRetentionDays: number | null;
@@ -365,6 +369,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     maxParkedConnections: e.MAX_PARKED_CONNECTIONS,
     roomCacheSize: e.ROOM_CACHE_SIZE,
     warmupTurns: e.WARMUP_TURNS,
+    warmupMaxMs: e.WARMUP_MAX_MS,
     roomCacheBytes: e.ROOM_CACHE_BYTES,
     roomRetentionDays: e.ROOM_RETENTION_DAYS === 0 ? null : e.ROOM_RETENTION_DAYS,
     rateLimits: {

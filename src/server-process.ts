@@ -10,13 +10,8 @@ export async function runServer(env: NodeJS.ProcessEnv = process.env): Promise<v
   // Before anything big is allocated: garbage may pile up to twice the live heap, not four times.
   capHeapGrowth();
   const config = loadConfig(env);
-  // Before the real service exists: the first burst it serves meets compiled code (src/warm-up.ts).
-  const warmed = config.warmupTurns > 0 ? await warmUp(config.warmupTurns) : null;
   const service = await createService(config);
-  if (warmed) {
-    const level = warmed.failures > 0 ? 'warn' : 'info';
-    service.app.log[level]({ turns: warmed.turns, ms: warmed.ms, failures: warmed.failures }, 'warmed up');
-  }
+  service.services.warming = config.warmupTurns > 0;
   warnOnDefaultBaseUrl(config, service.app.log);
   const trustWarning = trustProxyWarning(config);
   if (trustWarning) service.app.log.warn({ variable: 'TRUST_PROXY' }, trustWarning);
@@ -46,6 +41,20 @@ export async function runServer(env: NodeJS.ProcessEnv = process.env): Promise<v
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+
+  // Listening first (and the signals handled), so liveness answers at once; ready once the first
+  // burst will meet compiled code (src/warm-up.ts), within WARMUP_MAX_MS however slow the machine.
+  if (config.warmupTurns > 0) {
+    const warmed = await warmUp(config.warmupTurns, config.warmupMaxMs);
+    if (closing) return;
+    const level = warmed.failures > 0 ? 'warn' : 'info';
+    service.app.log[level](
+      { turns: warmed.turns, ms: warmed.ms, failures: warmed.failures, skipped: warmed.skipped },
+      'warmed up',
+    );
+  }
+  service.services.warming = false;
+  service.app.log.info('conclave ready');
 }
 
 /** Whether a listen address only accepts connections from this machine. */

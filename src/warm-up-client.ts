@@ -17,10 +17,19 @@ export interface Answer {
 const ACCEPT = 'application/json, text/event-stream';
 const CLIENT_INFO = { name: 'conclave-warm-up', version: '0' };
 
+/** What a call answers once the warm-up's time is up: not sent, and not a failure. */
+const NOT_SENT: Answer = { status: 0, body: '' };
+
 export class WarmUpClient {
   failures = 0;
+  /** Calls not sent because the warm-up's time was up (WARMUP_MAX_MS). */
+  skipped = 0;
 
-  constructor(private readonly app: FastifyInstance) {}
+  /** `deadline`: the performance.now() past which calls are no longer sent. */
+  constructor(
+    private readonly app: FastifyInstance,
+    private readonly deadline = Number.POSITIVE_INFINITY,
+  ) {}
 
   async exchange(
     method: 'GET' | 'POST',
@@ -28,6 +37,10 @@ export class WarmUpClient {
     headers: Record<string, string>,
     body?: unknown,
   ): Promise<Answer> {
+    if (performance.now() > this.deadline) {
+      this.skipped++;
+      return NOT_SENT;
+    }
     const response = await this.app.inject({
       method,
       url,
@@ -48,6 +61,7 @@ export class WarmUpClient {
       },
       body,
     );
+    if (answer === NOT_SENT) return {};
     if (answer.status >= 300) this.failures++;
     return answer.status < 300 ? (JSON.parse(answer.body) as Record<string, unknown>) : {};
   }
@@ -86,6 +100,7 @@ export class WarmUpClient {
     args: Record<string, unknown>,
   ): Promise<Record<string, unknown> | null> {
     const answer = await this.rpc(era, id, 'tools/call', { name, arguments: args });
+    if (answer === NOT_SENT) return null;
     // The 2025 era may frame its answer as one server-sent event.
     const json = answer.body.startsWith('event:') ? answer.body.slice(answer.body.indexOf('{')) : answer.body;
     try {
@@ -103,7 +118,7 @@ export class WarmUpClient {
 
   /** Counts a failure unless the answer's status is the expected one. */
   expect(answer: Answer, status: number): void {
-    if (answer.status !== status) this.failures++;
+    if (answer !== NOT_SENT && answer.status !== status) this.failures++;
   }
 
   static readonly clientInfo = CLIENT_INFO;

@@ -1,8 +1,8 @@
 /**
  * Warm from the first request (docs/performance.md, Warm from the first request). A fresh process
  * meets its first burst with nothing compiled: every function of the write path is parsed, run in
- * the interpreter and optimized while the first thousand choices queue behind it. Before the service
- * listens, this runs a throwaway service of the same code (embedded store in a temporary directory,
+ * the interpreter and optimized while the first thousand choices queue behind it. Once the service
+ * listens (liveness answers at once) and before it says it is ready (/readyz), this runs a throwaway service of the same code (embedded store in a temporary directory,
  * nothing shared with the real one: no room, key, receipt or log entry of it survives) through the
  * calls agents make most, then closes it and deletes its directory. Half the calls are a hot room's
  * burst — create, join, choose over REST and over MCP in both eras, discuss, reads and a long-poll
@@ -22,11 +22,14 @@ const SEATS = 40;
 export interface WarmUpReport {
   turns: number;
   ms: number;
+  /** Calls not made because the time allowed ran out (WARMUP_MAX_MS). */
+  skipped: number;
   /** Calls not answered with a 2xx (or an MCP error result): the warm-up then did not walk the path it meant to. */
   failures: number;
 }
 
-export async function warmUp(turns: number): Promise<WarmUpReport> {
+/** `maxMs`: stop sending calls after this long; the process is ready when the warm-up ends. */
+export async function warmUp(turns: number, maxMs = Number.POSITIVE_INFINITY): Promise<WarmUpReport> {
   const started = performance.now();
   // Imported here: service.ts is the caller's module graph already; this keeps warm-up out of it.
   const { createService } = await import('./service.js');
@@ -47,7 +50,7 @@ export async function warmUp(turns: number): Promise<WarmUpReport> {
       WARMUP_TURNS: '0',
     }),
   );
-  const client = new WarmUpClient(service.app);
+  const client = new WarmUpClient(service.app, started + maxMs);
   // Half the calls each way, rounded to whole visits; at least one visit once there are calls to make.
   const visits = turns > 0 ? Math.max(1, Math.round(turns / 2 / EXCHANGES_PER_VISIT)) : 0;
   try {
@@ -57,7 +60,7 @@ export async function warmUp(turns: number): Promise<WarmUpReport> {
     await service.close();
     await rm(dataDir, { recursive: true, force: true });
   }
-  return { turns, ms: Math.round(performance.now() - started), failures: client.failures };
+  return { turns, ms: Math.round(performance.now() - started), failures: client.failures, skipped: client.skipped };
 }
 
 /**

@@ -44,12 +44,12 @@ export const idle: BenchCase = {
       {
         name: 'idle service process (sqlite)',
         child: service({ DATA_DIR: dataDirs[0]! }),
-        marker: 'conclave listening',
+        marker: 'conclave ready',
       },
       {
         name: 'idle service process (redis)',
         child: service({ DATA_DIR: dataDirs[1]!, STORE: 'redis', REDIS_URL: redis.url }),
-        marker: 'conclave listening',
+        marker: 'conclave ready',
       },
     ];
     try {

@@ -556,7 +556,8 @@ const META_ROUTES: {
     path: '/readyz',
     tag: 'meta',
     summary: 'Readiness',
-    description: 'Whether to send traffic here: 200 when the store answers within 600 ms, else 503 not_ready.',
+    description:
+      'Whether to send traffic here: 200 when the start-up warm-up has ended and the store answers within 600 ms, else 503 not_ready.',
     schema: 'ReadyResponse',
     example: { status: 'ready' },
   },

@@ -152,7 +152,9 @@ export function registerMetaRoutes(
       .send({ status, version: services.info.version, checks: { store, signing_key: signingKey } });
   });
   app.get('/readyz', async (_request, reply) => {
-    const ready = await storeAnswers(services);
+    // A process still warming up (src/warm-up.ts) answers, but sends its traffic elsewhere for now:
+    // ready means warm, and the store answering.
+    const ready = services.warming !== true && (await storeAnswers(services));
     return reply
       .code(ready ? 200 : 503)
       .header('cache-control', 'no-store')

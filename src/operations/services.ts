@@ -22,6 +22,11 @@ export interface ServiceInfo {
 }
 
 export interface Services {
+  /**
+   * True while the start-up warm-up runs (src/warm-up.ts): the process listens and answers
+   * liveness, and /readyz says not_ready, warming, until it ends.
+   */
+  warming?: boolean;
   registry: RoomRegistry;
   store: RoomStore;
   keyring: Keyring;
