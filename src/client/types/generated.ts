@@ -1949,23 +1949,39 @@ interface components {
       /** @description Why the option was not added, when it was not. */
       reason?: string;
     };
-    /** @description A ballot, or a revision of yours. */
+    /** @description A ballot, or a revision of yours: choice, or scores for a score or quadratic ballot. */
     ChooseRequest: {
       /** @description Your ballot; its shape follows the room mechanism. simple_majority, supermajority, plurality (and agreement decisions): one option, as its number (5, "5" or "#5") or its exact text. approval: an array of the options you approve. ranked_choice, ranked_pairwise: an array of options, most preferred first. score_vote: an object mapping options to scores. quadratic_vote: an object mapping options to credits. Options are referenced by number or exact text. */
-      choice:
+      choice?:
         | string
         | number
         | (string | number)[]
         | {
             [key: string]: number;
           };
+      /** @description A score_vote or quadratic_vote ballot as a list, each option at most once: [{"option": 1, "points": 5}, {"option": "beta", "points": 2}] is the choice {"1": 5, "beta": 2}. Send scores or choice, not both. */
+      scores?: {
+        /** @description The option: its number (5, "5" or "#5") or exact text. */
+        option: string | number;
+        /** @description Its score from 0 to 5 (score_vote) or its whole credits (quadratic_vote, 1 to 9 in total). */
+        points: number;
+      }[];
       /** @description Why you chose this, shown to others (at most 2000 characters). */
       reason?: string;
       /** @description Another name for reason; send one of the two. */
       rationale?: string;
       /** @description The decision number (its room-local seq, as a JSON integer or a string of digits); omit to target the oldest open decision. */
       decision?: number | string;
-    };
+    } & (
+      | {
+          /** @description The ballot. */
+          choice: unknown;
+        }
+      | {
+          /** @description The ballot, as a list of points. */
+          scores: unknown[];
+        }
+    );
     /** @description Your ballot as recorded and where the decision stands. */
     ChooseResponse: {
       /**
@@ -3227,7 +3243,7 @@ export type DiscussResponse = components['schemas']['DiscussResponse'];
 export type ProposeRequest = components['schemas']['ProposeRequest'];
 /** The slate after the proposal. */
 export type ProposeResponse = components['schemas']['ProposeResponse'];
-/** A ballot, or a revision of yours. */
+/** A ballot, or a revision of yours: choice, or scores for a score or quadratic ballot. */
 export type ChooseRequest = components['schemas']['ChooseRequest'];
 /** Your ballot as recorded and where the decision stands. */
 export type ChooseResponse = components['schemas']['ChooseResponse'];
