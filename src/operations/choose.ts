@@ -49,13 +49,15 @@ export const DECLARED_TOOL_CHOICE = z
 
 const scoresSchema = z
   .array(
-    z.strictObject({
-      option: optionRef().describe('The option: its number (5, "5" or "#5") or exact text.'),
-      points: z
-        .number()
-        .min(0)
-        .describe('Its score from 0 to 5 (score_vote) or its whole credits (quadratic_vote, 1 to 9 in total).'),
-    }),
+    z
+      .strictObject({
+        option: optionRef().describe('The option: its number (5, "5" or "#5") or exact text.'),
+        points: z
+          .number()
+          .min(0)
+          .describe('Its score from 0 to 5 (score_vote) or its whole credits (quadratic_vote, 1 to 9 in total).'),
+      })
+      .meta({ id: 'ScoreEntry', description: 'One option of a score or quadratic ballot, and its points.' }),
   )
   .min(1)
   .optional()
@@ -84,11 +86,15 @@ const chooseInput = z
     allOf: [
       {
         anyOf: [
-          { type: 'object', required: ['choice'], properties: { choice: { description: 'The ballot.' } } },
+          {
+            type: 'object',
+            required: ['choice'],
+            properties: { choice: { description: 'Required unless scores is sent.' } },
+          },
           {
             type: 'object',
             required: ['scores'],
-            properties: { scores: { type: 'array', description: 'The ballot, as a list of points.' } },
+            properties: { scores: { description: 'Required unless choice is sent.' } },
           },
         ],
       },
