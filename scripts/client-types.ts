@@ -58,7 +58,7 @@ function jsonContent(holder: unknown): Json | undefined {
 function clientComponents(doc: OpenApiDocument): Json {
   const schemas = structuredClone(doc.components.schemas);
 
-  for (const item of Object.values(doc.paths)) {
+  for (const [path, item] of Object.entries(doc.paths)) {
     for (const operation of Object.values(item)) {
       const id = pascal(String(operation.operationId));
       const body = jsonContent(operation.requestBody);
@@ -75,6 +75,7 @@ function clientComponents(doc: OpenApiDocument): Json {
           additionalProperties: false,
         };
       }
+      addPathComponents(schemas, id, String(operation.operationId), path, (operation.parameters ?? []) as Json[]);
       const answer = jsonContent((operation.responses as Json | undefined)?.['200']);
       if (answer && typeof answer.$ref !== 'string') schemas[`${id}Response`] ??= structuredClone(answer);
     }
@@ -83,6 +84,36 @@ function clientComponents(doc: OpenApiDocument): Json {
     if (op.mcpOnly) addZodComponent(schemas, op.responseSchemaName ?? `${pascal(op.name)}Response`, op.output);
   }
   return schemas;
+}
+
+/**
+ * The path parameters of the room routes, described as the document describes them: `RoomPath`
+ * (the slug, shared by every room route) and `<OperationId>Path` for a route's others (an invite
+ * code, a webhook id), so a client method's every parameter shows its description.
+ */
+function addPathComponents(schemas: Json, id: string, operationId: string, path: string, parameters: Json[]): void {
+  if (!path.startsWith('/api/rooms/{slug}')) return;
+  const described = (p: Json) => ({ ...(p.schema as Json), description: p.description });
+  const inPath = parameters.filter((p) => p.in === 'path');
+  const slug = inPath.find((p) => p.name === 'slug');
+  if (slug) {
+    schemas.RoomPath ??= {
+      type: 'object',
+      description: 'The room a room route acts on.',
+      properties: { slug: described(slug) },
+      required: ['slug'],
+      additionalProperties: false,
+    };
+  }
+  const others = inPath.filter((p) => p.name !== 'slug');
+  if (others.length === 0) return;
+  schemas[`${id}Path`] ??= {
+    type: 'object',
+    description: `The path parameters of ${operationId} besides the room slug.`,
+    properties: Object.fromEntries(others.map((p) => [p.name, described(p)])),
+    required: others.map((p) => p.name),
+    additionalProperties: false,
+  };
 }
 
 /**

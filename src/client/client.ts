@@ -8,6 +8,7 @@
  * schemas (scripts/client-types.ts): required fields are required, RoomConfig keys are closed, and
  * nothing of the server reaches the published declarations.
  */
+import type { ChooseFields, ChooseScoresFields, PointsMechanism, Retyped } from './ballots.js';
 import { ConclaveError, ConclaveNetworkError } from './errors.js';
 import { ROUTES, type RouteSpec } from './routes.js';
 import { type StreamedEvent, type StreamEventsInput, streamEvents } from './sse.js';
@@ -40,7 +41,7 @@ export interface ConclaveClientOptions {
 export type Body = Record<string, any>;
 
 /** The input of a room-scoped method: its fields, the room's `slug`, and the call options. */
-export type RoomInput<Fields = object> = { slug: string } & Fields & CallOptions;
+export type RoomInput<Fields = object> = W.RoomPath & Fields & CallOptions;
 
 /** A room-scoped method: `(input)` with `slug` inside, or `(slug, fields)`. */
 export type RoomMethod<Fields, Response> = {
@@ -53,14 +54,38 @@ export type RoomMethod<Fields, Response> = {
 
 /** `getRoom` answers the agent view, the full state with `include: 'full'`, or a delta with `since`. */
 export interface GetRoom {
-  (input: RoomInput<{ include: 'full' }>): Promise<W.RoomState>;
-  (input: RoomInput<{ since: number }>): Promise<W.RoomDelta>;
-  (input: RoomInput<{ include?: undefined }>): Promise<W.AgentRoomView>;
-  (slug: string, fields: { include: 'full' } & CallOptions): Promise<W.RoomState>;
+  (input: RoomInput<W.GetRoomRequest & { include: 'full' }>): Promise<W.RoomState>;
+  (input: RoomInput<W.GetRoomRequest & { since: number }>): Promise<W.RoomDelta>;
+  (input: RoomInput<W.GetRoomRequest & { include?: undefined }>): Promise<W.AgentRoomView>;
+  (slug: string, fields: W.GetRoomRequest & { include: 'full' } & CallOptions): Promise<W.RoomState>;
   (slug: string, fields?: CallOptions): Promise<W.AgentRoomView>;
 }
 
-/** Long-polls never ask for more than this under the default timeout (docs/agents.md, The REST loop). */
+/**
+ * `choose`, its ballot typed by the room's mechanism when the call names it (`mechanism`, or the
+ * type argument): a shape that mechanism refuses does not compile (src/client/ballots.ts). One
+ * signature per ballot field, so an editor shows each field's description.
+ */
+export interface Choose {
+  <M extends W.Mechanism = W.Mechanism>(input: RoomInput<ChooseFields<M>>): Promise<W.ChooseResponse>;
+  <M extends PointsMechanism = PointsMechanism>(input: RoomInput<ChooseScoresFields<M>>): Promise<W.ChooseResponse>;
+  <M extends W.Mechanism = W.Mechanism>(slug: string, fields: ChooseFields<M> & CallOptions): Promise<W.ChooseResponse>;
+  <M extends PointsMechanism = PointsMechanism>(
+    slug: string,
+    fields: ChooseScoresFields<M> & CallOptions,
+  ): Promise<W.ChooseResponse>;
+}
+
+/**
+ * createRoom's input with `Text` (the question or the about text) given: one signature each, so an
+ * editor shows every field's description, and a room with neither does not compile.
+ */
+type RoomAround<Text extends 'question' | 'about'> = Omit<W.CreateRoomRequest, 'question' | 'about'> &
+  Retyped<Pick<W.CreateRoomRequest, Text>, string> &
+  Pick<W.CreateRoomRequest, Exclude<'question' | 'about', Text>> &
+  CallOptions;
+
+/** Long-polls never ask/** Long-polls never ask for more than this under the default timeout (docs/agents.md, The REST loop). */
 const MAX_DEFAULT_WAIT_SECONDS = 40;
 
 export class ConclaveClient {
@@ -94,48 +119,59 @@ export class ConclaveClient {
 
   // --- rooms ----------------------------------------------------------------------------------
 
+  /** A room around a question (its first decision opens at once), an about text, or both. */
+  createRoom(input: RoomAround<'question'>): Promise<W.CreateRoomResponse>;
+  createRoom(input: RoomAround<'about'>): Promise<W.CreateRoomResponse>;
   createRoom(input: W.CreateRoomRequest & CallOptions): Promise<W.CreateRoomResponse> {
     return this.transport.route(ROUTES.createRoom, input);
   }
 
-  joinRoom = this.method<W.JoinRoomRequest, W.JoinRoomResponse>(ROUTES.joinRoom);
-  getRoom = this.method<W.GetRoomRequest, W.AgentRoomView>(ROUTES.getRoom) as GetRoom;
+  joinRoom: RoomMethod<W.JoinRoomRequest, W.JoinRoomResponse> = this.method(ROUTES.joinRoom);
+  getRoom: GetRoom = this.method(ROUTES.getRoom) as GetRoom;
   /** The room's actors for the state-chart visualizer: current states and the timeline of steps. */
-  getRoomMachine = this.method<object, W.RoomMachine>(ROUTES.getRoomMachine);
+  getRoomMachine: RoomMethod<object, W.RoomMachine> = this.method(ROUTES.getRoomMachine);
 
   /** What changed since `since` (`current_through` of your last read). */
-  readDelta(input: RoomInput<{ since: number }>): Promise<W.RoomDelta> {
+  readDelta(input: RoomInput<W.GetRoomRequest & { since: number }>): Promise<W.RoomDelta> {
     return this.transport.route(ROUTES.getRoom, input);
   }
 
   /** Deletes a room for good; confirms with X-Confirm-Delete (defaults to the slug). */
-  deleteRoom(input: RoomInput<{ confirm?: string }>): Promise<W.DeleteRoomResponse> {
+  deleteRoom(
+    input: RoomInput<{
+      /** Sent as X-Confirm-Delete: the slug of the room to delete, as a guard against a wrong slug (default: the slug). */
+      confirm?: string;
+    }>,
+  ): Promise<W.DeleteRoomResponse> {
     const { confirm, ...rest } = input;
     return this.transport.route(ROUTES.deleteRoom, rest, { 'x-confirm-delete': confirm ?? input.slug });
   }
 
-  createInvite = this.method<W.CreateInviteRequest, W.CreateInviteResponse>(ROUTES.createInvite);
-  listInvites = this.method<object, W.ListInvitesResponse>(ROUTES.listInvites);
-  revokeInvite = this.method<{ code: string }, W.RevokeInviteResponse>(ROUTES.revokeInvite);
-  updateMemberRole = this.method<W.UpdateMemberRoleRequest & { participant: string }, W.UpdateMemberRoleResponse>(
-    ROUTES.updateMemberRole,
-  );
-  updateRoomSettings = this.method<W.UpdateRoomSettingsRequest, W.UpdateRoomSettingsResponse>(
+  createInvite: RoomMethod<W.CreateInviteRequest, W.CreateInviteResponse> = this.method(ROUTES.createInvite);
+  listInvites: RoomMethod<object, W.ListInvitesResponse> = this.method(ROUTES.listInvites);
+  revokeInvite: RoomMethod<W.RevokeInvitePath, W.RevokeInviteResponse> = this.method(ROUTES.revokeInvite);
+  updateMemberRole: RoomMethod<W.UpdateMemberRoleRequest & W.UpdateMemberRolePath, W.UpdateMemberRoleResponse> =
+    this.method(ROUTES.updateMemberRole);
+  updateRoomSettings: RoomMethod<W.UpdateRoomSettingsRequest, W.UpdateRoomSettingsResponse> = this.method(
     ROUTES.updateRoomSettings,
   );
 
   // --- decisions ------------------------------------------------------------------------------
 
-  ask = this.method<W.AskRequest, W.AskResponse>(ROUTES.ask);
-  startChoosing = this.method<W.StartChoosingRequest, W.StartChoosingResponse>(ROUTES.startChoosing);
-  discuss = this.method<W.DiscussRequest, W.DiscussResponse>(ROUTES.discuss);
-  propose = this.method<W.ProposeRequest, W.ProposeResponse>(ROUTES.propose);
-  choose = this.method<W.ChooseRequest, W.ChooseResponse>(ROUTES.choose);
-  abstain = this.method<W.AbstainRequest, W.AbstainResponse>(ROUTES.abstain);
-  closeRoom = this.method<W.CloseRoomRequest, W.CloseRoomResponse>(ROUTES.closeRoom);
-  listDecisions = this.method<object, W.ListDecisionsResponse>(ROUTES.listDecisions);
+  ask: RoomMethod<W.AskRequest, W.AskResponse> = this.method(ROUTES.ask);
+  startChoosing: RoomMethod<W.StartChoosingRequest, W.StartChoosingResponse> = this.method(ROUTES.startChoosing);
+  discuss: RoomMethod<W.DiscussRequest, W.DiscussResponse> = this.method(ROUTES.discuss);
+  propose: RoomMethod<W.ProposeRequest, W.ProposeResponse> = this.method(ROUTES.propose);
+  /** Submits or revises your ballot; `mechanism` (never sent) types it by the room's mechanism. */
+  choose: Choose = (a: unknown, b?: unknown) => {
+    const { mechanism: _typesOnly, ...input } = inputOf(a, b);
+    return this.transport.route<W.ChooseResponse>(ROUTES.choose, input);
+  };
+  abstain: RoomMethod<W.AbstainRequest, W.AbstainResponse> = this.method(ROUTES.abstain);
+  closeRoom: RoomMethod<W.CloseRoomRequest, W.CloseRoomResponse> = this.method(ROUTES.closeRoom);
+  listDecisions: RoomMethod<object, W.ListDecisionsResponse> = this.method(ROUTES.listDecisions);
   /** The room's decisions with their receipts, in chain order: what `verifyRoomReceiptChain` checks. */
-  outcome = this.method<object, W.Outcome>(ROUTES.outcome);
+  outcome: RoomMethod<object, W.Outcome> = this.method(ROUTES.outcome);
 
   // --- engagement -----------------------------------------------------------------------------
 
@@ -153,10 +189,14 @@ export class ConclaveClient {
     });
   };
 
-  listEvents = this.method<W.ListEventsRequest, W.ListEventsResponse>(ROUTES.listEvents);
-  registerWebhook = this.method<W.RegisterWebhookRequest, W.RegisterWebhookResponse>(ROUTES.registerWebhook);
-  listWebhooks = this.method<object, W.ListWebhooksResponse>(ROUTES.listWebhooks);
-  unregisterWebhook = this.method<{ id: string }, W.UnregisterWebhookResponse>(ROUTES.unregisterWebhook);
+  listEvents: RoomMethod<W.ListEventsRequest, W.ListEventsResponse> = this.method(ROUTES.listEvents);
+  registerWebhook: RoomMethod<W.RegisterWebhookRequest, W.RegisterWebhookResponse> = this.method(
+    ROUTES.registerWebhook,
+  );
+  listWebhooks: RoomMethod<object, W.ListWebhooksResponse> = this.method(ROUTES.listWebhooks);
+  unregisterWebhook: RoomMethod<W.UnregisterWebhookPath, W.UnregisterWebhookResponse> = this.method(
+    ROUTES.unregisterWebhook,
+  );
 
   /**
    * Every stored event of the room after `since_seq` (or `since_event_id`), oldest first, one page
@@ -184,7 +224,12 @@ export class ConclaveClient {
    * Resolves with the room's outcome once decision `decision` (default: the room's oldest open one at
    * the time of the call) is sealed, long-polling `for=completion` in between.
    */
-  async waitForOutcome(input: RoomInput<{ decision?: number }>): Promise<W.Outcome> {
+  async waitForOutcome(
+    input: RoomInput<{
+      /** The decision number (its room-local seq) to wait for; default: the oldest open one when called. */
+      decision?: number;
+    }>,
+  ): Promise<W.Outcome> {
     const { slug, decision, timeoutMs, ...options } = input;
     const giveUpAt = Date.now() + (timeoutMs ?? 10 * 60_000);
     const first = await this.outcome({ slug, ...options });

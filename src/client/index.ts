@@ -3,8 +3,10 @@
  * package built from this folder (packages/client). Runs unchanged in Node ≥ 20 and in browsers
  * (global fetch, WebCrypto); imports nothing server-only.
  */
+export type { BallotByMechanism, ChooseFields, ChooseScoresFields, OptionRef, PointsMechanism } from './ballots.js';
 export {
   type Body,
+  type Choose,
   ConclaveClient,
   type ConclaveClientOptions,
   type GetRoom,

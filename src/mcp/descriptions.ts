@@ -35,7 +35,7 @@ export const TOOL_GUIDES: Readonly<Record<string, ToolGuide>> = {
     returns: 'Whether the option was accepted, the current option list and whether choosing is open.',
   },
   choose: {
-    when: `Call to cast or revise your ballot: an option number or exact text for single-choice decisions, an array or an object for other mechanisms. ${TOKEN}`,
+    when: `Call to cast or revise your ballot: an option number or exact text for single-choice decisions, an array of options for approval and ranked ones, scores (a list of {option, points}) for score and quadratic ones. ${TOKEN}`,
     returns: 'The ballot as recorded, the decision status and, if your choice sealed it, the winner.',
   },
   abstain: {

@@ -38,7 +38,10 @@ export function toolInputSchema(operation: AnyOperation, map: ToolArgumentMap): 
 
   const properties: Record<string, JsonSchema> = {};
   for (const [field, schema] of Object.entries(fieldProperties)) {
-    if (!hidden.has(field)) properties[argumentOf[field] ?? field] = schema;
+    if (hidden.has(field)) continue;
+    const argument = argumentOf[field] ?? field;
+    const declared = map.declared?.[argument];
+    properties[argument] = declared ? inlined(jsonSchemaOf(declared, 'input')) : schema;
   }
   if (map.passwordCredential) properties.password = PASSWORD_ARGUMENT;
   properties.token = TOKEN_ARGUMENT;

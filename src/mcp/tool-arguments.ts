@@ -3,6 +3,8 @@
  * instead of in the operations. Everything not listed maps one to one: an argument named like an
  * input field (path parameters such as `slug` included) is that field.
  */
+import type { z } from 'zod';
+import { DECLARED_TOOL_CHOICE } from '../operations/choose.js';
 import type { Catalog } from '../operations/types.js';
 
 export interface ToolArgumentMap {
@@ -14,6 +16,11 @@ export interface ToolArgumentMap {
   readonly fixed?: Readonly<Record<string, unknown>>;
   /** Input fields that default to a value when a given argument is present (keyed by argument). */
   readonly impliedBy?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  /**
+   * Arguments the tool declares narrower than the operation documents them, where a form would not
+   * survive the agent frameworks' schema conversions; the call is still parsed by the operation's schema.
+   */
+  readonly declared?: Readonly<Record<string, z.ZodType>>;
 }
 
 /** A second tool over the operation whose `mcp.tool` is `from`, with its own arguments. */
@@ -32,6 +39,8 @@ export const TOOL_ARGUMENTS: Readonly<Record<string, ToolArgumentMap>> = {
   // GET /next-action (docs/agents.md, The REST loop): `since` is an event cursor and switches the wait to activity mode.
   wait: { rename: { wait_seconds: 'wait', since: 'since_seq' }, impliedBy: { since: { for: 'activity' } } },
   unregister_webhook: { rename: { webhook_id: 'id' } },
+  // The option→points map stays accepted; score and quadratic ballots are declared as `scores` (docs/agents.md, One ballot, every framework).
+  choose: { declared: { choice: DECLARED_TOOL_CHOICE } },
 };
 
 export const DERIVED_TOOLS: readonly DerivedTool[] = [

@@ -6,33 +6,64 @@ import { checkedLater } from './json-schema.js';
 import { act, seqSelector, slugSchema } from './shared.js';
 import type { OperationDef, RequestContext } from './types.js';
 
-const CHOICE_RULE =
-  'Your ballot; its shape follows the room mechanism. simple_majority, supermajority, plurality (and agreement decisions): one option, as its number (5, "5" or "#5") or its exact text. approval: an array of the options you approve. ranked_choice, ranked_pairwise: an array of options, most preferred first. score_vote: an object mapping options to scores. quadratic_vote: an object mapping options to credits. Options are referenced by number or exact text.';
+const LISTED_RULE =
+  'Your ballot; its shape follows the room mechanism. simple_majority, supermajority, plurality (and agreement decisions): one option, as its number (5, "5" or "#5") or its exact text. approval: an array of the options you approve. ranked_choice, ranked_pairwise: an array of options, most preferred first.';
+const CHOICE_RULE = `${LISTED_RULE} score_vote: an object mapping options to scores. quadratic_vote: an object mapping options to credits. Options are referenced by number or exact text.`;
+
+const OPTION_BY_TEXT = 'An option by its number ("5", "#5") or exact text.';
+const OPTION_BY_NUMBER = 'An option by number (from 1).';
+const optionRef = () =>
+  z.union([z.string().describe(OPTION_BY_TEXT), z.number().int().min(1).describe(OPTION_BY_NUMBER)]);
+
+/** The forms of choice that every tool-calling framework can declare: one option, or a list of them. */
+const listedChoice = [
+  z.string().describe('One option: its number ("5", "#5") or exact text.'),
+  z.number().int().min(1).describe('One option, by number (from 1).'),
+  z
+    .array(optionRef())
+    .min(1)
+    .describe(
+      'Several options (approval), or options in preference order, best first, without repeats (ranked_choice, ranked_pairwise): each by number or exact text.',
+    ),
+] as const;
+
+const pointsMap = z
+  .record(z.string(), z.number().min(0))
+  .describe(
+    'Options (by number or exact text) mapped to scores from 0 to 5, at least one above 0 (score_vote), or to whole credits, 1 to 9 in total (quadratic_vote).',
+  );
 
 /** Parsed loosely: the mechanism decides the shape, and the ballot check words the refusal (reason ballot_shape). */
-const choiceSchema = checkedLater(
-  z.unknown().describe(CHOICE_RULE),
-  z.union([
-    z.string().describe('One option: its number ("5", "#5") or exact text.'),
-    z.number().int().min(1).describe('One option, by number (from 1).'),
+const choiceSchema = checkedLater(z.unknown().optional().describe(CHOICE_RULE), z.union([...listedChoice, pointsMap]));
+
+/**
+ * choice as the MCP tool declares it (docs/agents.md, One ballot, every framework): without the
+ * option→points map, whose open object LangChain's adapter and OpenAI's strict mode cannot carry;
+ * score and quadratic ballots have `scores` there. The service still takes the map in choice.
+ */
+export const DECLARED_TOOL_CHOICE = z
+  .union(listedChoice)
+  .describe(
+    `${LISTED_RULE} score_vote, quadratic_vote: send scores instead (choice also takes them as an object mapping options to points). Options are referenced by number or exact text.`,
+  );
+
+const scoresSchema = z
+  .array(
     z
-      .array(
-        z.union([
-          z.string().describe('An option by its number ("5", "#5") or exact text.'),
-          z.number().int().min(1).describe('An option by number (from 1).'),
-        ]),
-      )
-      .min(1)
-      .describe(
-        'Several options (approval), or options in preference order, best first, without repeats (ranked_choice, ranked_pairwise): each by number or exact text.',
-      ),
-    z
-      .record(z.string(), z.number().min(0))
-      .describe(
-        'Options (by number or exact text) mapped to scores from 0 to 5, at least one above 0 (score_vote), or to whole credits, 1 to 9 in total (quadratic_vote).',
-      ),
-  ]),
-);
+      .strictObject({
+        option: optionRef().describe('The option: its number (5, "5" or "#5") or exact text.'),
+        points: z
+          .number()
+          .min(0)
+          .describe('Its score from 0 to 5 (score_vote) or its whole credits (quadratic_vote, 1 to 9 in total).'),
+      })
+      .meta({ id: 'ScoreEntry', description: 'One option of a score or quadratic ballot, and its points.' }),
+  )
+  .min(1)
+  .optional()
+  .describe(
+    'A score_vote or quadratic_vote ballot as a list, each option at most once: [{"option": 1, "points": 5}, {"option": "beta", "points": 2}] is the choice {"1": 5, "beta": 2}. Send scores or choice, not both.',
+  );
 
 const castChoice = z
   .union([z.string(), z.array(z.string()), z.record(z.string(), z.number())])
@@ -42,13 +73,67 @@ const chooseInput = z
   .object({
     slug: slugSchema,
     choice: choiceSchema,
+    scores: scoresSchema,
     reason: z.string().max(2000).optional().describe('Why you chose this, shown to others (at most 2000 characters).'),
     rationale: z.string().max(2000).optional().describe('Another name for reason; send one of the two.'),
     decision: seqSelector.optional(),
   })
-  .meta({ id: 'ChooseRequest', description: 'A ballot, or a revision of yours.' });
+  .meta({
+    id: 'ChooseRequest',
+    description: 'A ballot, or a revision of yours: choice, or scores for a score or quadratic ballot.',
+    // What runChoose refuses, stated in the schema: neither choice nor scores. Inside allOf, as
+    // CreateRoomRequest's, so generators intersect it with the properties.
+    allOf: [
+      {
+        anyOf: [
+          {
+            type: 'object',
+            required: ['choice'],
+            properties: { choice: { description: 'Required unless scores is sent.' } },
+          },
+          {
+            type: 'object',
+            required: ['scores'],
+            properties: { scores: { description: 'Required unless choice is sent.' } },
+          },
+        ],
+      },
+    ],
+  });
 
 type ChooseInput = z.infer<typeof chooseInput>;
+
+/**
+ * The ballot a call carries: choice as sent, or the scores list as the option→points map it stands
+ * for (docs/agents.md, One ballot, every framework). A list that names an option twice, or both
+ * fields at once, is refused rather than merged.
+ */
+function ballotOf(input: Partial<Pick<ChooseInput, 'choice' | 'scores'>>): { choice: unknown; problem?: Error } {
+  const { choice, scores } = input;
+  if (scores === undefined) return { choice };
+  if (choice !== undefined) {
+    return {
+      choice,
+      problem: invalidInput('scores', 'Send the ballot once: choice or scores, not both.', 'ballot_shape'),
+    };
+  }
+  const points: Record<string, number> = {};
+  for (const { option, points: value } of scores) {
+    const key = String(option);
+    if (key in points) {
+      return {
+        choice: undefined,
+        problem: invalidInput(
+          'scores',
+          `scores lists the option ${JSON.stringify(option)} twice; give each option one entry.`,
+          'ballot_shape',
+        ),
+      };
+    }
+    points[key] = value;
+  }
+  return { choice: points };
+}
 
 const chooseOutput = z
   .object({
@@ -78,7 +163,8 @@ const chooseOutput = z
 
 async function runChoose(ctx: RequestContext, input: ChooseInput, invalid: Error | undefined, viaGet: boolean) {
   const route = `${viaGet ? 'GET' : 'POST'} /api/rooms/${input.slug}/choose`;
-  let problem = invalid;
+  const ballot = ballotOf(input);
+  let problem = invalid ?? ballot.problem;
   if (!problem && input.reason !== undefined && input.rationale !== undefined && input.reason !== input.rationale) {
     problem = invalidInput(
       'reason',
@@ -86,8 +172,12 @@ async function runChoose(ctx: RequestContext, input: ChooseInput, invalid: Error
       'invalid_value',
     );
   }
-  if (!problem && input.choice === undefined) {
-    problem = invalidInput('choice', `choice is required: the option number or exact text (${route}).`, 'ballot_shape');
+  if (!problem && ballot.choice === undefined) {
+    problem = invalidInput(
+      'choice',
+      `choice is required: the option number or exact text, or scores for a score or quadratic ballot (${route}).`,
+      'ballot_shape',
+    );
   }
   return act(ctx, input.slug, {
     action: 'choose',
@@ -104,7 +194,7 @@ async function runChoose(ctx: RequestContext, input: ChooseInput, invalid: Error
         type: 'CHOOSE',
         now,
         actor,
-        choice: input.choice,
+        choice: ballot.choice,
         reason: input.reason ?? input.rationale ?? null,
         ...(input.decision !== undefined ? { decision: input.decision } : {}),
         ...(problem ? { invalid: (problem as import('../errors.js').ProtocolError).toSpec() } : {}),
@@ -138,9 +228,12 @@ async function runChoose(ctx: RequestContext, input: ChooseInput, invalid: Error
 }
 
 /** A ballot's weight for a mandate's weight_cap: 1, or a quadratic ballot's total credits (docs/concepts.md, Mandates). */
-async function ballotWeight(ctx: RequestContext, input: { slug: string; choice?: unknown }): Promise<number> {
+async function ballotWeight(
+  ctx: RequestContext,
+  input: { slug: string } & Partial<Pick<ChooseInput, 'choice' | 'scores'>>,
+): Promise<number> {
   const state = await ctx.services.registry.read(input.slug);
-  const choice = input.choice;
+  const { choice } = ballotOf(input);
   if (
     state?.room.config.mechanism !== 'quadratic_vote' ||
     typeof choice !== 'object' ||

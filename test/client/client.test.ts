@@ -121,6 +121,29 @@ describe('ConclaveClient over real HTTP', () => {
     expect(events.events.length).toBeGreaterThan(3);
   });
 
+  it('types a ballot by the mechanism it names, and never sends the name', async () => {
+    const sent: unknown[] = [];
+    const recording: typeof fetch = (input, init) => {
+      if (typeof init?.body === 'string') sent.push(JSON.parse(init.body));
+      return fetch(input, init);
+    };
+    const room = await anonymous.createRoom({
+      question: 'How much of each?',
+      options: ['north', 'south'],
+      config: { mechanism: 'quadratic_vote' },
+    });
+    const voter = new ConclaveClient({ baseUrl: svc.base, token: room.creator_token, fetch: recording });
+    const listed = await voter.choose({
+      slug: room.slug,
+      mechanism: 'quadratic_vote',
+      scores: [{ option: 'south', points: 4 }],
+    });
+    expect(listed.cast_choice).toEqual({ south: 4 });
+    const mapped = await voter.choose<'quadratic_vote'>(room.slug, { choice: { north: 1 } });
+    expect(mapped.cast_choice).toEqual({ north: 1 });
+    expect(sent).toEqual([{ scores: [{ option: 'south', points: 4 }] }, { choice: { north: 1 } }]);
+  });
+
   it('manages invites, roles, settings and webhooks', async () => {
     const invite = await owner.createInvite({ slug, label: 'for a colleague' });
     const code = invite.invite.code as string;

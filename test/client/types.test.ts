@@ -100,6 +100,8 @@ describe('client wire types', () => {
   it('close RoomConfig over the server’s keys, and list its mechanisms, event types and error codes', () => {
     expectTypeOf<keyof W.RoomConfig>().toEqualTypeOf<keyof z.output<typeof roomConfigSchema>>();
     expectTypeOf<W.Mechanism>().toEqualTypeOf<MechanismName>();
+    // A typed ballot for every mechanism the service runs, and none it does not (src/client/ballots.ts).
+    expectTypeOf<keyof W.BallotByMechanism>().toEqualTypeOf<MechanismName>();
     expectTypeOf<W.EventType>().toEqualTypeOf<ServerEventType>();
     expectTypeOf<W.ProtocolErrorCode>().toEqualTypeOf<Exclude<ServerErrorCode, `vendor:${string}`>>();
     expectTypeOf<ServerErrorCode>().toExtend<W.ErrorCode>();

@@ -415,15 +415,18 @@ describe.each(ERAS)('MCP tools/list ($era)', ({ connect }) => {
     expect(config.properties.voting_window.description).toMatch(/seconds/i);
   });
 
-  it('types choose.choice as string | integer | (string | integer)[] | object and says which mechanism takes which', () => {
+  it('types choose.choice as string | integer | (string | integer)[], score ballots as scores, and says which mechanism takes which', () => {
     const choose = listed['/mcp']!.find((t) => t.name === 'choose')!;
-    const choice = choose.inputSchema.properties!.choice;
+    const { choice, scores } = choose.inputSchema.properties!;
     const types = (choice.anyOf as Json[]).map((b) =>
       b.type === 'array' ? `(${(b.items.anyOf as Json[]).map((i) => i.type).join(' | ')})[]` : b.type,
     );
     // An array ballot names options by number or exact text, as a single choice does (src/domain/ballots.ts).
-    expect(types.sort()).toEqual(['(string | integer)[]', 'integer', 'object', 'string']);
-    expect(choice.description).toMatch(/approval.*array.*score_vote.*object/s);
+    // No open object: the option→points map is declared as scores (docs/agents.md, One ballot, every framework).
+    expect(types.sort()).toEqual(['(string | integer)[]', 'integer', 'string']);
+    expect(choice.description).toMatch(/approval.*array.*score_vote.*scores/s);
+    expect(scores.type).toBe('array');
+    expect(Object.keys(scores.items.properties)).toEqual(['option', 'points']);
   });
 
   it('annotates every tool truthfully and gives each an output schema', () => {

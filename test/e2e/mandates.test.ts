@@ -265,6 +265,21 @@ describe('mandates over REST and MCP', () => {
       'mandate.weight_cap_exceeded',
       { check: 'weight', weight_cap: 4, requested: 5 },
     ]);
+    // The same credits as a scores list weigh the same (docs/agents.md, One ballot, every framework).
+    const listed = await call(base, 'POST', `/api/rooms/${room.slug}/choose`, {
+      body: {
+        scores: [
+          { option: 'a', points: 3 },
+          { option: 'b', points: 2 },
+        ],
+      },
+      headers: { 'x-mandate': capped },
+    });
+    expect([listed.status, listed.body.error.code, listed.body.error.details]).toEqual([
+      401,
+      'mandate.weight_cap_exceeded',
+      { check: 'weight', weight_cap: 4, requested: 5 },
+    ]);
     const within = await call(base, 'POST', `/api/rooms/${room.slug}/choose`, {
       body: { choice: { a: 4 } },
       headers: { 'x-mandate': capped },

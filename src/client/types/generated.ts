@@ -1949,23 +1949,41 @@ interface components {
       /** @description Why the option was not added, when it was not. */
       reason?: string;
     };
-    /** @description A ballot, or a revision of yours. */
+    /** @description One option of a score or quadratic ballot, and its points. */
+    ScoreEntry: {
+      /** @description The option: its number (5, "5" or "#5") or exact text. */
+      option: string | number;
+      /** @description Its score from 0 to 5 (score_vote) or its whole credits (quadratic_vote, 1 to 9 in total). */
+      points: number;
+    };
+    /** @description A ballot, or a revision of yours: choice, or scores for a score or quadratic ballot. */
     ChooseRequest: {
       /** @description Your ballot; its shape follows the room mechanism. simple_majority, supermajority, plurality (and agreement decisions): one option, as its number (5, "5" or "#5") or its exact text. approval: an array of the options you approve. ranked_choice, ranked_pairwise: an array of options, most preferred first. score_vote: an object mapping options to scores. quadratic_vote: an object mapping options to credits. Options are referenced by number or exact text. */
-      choice:
+      choice?:
         | string
         | number
         | (string | number)[]
         | {
             [key: string]: number;
           };
+      /** @description A score_vote or quadratic_vote ballot as a list, each option at most once: [{"option": 1, "points": 5}, {"option": "beta", "points": 2}] is the choice {"1": 5, "beta": 2}. Send scores or choice, not both. */
+      scores?: components['schemas']['ScoreEntry'][];
       /** @description Why you chose this, shown to others (at most 2000 characters). */
       reason?: string;
       /** @description Another name for reason; send one of the two. */
       rationale?: string;
       /** @description The decision number (its room-local seq, as a JSON integer or a string of digits); omit to target the oldest open decision. */
       decision?: number | string;
-    };
+    } & (
+      | {
+          /** @description Required unless scores is sent. */
+          choice: unknown;
+        }
+      | {
+          /** @description Required unless choice is sent. */
+          scores: unknown;
+        }
+    );
     /** @description Your ballot as recorded and where the decision stands. */
     ChooseResponse: {
       /**
@@ -3007,6 +3025,11 @@ interface components {
       /** @description An event seq (current_through of your last read): returns only what happened after it. */
       since?: number | string;
     };
+    /** @description The room a room route acts on. */
+    RoomPath: {
+      /** @description The room slug (from create, an invite or the room URL). */
+      slug: string;
+    };
     /** @description The query of chooseByGet: Submit a single-choice ballot by query string. */
     ChooseByGetRequest: {
       /** @description One option, by number ("5", "#5") or exact text. Single-choice mechanisms only. */
@@ -3017,6 +3040,16 @@ interface components {
       rationale?: string;
       /** @description The decision number (its room-local seq, as a JSON integer or a string of digits); omit to target the oldest open decision. */
       decision?: number | string;
+    };
+    /** @description The path parameters of revokeInvite besides the room slug. */
+    RevokeInvitePath: {
+      /** @description The invite code. */
+      code: string;
+    };
+    /** @description The path parameters of updateMemberRole besides the room slug. */
+    UpdateMemberRolePath: {
+      /** @description The participant id. */
+      participant: string;
     };
     /** @description The query of awaitNextAction: Wait until the room needs you. */
     AwaitNextActionRequest: {
@@ -3038,6 +3071,11 @@ interface components {
       since_event_id?: string;
       /** @description Page size, 1..1000 (default 100) */
       limit?: number | string;
+    };
+    /** @description The path parameters of unregisterWebhook besides the room slug. */
+    UnregisterWebhookPath: {
+      /** @description The webhook id. */
+      id: string;
     };
     /** @description The query of streamEvents: Server-sent event stream. */
     StreamEventsRequest: {
@@ -3236,7 +3274,9 @@ export type DiscussResponse = components['schemas']['DiscussResponse'];
 export type ProposeRequest = components['schemas']['ProposeRequest'];
 /** The slate after the proposal. */
 export type ProposeResponse = components['schemas']['ProposeResponse'];
-/** A ballot, or a revision of yours. */
+/** One option of a score or quadratic ballot, and its points. */
+export type ScoreEntry = components['schemas']['ScoreEntry'];
+/** A ballot, or a revision of yours: choice, or scores for a score or quadratic ballot. */
 export type ChooseRequest = components['schemas']['ChooseRequest'];
 /** Your ballot as recorded and where the decision stands. */
 export type ChooseResponse = components['schemas']['ChooseResponse'];
@@ -3322,12 +3362,20 @@ export type Webhook = components['schemas']['Webhook'];
 export type UnregisterWebhookResponse = components['schemas']['UnregisterWebhookResponse'];
 /** The query of getRoom: Read a room. */
 export type GetRoomRequest = components['schemas']['GetRoomRequest'];
+/** The room a room route acts on. */
+export type RoomPath = components['schemas']['RoomPath'];
 /** The query of chooseByGet: Submit a single-choice ballot by query string. */
 export type ChooseByGetRequest = components['schemas']['ChooseByGetRequest'];
+/** The path parameters of revokeInvite besides the room slug. */
+export type RevokeInvitePath = components['schemas']['RevokeInvitePath'];
+/** The path parameters of updateMemberRole besides the room slug. */
+export type UpdateMemberRolePath = components['schemas']['UpdateMemberRolePath'];
 /** The query of awaitNextAction: Wait until the room needs you. */
 export type AwaitNextActionRequest = components['schemas']['AwaitNextActionRequest'];
 /** The query of listEvents: Replay stored events. */
 export type ListEventsRequest = components['schemas']['ListEventsRequest'];
+/** The path parameters of unregisterWebhook besides the room slug. */
+export type UnregisterWebhookPath = components['schemas']['UnregisterWebhookPath'];
 /** The query of streamEvents: Server-sent event stream. */
 export type StreamEventsRequest = components['schemas']['StreamEventsRequest'];
 /** The query of deviceApprovalPage: Operator approval page. */

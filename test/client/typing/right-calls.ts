@@ -40,6 +40,9 @@ export async function rightCalls(client: ConclaveClient): Promise<string> {
   await client.choose(slug, { choice: 1 });
   // Array ballots name options by number or exact text alike (src/domain/ballots.ts).
   await client.choose({ slug, choice: [2, 'sushi'] });
+  // A ballot typed by the room's mechanism (src/client/ballots.ts); `mechanism` is never sent.
+  await client.choose({ slug, mechanism: room.config.mechanism, choice: ['pizza'] });
+  await client.choose({ slug, mechanism: 'quadratic_vote', scores: [{ option: 'pizza', points: 4 }] });
   await client.discuss(slug, { body: 'Pizza is faster.', stance: 'agree' });
   await client.startChoosing(slug);
   await client.updateRoomSettings({ slug, settings: { voting_window: 1200, early_close: true } });

@@ -8,6 +8,10 @@ import { type ConclaveClient, ConclaveError, type Outcome } from '../../../src/c
 export async function wrongCalls(client: ConclaveClient, slug: string, outcome: Outcome): Promise<void> {
   // @ts-expect-error choose needs a choice
   await client.choose({ slug });
+  // @ts-expect-error an approval ballot is an array of options
+  await client.choose({ slug, mechanism: 'approval', choice: 'pizza' });
+  // @ts-expect-error a plurality ballot is one option: scores are for score and quadratic ballots
+  await client.choose<'plurality'>({ slug, scores: [{ option: 1, points: 1 }] });
   // @ts-expect-error a room needs a question or an about text
   await client.createRoom({});
   // @ts-expect-error RoomConfig keys are closed: voting_window, not votingwindow
