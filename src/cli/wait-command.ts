@@ -19,11 +19,19 @@ export function registerWaitCommand(program: Command): void {
         for (;;) {
           const left = options.timeout === undefined ? 30 : Math.ceil(options.timeout - (Date.now() - started) / 1000);
           if (left <= 0) throw new Exit(EXIT.timeout, `nothing owed within ${options.timeout} s`);
+          const asked = Date.now();
+          const wait = Math.min(30, left);
           const answer = await client.awaitNextAction({
             slug,
-            wait: Math.min(30, left),
+            wait,
             ...(options.for ? { for: options.for } : {}),
           } as never);
+          // A timeout long before the wait asked for: nothing here can need you (docs/agents.md, The
+          // REST loop). Asking again would answer the same at once, so say why and stop.
+          if (answer.status === 'timeout' && wait >= 2 && Date.now() - asked < (wait * 1000) / 2) {
+            if (spinner) process.stderr.write('\r\x1b[K');
+            throw new Exit(EXIT.timeout, answer.hint);
+          }
           if (answer.status !== 'timeout') {
             if (spinner) process.stderr.write('\r\x1b[K');
             print(
