@@ -4,7 +4,14 @@
  * not yet consumed).
  */
 import type { DecisionState, RoomState } from '../domain/state.js';
-import { electorateOf, openDecisions, owesChoice, type Reader, sealedInSealOrder } from '../domain/views/common.js';
+import {
+  electorateOf,
+  mayBeAsked,
+  openDecisions,
+  owesChoice,
+  type Reader,
+  sealedInSealOrder,
+} from '../domain/views/common.js';
 import type { StoredEvent } from '../store/port.js';
 import { isSubstantive } from './event-types.js';
 
@@ -56,16 +63,6 @@ export function evaluateWake(state: RoomState, query: WaitQuery, facts: WakeFact
     return { kind: 'over', reader: query.reader };
   }
   return null;
-}
-
-/**
- * Whether an open decision can still need the reader's choice: it is a participant in the electorate
- * of one (collecting options, voting or settling; already chosen or not, the wait then lasts until it seals).
- */
-export function mayBeAsked(state: RoomState, reader: Reader): boolean {
-  const me = reader.participantId;
-  if (me === null || reader.role !== 'participant') return false;
-  return openDecisions(state).some((d) => electorateOf(state, d).includes(me));
 }
 
 /** Decisions that need the reader's choice, oldest first (the `my_choice` rule). */

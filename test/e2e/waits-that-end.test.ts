@@ -149,6 +149,11 @@ describe('waits that end', () => {
       expect(t.hints[0]).toContain(`GET /api/rooms/${slugA}/outcome`);
       expect(t.hints[0]).toMatch(/next-action\?for=activity&since_seq=\d+ \(MCP: wait with since=\d+\)/);
     }
+    // The room's own next step says the same to a reader.
+    const view = (await call(svc.base, 'GET', `/api/rooms/${slugA}`, { token: seatsA[9] })).body;
+    expect(view.more.wait).toMatch(
+      /^No open decision can need your choice: .*for=activity&since_seq=\d+ \(MCP: wait with since=\d+\)\.$/,
+    );
     expect(lateB.every((t) => !t.chose && t.waits === 1)).toBe(true);
     expect(lateB[0]!.hints[0]).toMatch(/sealed without your choice: "now" won/);
   });
