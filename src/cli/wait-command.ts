@@ -43,12 +43,20 @@ export function registerWaitCommand(program: Command): void {
           return;
         }
         for (;;) {
+          const wait = pollSeconds(deadline, `nothing owed within ${options.timeout} s`);
+          const asked = Date.now();
           const answer: Body = await client.awaitNextAction({
             slug,
-            wait: pollSeconds(deadline, `nothing owed within ${options.timeout} s`),
+            wait,
             for: mode,
             ...(options.since !== undefined ? { since_seq: options.since } : {}),
           } as never);
+          // A timeout long before the wait asked for: nothing here can need you (docs/agents.md, The
+          // REST loop). Asking again would answer the same at once, so say why and stop.
+          if (answer.status === 'timeout' && wait >= 2 && Date.now() - asked < (wait * 1000) / 2) {
+            stop();
+            throw new Exit(EXIT.timeout, String(answer.hint));
+          }
           if (answer.status === 'timeout') continue;
           stop();
           print(json, answer, describeAnswer(slug, answer));

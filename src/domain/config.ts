@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { invalidInput, type ProtocolError } from '../errors.js';
 import { RESERVED_MECHANISMS, WIRED_MECHANISMS } from '../mechanisms/index.js';
 import type { AuthorityConfig, RoomConfig } from './types.js';
+import { unknownKeysError } from './unknown-keys.js';
 
 export const DEFAULT_ROOM_CONFIG: RoomConfig = {
   type: 'ephemeral',
@@ -213,12 +214,7 @@ export function configError(
   const field = [prefix, ...issue.path.map(String)].join('.');
   switch (issue.code) {
     case 'unrecognized_keys':
-      return invalidInput(
-        field,
-        `Unknown key(s) ${issue.keys.map((k) => `"${k}"`).join(', ')} in ${field}. Allowed keys: ${allowed.join(', ')}.`,
-        'unknown_keys',
-        { allowed_keys: allowed },
-      );
+      return unknownKeysError(field, issue.keys, allowed, field);
     case 'too_small':
     case 'too_big':
       return invalidInput(field, `${field} is out of range: ${issue.message}.`, 'out_of_range');

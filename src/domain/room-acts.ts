@@ -9,6 +9,10 @@ import { duplicateOptions } from './shown-text.js';
 import { decisionElectorate, memberById, rosterGateOpen, roomElectorate } from './roster.js';
 import type { Actor, DecisionData, DecisionFacts, Message, RoomData, Speech, Stance } from './types.js';
 
+/** How to wait for the next decision once the one acted on has sealed (docs/agents.md, The REST loop). */
+const NEXT_DECISION = (slug: string): string =>
+  `To wait for the next decision: GET /api/rooms/${slug}/next-action?for=activity&since_seq=<current_through of your last read> (MCP: wait with since).`;
+
 export interface DecisionIndexEntry {
   id: string;
   seq: number;
@@ -62,7 +66,7 @@ export function selectDecision(
         'decision.not_open',
         `Decision ${seq} is no longer open (it has been resolved). Open decisions: ${describeOpen(room)}. (the ${action} action / ${route})`,
         {
-          hint: 'Read the outcome, or target an open decision.',
+          hint: `Read its outcome (GET /api/rooms/${room.slug}/outcome; MCP: outcome), or target an open decision. ${NEXT_DECISION(room.slug)}`,
           details: { seq, open_decisions: openDecisionList(room) },
         },
       );
@@ -76,7 +80,7 @@ export function selectDecision(
       'decision.not_open',
       `No decision is open in room ${room.slug}, so there is nothing to ${action === 'propose' ? 'propose an option for' : action}. (the ${action} action / ${route})`,
       {
-        hint: 'Wait for a decision to open (GET next-action), or open one with the ask action.',
+        hint: `If one just sealed, read its outcome (GET /api/rooms/${room.slug}/outcome; MCP: outcome). ${NEXT_DECISION(room.slug)} Or open one with the ask action.`,
         details: { open_decisions: [] },
       },
     );

@@ -4,7 +4,14 @@
  * not yet consumed).
  */
 import type { DecisionState, RoomState } from '../domain/state.js';
-import { electorateOf, openDecisions, owesChoice, type Reader, sealedInSealOrder } from '../domain/views/common.js';
+import {
+  electorateOf,
+  mayBeAsked,
+  openDecisions,
+  owesChoice,
+  type Reader,
+  sealedInSealOrder,
+} from '../domain/views/common.js';
 import type { StoredEvent } from '../store/port.js';
 import { isSubstantive } from './event-types.js';
 
@@ -23,7 +30,12 @@ export type Wake =
   | { kind: 'completed'; decision: DecisionState }
   | { kind: 'activity'; event: StoredEvent }
   /** The room is concluded and nothing is left to report: answer with the closed-room timeout. */
-  | { kind: 'closed' };
+  | { kind: 'closed' }
+  /**
+   * my_choice: decisions were opened, but no open one can need the reader's choice (they sealed, or the
+   * reader is not in the electorate of those still open): answer at once, saying so (docs/agents.md, The REST loop).
+   */
+  | { kind: 'over'; reader: Reader };
 
 export interface WakeFacts {
   /** The oldest sealed decision the caller opened whose wake it has not consumed, or null. */
@@ -45,7 +57,12 @@ export function evaluateWake(state: RoomState, query: WaitQuery, facts: WakeFact
     if (facts.openerSeal) return { kind: 'opener_seal', decision: facts.openerSeal };
   }
   if (query.mode === 'activity' && facts.activity) return { kind: 'activity', event: facts.activity };
-  return state.concluded ? { kind: 'closed' } : null;
+  if (state.concluded) return { kind: 'closed' };
+  // A room that never had a decision waits for its first; activity waits are the wait for what comes next.
+  if (query.mode === 'my_choice' && state.decisions.length > 0 && !mayBeAsked(state, query.reader)) {
+    return { kind: 'over', reader: query.reader };
+  }
+  return null;
 }
 
 /** Decisions that need the reader's choice, oldest first (the `my_choice` rule). */

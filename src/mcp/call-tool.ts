@@ -6,6 +6,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { FastifyBaseLogger } from 'fastify';
+import { unknownKeysError } from '../domain/unknown-keys.js';
 import { envelope, invalidInput, type ProtocolError } from '../errors.js';
 import { logRefusal, toProtocolError } from '../http/errors.js';
 import { IDEMPOTENCY_KEY, parseOperationInput } from '../operations/input.js';
@@ -53,6 +54,11 @@ function inputFields(tool: ToolSpec, args: Arguments): Arguments {
   return { ...fields, ...map.fixed };
 }
 
+/** Every argument the tool declares (its input schema's properties, credentials included). */
+function argumentNames(tool: ToolSpec): string[] {
+  return Object.keys((tool.inputSchema.properties ?? {}) as Record<string, unknown>);
+}
+
 function argumentName(tool: ToolSpec): (field: string) => string {
   const rename = Object.entries(tool.arguments.rename ?? {});
   return (field) => rename.find(([, to]) => to === field)?.[0] ?? field;
@@ -65,6 +71,15 @@ async function checkPathArguments(tool: ToolSpec, fields: Arguments, origin: Cal
     const value = fields[param!];
     if (typeof value !== 'string' || value === '') {
       const arg = nameOf(param!);
+      // A missing argument is most often a misspelt one: name that instead (docs/agents.md, The REST loop).
+      const allowed = argumentNames(tool);
+      const unknown = Object.keys(fields).filter(
+        (name) => !allowed.includes(nameOf(name)) && !(name in (tool.arguments.fixed ?? {})),
+      );
+      if (value === undefined && unknown.length > 0) {
+        const keys = unknown.map(nameOf);
+        throw unknownKeysError(keys[0]!, keys, allowed, `the ${tool.name} tool`);
+      }
       throw invalidInput(
         arg,
         `The argument "${arg}" is required and must be a string (the ${tool.name} tool).`,
@@ -125,7 +140,7 @@ export async function callTool(
         'invalid_value',
       );
     }
-    const { input, invalid } = parseOperationInput(tool.operation, fields, argumentName(tool));
+    const { input, invalid } = parseOperationInput(tool.operation, fields, argumentName(tool), argumentNames(tool));
     const mandate = typeof call.meta?.mandate === 'string' ? call.meta.mandate : origin.mandateHeader;
     const slug = typeof fields.slug === 'string' ? fields.slug : '-';
     const ctx: RequestContext = {

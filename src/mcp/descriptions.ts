@@ -43,7 +43,7 @@ export const TOOL_GUIDES: Readonly<Record<string, ToolGuide>> = {
     returns: 'The decision number and its status.',
   },
   wait: {
-    when: `Call when you have nothing to do: it blocks up to wait_seconds (default 25, at most 50) until the room needs your choice, or, with since, until someone else acts. A timeout is normal; call wait again. ${TOKEN}`,
+    when: `Call when you have nothing to do: it blocks up to wait_seconds (default 25, at most 50) until the room needs your choice, or, with since, until someone else acts. A timeout is normal; call wait again, unless its hint says nothing open can need you (it then comes at once: read the outcome, or wait with since). ${TOKEN}`,
     returns: 'An actionable decision, an activity pointer (then read_room with since), or {status: "timeout"}.',
   },
   outcome: {

@@ -3,8 +3,9 @@
  * operation's input: the operation's zod schema, the protocol's input.invalid wording, and the
  * deferred-validation rule of room acts. Shared so REST and MCP reject bad input identically.
  */
-import type { z } from 'zod';
+import { type z, ZodObject } from 'zod';
 import { shownTextProblem } from '../domain/shown-text.js';
+import { unknownKeysError } from '../domain/unknown-keys.js';
 import { invalidInput, type ProtocolError } from '../errors.js';
 import { refuseUnrepresentable } from './json-safety.js';
 import type { AnyOperation } from './types.js';
@@ -12,12 +13,42 @@ import type { AnyOperation } from './types.js';
 /** Idempotency keys: 1..255 visible ASCII characters (docs/agents.md, The REST loop). */
 export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
+/**
+ * An act's input schema with unknown keys refused (docs/agents.md, The REST loop): the room config's rule,
+ * applied to every write so that a misspelt field is never dropped while the act succeeds without it.
+ * Reads keep their open schemas (a stray query parameter changes nothing).
+ */
+const STRICT_INPUTS = new WeakMap<AnyOperation, z.ZodType>();
+function inputSchemaOf(operation: AnyOperation): z.ZodType {
+  if (!operation.mutating || !(operation.input instanceof ZodObject)) return operation.input as z.ZodType;
+  let strict = STRICT_INPUTS.get(operation);
+  if (!strict) {
+    strict = operation.input.strict();
+    STRICT_INPUTS.set(operation, strict);
+  }
+  return strict;
+}
+
+/** The keys an act accepts, as the caller spells them: every input field but the path parameters (REST). */
+export function acceptedKeys(operation: AnyOperation): string[] {
+  const shape = operation.input instanceof ZodObject ? Object.keys(operation.input.shape) : [];
+  const pathParameters = new Set([...operation.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]!));
+  return shape.filter((key) => !pathParameters.has(key));
+}
+
 /** zod failures as the protocol's input.invalid, naming the field (as the caller spelled it) and the route. */
 export function zodToProtocolError(
   error: z.ZodError,
   operation: AnyOperation,
   fieldName: (field: string) => string = (field) => field,
+  allowed: readonly string[] = acceptedKeys(operation),
 ): ProtocolError {
+  // An unknown key first: it is often the misspelling of a required field the next issue misses.
+  const unknown = error.issues.find((issue) => issue.code === 'unrecognized_keys' && issue.path.length === 0);
+  if (unknown?.code === 'unrecognized_keys') {
+    const keys = unknown.keys.map(fieldName);
+    return unknownKeysError(keys[0]!, keys, allowed, `the ${actionName(operation)}`);
+  }
   const issue = error.issues[0]!;
   const field = fieldName(issue.path.map(String).join('.') || 'body');
   return fieldError(
@@ -36,13 +67,13 @@ export function zodToProtocolError(
 
 /** The protocol's input.invalid for `field`, worded "The field "x" is …" and naming the route. */
 function fieldError(field: string, detail: string, operation: AnyOperation, reason: string): ProtocolError {
-  const route = `${operation.method} ${operation.path}`;
   const said = detail.startsWith('is ') || detail.startsWith('contains ') ? detail : `is invalid: ${detail}`;
-  return invalidInput(
-    field,
-    `The field "${field}" ${said} (the ${operation.mcp?.tool ?? operation.name} action / ${route}).`,
-    reason,
-  );
+  return invalidInput(field, `The field "${field}" ${said} (the ${actionName(operation)}).`, reason);
+}
+
+/** "discuss action / POST /api/rooms/{slug}/discuss": the act and its route, as refusals name them. */
+function actionName(operation: AnyOperation): string {
+  return `${operation.mcp?.tool ?? operation.name} action / ${operation.method} ${operation.path}`;
 }
 
 /**
@@ -79,12 +110,13 @@ export function parseOperationInput(
   operation: AnyOperation,
   raw: Record<string, unknown>,
   fieldName: (field: string) => string = (field) => field,
+  allowed?: readonly string[],
 ): { input: unknown; invalid: ProtocolError | undefined } {
   refuseUnrepresentable(raw, fieldName);
-  const parsed = (operation.input as z.ZodType).safeParse(raw);
+  const parsed = inputSchemaOf(operation).safeParse(raw);
   const invalid = parsed.success
     ? shownTextError(operation, parsed.data as Record<string, unknown>, fieldName)
-    : zodToProtocolError(parsed.error, operation, fieldName);
+    : zodToProtocolError(parsed.error, operation, fieldName, allowed);
   if (!invalid) return { input: parsed.data, invalid: undefined };
   if (!operation.deferValidation) throw invalid;
   return { input: { slug: raw.slug }, invalid };

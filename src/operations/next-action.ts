@@ -41,7 +41,7 @@ export const nextAction = {
   name: 'awaitNextAction',
   summary: 'Wait until the room needs you',
   description:
-    'Long-poll. Answers at once when something is actionable, otherwise as soon as a commit makes it so, otherwise with {status: "timeout"} after wait seconds (a normal answer: call again). for=my_choice wakes when a decision needs your choice (and once when a decision you opened seals); for=activity also wakes on the first substantive event by someone else after since_seq; for=completion wakes when a decision with seq > since_seq seals.',
+    'Long-poll. Answers at once when something is actionable, otherwise as soon as a commit makes it so, otherwise with {status: "timeout"} after wait seconds (a normal answer: call again). A for=my_choice wait that no open decision can end (they sealed, or their electorates leave you out) answers the timeout at once, its hint saying so: read the outcome, then wait for the next decision with for=activity and since_seq. for=my_choice wakes when a decision needs your choice (and once when a decision you opened seals); for=activity also wakes on the first substantive event by someone else after since_seq; for=completion wakes when a decision with seq > since_seq seals.',
   tag: 'events',
   method: 'GET',
   path: '/api/rooms/{slug}/next-action',

@@ -1,6 +1,7 @@
 /** PATCH /api/rooms/{slug}/settings — update the mutable config keys (docs/configuration.md). */
 import { z } from 'zod';
-import { resolvedRoomConfigSchema, roomSettingsPatchSchema } from '../domain/config.js';
+import { CONFIG_KEYS, resolvedRoomConfigSchema, roomSettingsPatchSchema } from '../domain/config.js';
+import type { RoomConfig } from '../domain/types.js';
 import { invalidInput } from '../errors.js';
 import { checkedLater } from './json-schema.js';
 import { act, slugSchema } from './shared.js';
@@ -45,8 +46,12 @@ export const updateRoomSettings = {
   mcp: { tool: 'update_room_settings', catalogs: ['host'], idempotent: true },
   async handle(ctx, input, invalid) {
     const route = `PATCH /api/rooms/${input.slug}/settings`;
+    // Config keys sent at the top level (or no settings at all) are taught the body's shape; any
+    // other unknown key keeps its own refusal, which names the key meant (settings for "setting").
+    const misplaced =
+      invalid?.details?.reason !== 'unknown_keys' || CONFIG_KEYS.includes(invalid.details.field as keyof RoomConfig);
     const problem =
-      invalid && input.settings === undefined
+      invalid && input.settings === undefined && misplaced
         ? invalidInput(
             'settings',
             `The body must be {"settings": {...}} with the keys to change (${route}).`,

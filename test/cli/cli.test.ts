@@ -116,6 +116,12 @@ describe('the conclave command line', () => {
     const online = await cli('verify', `${svc.base}/r/${slug}`);
     expect(online.stderr).toBe('');
     expect(online.code).toBe(0);
+    // Nothing open can need a choice now: the wait says so at once instead of spinning to --timeout.
+    const started = Date.now();
+    const over = await cli('wait', slug, '--timeout', '20');
+    expect(over.code).toBe(5);
+    expect(over.stderr).toContain('Decision #1 sealed with your choice: "pizza" won.');
+    expect(Date.now() - started).toBeLessThan(15_000);
     expect(online.stdout).toMatch(/✓ #1 decisions\[0\].*signature ✓ {2}hash ✓ {2}link ✓ {2}replay ✓/);
     const token = JSON.parse(await readFile(env.CONCLAVE_CONFIG!, 'utf8')).rooms[slug].creator.token;
     await writeFile(

@@ -40,18 +40,23 @@ describe('the snippets of the agent guide', () => {
     let chosen = false;
     while (!chosen) {
       const next = await me.awaitNextAction({ slug, wait: 25 });
-      if (next.status !== 'actionable') continue; // a timeout: wait again
       const view = await me.getRoom({ slug });
+      // A timeout: wait again, unless nothing is open (it then came at once; next.hint says why).
+      if (next.status !== 'actionable') {
+        if (view.decision === null) break; // read the outcome, or wait for the next decision with since
+        continue;
+      }
       const first = view.decision?.options[0]; // the open decision's first option
       if (first === undefined) continue;
       try {
         await me.choose({ slug, decision: next.decision.seq, choice: first, reason: 'first' });
         chosen = true;
       } catch (error) {
-        if (error instanceof ConclaveError && error.code === 'decision.not_open') continue;
+        if (error instanceof ConclaveError && error.code === 'decision.not_open') break; // it sealed first
         throw error;
       }
     }
+    expect(chosen).toBe(true);
     await call(svc.base, 'POST', `/api/rooms/${slug}/choose`, { token: host, body: { choice: 'alpha' } });
 
     // docs/receipts.md, From code: the client library.
@@ -80,7 +85,14 @@ describe('the snippets of the agent guide', () => {
     const token = (seat.structuredContent as { participant_token: string }).participant_token;
     for (;;) {
       const next = await client.callTool({ name: 'wait', arguments: { slug, token, wait_seconds: 25 } });
-      if ((next.structuredContent as { status: string }).status !== 'actionable') continue;
+      const answer = next.structuredContent as { status: string; decision?: { status: string } };
+      if (answer.status === 'timeout') {
+        // At once when nothing open can need you (the hint says why): stop then, or wait with since.
+        const room = await client.callTool({ name: 'read_room', arguments: { slug, token } });
+        if ((room.structuredContent as { decision: unknown }).decision === null) break;
+        continue;
+      }
+      if (answer.decision?.status === 'resolved') break; // a decision you opened sealed
       const chosen = await client.callTool({
         name: 'choose',
         arguments: { slug, token, choice: 1, reason: 'first is fine' },

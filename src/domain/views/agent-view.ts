@@ -17,6 +17,7 @@ import {
   hasResponded,
   humanDuration,
   iso,
+  mayBeAsked,
   mayOpenDecision,
   mayPropose,
   openDecisions,
@@ -209,7 +210,10 @@ function more(state: RoomState, oldest: DecisionState | null, reader: Reader): R
   const lines: Record<string, string> = {
     history: `Replay the room's events: GET ${base}/events?since_seq=<n> (MCP: list_events).`,
     config: `Read the full state and config: GET ${base}?include=full (MCP: read_room with include "full").`,
-    wait: `When nothing needs you, wait: GET ${base}/next-action?wait=25 (MCP: wait).`,
+    wait:
+      state.decisions.length > 0 && !state.concluded && !mayBeAsked(state, reader)
+        ? `No open decision can need your choice: wait for the next one with GET ${base}/next-action?for=activity&since_seq=${state.head} (MCP: wait with since=${state.head}).`
+        : `When nothing needs you, wait: GET ${base}/next-action?wait=25 (MCP: wait).`,
     outcome: `Read decisions and signed receipts: GET ${base}/outcome (MCP: outcome).`,
   };
   if (state.concluded || reader.role !== 'participant') return lines;

@@ -65,6 +65,17 @@ export function owesChoice(state: RoomState, d: DecisionState, reader: Reader): 
   return !hasResponded(d, reader.participantId);
 }
 
+/**
+ * Whether an open decision can still need the reader's choice: it is a participant in the electorate
+ * of one (collecting options, voting or settling; chosen already or not, a my_choice wait lasts until it
+ * seals). When decisions were opened and none can, a my_choice wait answers at once (docs/agents.md, The REST loop).
+ */
+export function mayBeAsked(state: RoomState, reader: Reader): boolean {
+  const me = reader.participantId;
+  if (me === null || reader.role !== 'participant') return false;
+  return openDecisions(state).some((d) => electorateOf(state, d).includes(me));
+}
+
 export function displayName(state: RoomState, participantId: string | null): string {
   if (participantId === null) return 'operator';
   return memberById(state.room, participantId)?.displayName ?? 'former member';
