@@ -1,7 +1,9 @@
 /**
- * Unknown keys are refused, never dropped (docs/agents.md, The REST loop): a misspelt field would otherwise
- * vanish and the act succeed without it. One refusal serves the room config, the settings patch and
- * every act, on REST and MCP alike: input.invalid with reason unknown_keys, the allowed keys, and for
+ * Misspelt keys are refused, never dropped (docs/agents.md, The REST loop): a misspelt field would
+ * otherwise vanish and the act succeed without it. Inside `config` and `settings` every unknown key is
+ * refused (the protocol's rule); in an act, a key close to an allowed one (nearestKey) is, while other
+ * unknown top-level keys are ignored as the protocol says (operations/input.ts). One refusal serves
+ * them all, on REST and MCP alike: input.invalid with reason unknown_keys, the allowed keys, and for
  * each unknown key the nearest allowed one when it is close enough to be a slip.
  */
 import { ProtocolError } from '../errors.js';
@@ -59,7 +61,7 @@ export function unknownKeysError(
   const renames = near.flatMap(([key, guess]) => (guess === undefined ? [] : [`"${guess}" instead of "${key}"`]));
   return new ProtocolError({
     code: 'input.invalid',
-    message: `Unknown key${keys.length === 1 ? '' : 's'} ${named.join(', ')} in ${where}: unknown keys are refused, not ignored. Allowed keys: ${allowed.join(', ')}.`,
+    message: `Unknown key${keys.length === 1 ? '' : 's'} ${named.join(', ')} in ${where}: refused rather than dropped, so the call never runs without what you meant. Allowed keys: ${allowed.join(', ')}.`,
     ...(renames.length > 0 ? { hint: `Send ${renames.join(' and ')}, then repeat the call.` } : {}),
     details: { field, reason: 'unknown_keys', allowed_keys: allowed },
   });

@@ -6,7 +6,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { FastifyBaseLogger } from 'fastify';
-import { unknownKeysError } from '../domain/unknown-keys.js';
+import { nearestKey, unknownKeysError } from '../domain/unknown-keys.js';
 import { envelope, invalidInput, type ProtocolError } from '../errors.js';
 import { logRefusal, toProtocolError } from '../http/errors.js';
 import { IDEMPOTENCY_KEY, parseOperationInput } from '../operations/input.js';
@@ -74,7 +74,10 @@ async function checkPathArguments(tool: ToolSpec, fields: Arguments, origin: Cal
       // A missing argument is most often a misspelt one: name that instead (docs/agents.md, The REST loop).
       const allowed = argumentNames(tool);
       const unknown = Object.keys(fields).filter(
-        (name) => !allowed.includes(nameOf(name)) && !(name in (tool.arguments.fixed ?? {})),
+        (name) =>
+          !allowed.includes(nameOf(name)) &&
+          !(name in (tool.arguments.fixed ?? {})) &&
+          nearestKey(nameOf(name), allowed) !== undefined,
       );
       if (value === undefined && unknown.length > 0) {
         const keys = unknown.map(nameOf);

@@ -5,7 +5,7 @@
  */
 import { type z, ZodObject } from 'zod';
 import { shownTextProblem } from '../domain/shown-text.js';
-import { unknownKeysError } from '../domain/unknown-keys.js';
+import { nearestKey, unknownKeysError } from '../domain/unknown-keys.js';
 import { invalidInput, type ProtocolError } from '../errors.js';
 import { refuseUnrepresentable } from './json-safety.js';
 import type { AnyOperation } from './types.js';
@@ -16,7 +16,8 @@ export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 /**
  * An act's input schema with unknown keys refused (docs/agents.md, The REST loop): the room config's rule,
  * applied to every write so that a misspelt field is never dropped while the act succeeds without it.
- * Reads keep their open schemas (a stray query parameter changes nothing).
+ * Reads keep their open schemas (a stray query parameter changes nothing). Only misspellings reach it:
+ * withoutForeignKeys has set aside the keys that are no slip of an allowed one.
  */
 const STRICT_INPUTS = new WeakMap<AnyOperation, z.ZodType>();
 function inputSchemaOf(operation: AnyOperation): z.ZodType {
@@ -27,6 +28,30 @@ function inputSchemaOf(operation: AnyOperation): z.ZodType {
     STRICT_INPUTS.set(operation, strict);
   }
   return strict;
+}
+
+/**
+ * The act's input without the unknown top-level keys that are nobody's misspelling: the protocol
+ * ignores unknown request fields (forward compatibility: a client may send a field a later version
+ * defines), so only a key close to an allowed one (unknown-keys.ts, nearestKey: "stnace", "displayName")
+ * is refused, since that one is almost surely an allowed field the act would otherwise run without.
+ * A rule of this service beyond the protocol's text, said in docs/agents.md, The REST loop.
+ */
+function withoutForeignKeys(
+  operation: AnyOperation,
+  raw: Record<string, unknown>,
+  fieldName: (field: string) => string,
+  allowed: readonly string[] = acceptedKeys(operation),
+): Record<string, unknown> {
+  if (!operation.mutating || !(operation.input instanceof ZodObject)) return raw;
+  const shape = operation.input.shape as Record<string, unknown>;
+  let kept: Record<string, unknown> | undefined;
+  for (const key of Object.keys(raw)) {
+    if (key in shape || nearestKey(fieldName(key), allowed) !== undefined) continue;
+    kept ??= { ...raw };
+    delete kept[key];
+  }
+  return kept ?? raw;
 }
 
 /** The keys an act accepts, as the caller spells them: every input field but the path parameters (REST). */
@@ -113,7 +138,7 @@ export function parseOperationInput(
   allowed?: readonly string[],
 ): { input: unknown; invalid: ProtocolError | undefined } {
   refuseUnrepresentable(raw, fieldName);
-  const parsed = inputSchemaOf(operation).safeParse(raw);
+  const parsed = inputSchemaOf(operation).safeParse(withoutForeignKeys(operation, raw, fieldName, allowed));
   const invalid = parsed.success
     ? shownTextError(operation, parsed.data as Record<string, unknown>, fieldName)
     : zodToProtocolError(parsed.error, operation, fieldName, allowed);

@@ -90,6 +90,22 @@ describe('REST acts refuse unknown keys', () => {
     });
     expect(chose.status).toBe(200);
   });
+
+  it("ignores an unknown key that is nobody's misspelling, as the protocol says (forward compatibility)", async () => {
+    const { slug, tokens } = await seatedRoom(svc.base, { question: 'Which?', options: ['a', 'b'] }, 2);
+    const said = await call(svc.base, 'POST', `/api/rooms/${slug}/discuss`, {
+      token: tokens[1],
+      body: { body: 'hello', stance: 'agree', client_trace_id: 'abc-123' },
+    });
+    expect(said.status).toBe(200);
+    const chose = await call(svc.base, 'POST', `/api/rooms/${slug}/choose`, {
+      token: tokens[1],
+      body: { choice: 'a', confidence_from_a_later_version: 0.9 },
+    });
+    expect(chose.status).toBe(200);
+    const room = await call(svc.base, 'GET', `/api/rooms/${slug}?include=full`, { token: tokens[1] });
+    expect(room.body.discussion.map((m: any) => [m.body, m.stance])).toEqual([['hello', 'agree']]);
+  });
 });
 
 describe('MCP tools refuse unknown arguments', () => {
@@ -156,5 +172,21 @@ describe('MCP tools refuse unknown arguments', () => {
     expect(room.body.discussion).toEqual([]);
     expect(room.body.status).toBe('voting');
     expect(room.body.invites[0].status).toBe('pending');
+  });
+
+  it("ignores an unknown argument that is nobody's misspelling", async () => {
+    const created = await ok(host, 'create_room', { question: 'Which?', options: ['a', 'b'] });
+    const slug = created.slug as string;
+    const said = await participant.call('discuss', {
+      slug,
+      token: created.creator_token,
+      body: 'hi',
+      client_trace_id: 'abc-123',
+    });
+    expect(said.isError).toBeFalsy();
+    const room = await call(svc.base, 'GET', `/api/rooms/${slug}?include=full`, {
+      token: created.creator_token as string,
+    });
+    expect(room.body.discussion.map((m: any) => m.body)).toEqual(['hi']);
   });
 });
