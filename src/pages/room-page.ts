@@ -1,7 +1,8 @@
 /**
  * The room page's script (bundled for the browser): a place to take part. It joins (a name; or an
  * invite read from the URL fragment, or the password, for private rooms), keeps the seat's token in
- * this browser for this room only (browser/seat-store.ts) with a visible "leave this device", renders
+ * this browser for this room only (browser/seat-store.ts), shows the seat's recovery link (the token
+ * in a URL fragment, which browsers never send) and asks before "leave this device" forgets it, renders
  * the room with the same functions the server used for the first paint, offers the actions the seat
  * may take (browser/room-act.ts), verifies every receipt in the reader's own browser — signature
  * against the service's JWKS, hash, link to the receipt before, replay, and its inclusion in the
@@ -16,9 +17,10 @@ import {
   verifyRoomReceiptChain,
 } from '../client/index.js';
 import { api, ApiError, type Json } from './browser/api.js';
+import { wireCopyButtons } from './browser/copy.js';
 import { type LogWatch, logWatch, showLogInclusion } from './browser/log-inclusion.js';
 import { actKey, type RoomContext, renderAct, renderHost, renderSay } from './browser/room-act.js';
-import { forgetSeat, loadSeat, type Seat, saveSeat } from './browser/seat-store.js';
+import { forgetSeat, loadSeat, recoveryLink, type Seat, saveSeat, takeRecoveredSeat } from './browser/seat-store.js';
 import { coalesce } from './coalesce.js';
 import { escapeHtml, roomSections } from './room-render.js';
 
@@ -172,6 +174,14 @@ async function update(
   return Number(view.current_through ?? 0);
 }
 
+/** The recovery link, with its warning and a copy button: shown in the seat panel and again before leaving. */
+function keepSeatHtml(slug: string, seat: Seat, id: string): string {
+  return `<p class="warning"><strong>Keep your seat.</strong> This link restores ${seat.host ? 'your seat and the host controls' : 'your seat'} on another device or after this browser forgets it. Anyone who has it can act as you: keep it private, like a password.</p>
+<label for="${id}">Your recovery link</label>
+<input id="${id}" class="invite-link" readonly value="${escapeHtml(recoveryLink(slug, seat))}">
+<button type="button" data-copy="${id}">Copy the recovery link</button> <span class="muted" role="status" aria-live="polite"></span>`;
+}
+
 function showSeat(slug: string, seat: Seat): void {
   const join = byId('join-panel');
   if (join) join.hidden = true;
@@ -181,11 +191,40 @@ function showSeat(slug: string, seat: Seat): void {
   if (!panel) return;
   panel.hidden = false;
   panel.innerHTML = `<p class="seat-line"><span>You are in this room as <strong id="seat-name">${escapeHtml(seat.name)}</strong>${seat.host ? ' (host)' : ''}. Your seat is kept in this browser.</span>
-<button type="button" id="leave-device">Leave this device</button></p>`;
-  byId('leave-device')?.addEventListener('click', () => {
+<button type="button" id="leave-device">Leave this device</button></p>
+<details id="keep-seat"><summary>Keep your seat on another device</summary>${keepSeatHtml(slug, seat, 'recovery-link')}</details>
+<dialog id="leave-dialog" aria-labelledby="leave-h"><h2 id="leave-h">Leave this device?</h2>
+<p>This browser forgets your seat${seat.host ? ' — and with it the host controls' : ''}. Only your recovery link brings it back: copy it first.</p>
+${keepSeatHtml(slug, seat, 'leave-recovery-link')}
+<p class="seat-line"><button type="button" id="leave-confirm">Leave this device</button> <button type="button" id="leave-cancel">Stay</button></p></dialog>`;
+  wireCopyButtons(panel);
+  const dialog = byId('leave-dialog') as HTMLDialogElement | null;
+  byId('leave-device')?.addEventListener('click', () => dialog?.showModal());
+  byId('leave-cancel')?.addEventListener('click', () => dialog?.close());
+  byId('leave-confirm')?.addEventListener('click', () => {
     forgetSeat(slug);
     location.reload();
   });
+}
+
+/**
+ * A recovery link's seat, checked against the service before this browser keeps it: a link whose
+ * token no longer works (the room was deleted, or the seat recovered elsewhere through its invite)
+ * says so instead.
+ */
+async function restoreSeat(slug: string, seat: Seat): Promise<boolean> {
+  try {
+    await api('GET', `/api/rooms/${slug}`, undefined, seat.token);
+  } catch (error) {
+    liveStatus(
+      error instanceof ApiError && (error.status === 401 || error.status === 403)
+        ? 'This recovery link no longer holds a seat in this room: join again, or ask the host for an invite.'
+        : 'The seat could not be restored: the service could not be reached. Open the link again.',
+    );
+    return false;
+  }
+  saveSeat(slug, seat);
+  return true;
 }
 
 /** An invite link carries its secret after `#invite=`; it is read once and removed from the address bar. */
@@ -270,6 +309,8 @@ async function main(): Promise<void> {
   const slug = embedded.slug;
   if (!slug) return;
   const invite = takeInvite();
+  const recovered = takeRecoveredSeat();
+  if (recovered) await restoreSeat(slug, recovered);
   let seat = loadSeat(slug);
   if (seat) {
     showSeat(slug, seat);

@@ -141,8 +141,9 @@ async function scenario(browser: Browser, hostBase: string, guestBase: string, l
     await waitVerified(page, 3);
   }
 
-  // "Leave this device" forgets the seat.
+  // "Leave this device" asks first, then forgets the seat.
   await guest.page.click('#leave-device');
+  await guest.page.click('#leave-dialog[open] #leave-confirm');
   await guest.page.waitForSelector('#join-form');
   expect(await guest.page.evaluate((key) => localStorage.getItem(key), `conclave.seat.${slug}`)).toBeNull();
 

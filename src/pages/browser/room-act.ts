@@ -7,6 +7,7 @@
  */
 import { ballotWords, escapeHtml } from '../room-render.js';
 import { api, ApiError, type Json } from './api.js';
+import { wireCopyButtons } from './copy.js';
 import { ballotFields, ballotKind, prefillBallot, readBallot, wireBallot } from './ballot.js';
 import { readCasts, rememberCast, type Seat } from './seat-store.js';
 
@@ -198,7 +199,7 @@ export function renderHost(root: HTMLElement, ctx: RoomContext): void {
 <label for="invite-label">Who (a name for the seat)</label><input id="invite-label" name="label" required maxlength="100">
 <button type="submit">Create an invite link</button><p role="status" aria-live="polite"></p>
 <div id="invite-result" hidden><label for="invite-link">Invite link (share it privately; whoever has it can take the seat)</label>
-<input id="invite-link" class="invite-link" readonly><button type="button" id="invite-copy">Copy the link</button></div></form>
+<input id="invite-link" class="invite-link" readonly><button type="button" id="invite-copy" data-copy="invite-link">Copy the link</button> <span class="muted" role="status" aria-live="polite"></span></div></form>
 <form id="close-form" class="stack panel" aria-labelledby="close-h"><h3 id="close-h">Close the room</h3>
 <p class="muted">A room closes once no decision is open; closing signs a final receipt and makes the room read-only.</p>
 <label for="close-statement">Closing statement</label><textarea id="close-statement" name="statement" rows="2" maxlength="10000"></textarea>
@@ -240,20 +241,7 @@ export function renderHost(root: HTMLElement, ctx: RoomContext): void {
     }
     return `Invite created for ${value(form, 'label')}.`;
   });
-  root.querySelector('#invite-copy')?.addEventListener('click', () => {
-    const input = root.querySelector<HTMLInputElement>('#invite-link');
-    const status = root.querySelector('#invite-form [role="status"]');
-    if (!input) return;
-    input.select();
-    navigator.clipboard
-      ?.writeText(input.value)
-      .then(() => {
-        if (status) status.textContent = 'Copied.';
-      })
-      .catch(() => {
-        if (status) status.textContent = 'Select the link and copy it.';
-      });
-  });
+  wireCopyButtons(root);
   onSubmit(root.querySelector<HTMLFormElement>('#close-form'), async (form) => {
     const statement = value(form, 'statement');
     await api('POST', `/api/rooms/${slug}/close`, statement ? { statement } : {}, seat.token);

@@ -1,0 +1,10 @@
+/**
+ * The room page's own rules (the seat's recovery link, the leave dialog, the host's seat list, field
+ * errors), appended after the shared ones so they only add. Nothing needs more than 360 px across.
+ */
+export const ROOM_CSS = `
+.warning{border-left:4px solid var(--now-line);background:#fff7dc;padding:.4rem .6rem;margin:.5rem 0}
+#keep-seat summary{cursor:pointer;font-weight:600}
+dialog{max-width:min(36rem,calc(100vw - 2rem));border:1px solid var(--muted);border-radius:8px}
+dialog::backdrop{background:rgb(0 0 0 / 40%)}
+`;
