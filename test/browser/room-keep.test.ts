@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { hasChromium, serviceAndBrowser, watchPage } from '../support/browser.js';
 import { call, type RunningService } from '../support/service.js';
-import { newPerson, openAsHost } from '../support/take-part.js';
+import { newPerson, openAsHost, restChoose, waitVerified } from '../support/take-part.js';
 
 // Functions passed to page.evaluate run in the browser; this file is typed for Node.
 declare const document: any;
@@ -68,5 +68,86 @@ describe.skipIf(!hasChromium)('the host never loses the room', () => {
     await page.waitForFunction(() => document.getElementById('live-status')?.textContent?.includes('no longer holds'));
     expect(await page.isVisible('#join-panel')).toBe(true);
     await context.close();
+  });
+});
+
+describe.skipIf(!hasChromium)('voting ends when it should', () => {
+  const suite = serviceAndBrowser(new ManualClock());
+  let svc: RunningService;
+  let browser: Browser;
+  beforeAll(() => {
+    ({ svc, browser } = suite);
+  });
+
+  async function roomWithMembers(names: string[]) {
+    const created = await call(svc.base, 'POST', '/api/rooms', {
+      body: { question: 'Where do we meet?', options: ['park', 'office'] },
+    });
+    const members = [];
+    for (const name of names) {
+      const joined = await call(svc.base, 'POST', `/api/rooms/${created.body.slug}/join`, {
+        body: { display_name: name },
+      });
+      members.push(joined.body);
+    }
+    return { created: created.body, members };
+  }
+
+  it('offers "end voting now" once 4 of 4 have chosen, and the decision seals with a verified receipt', async () => {
+    const { created, members } = await roomWithMembers(['Bea', 'Cy', 'Di']);
+    const slug = created.slug as string;
+    for (const [i, m] of members.entries())
+      await restChoose(svc.base, slug, m.participant_token, i ? 'park' : 'office');
+    const host = await newPerson(browser, 360);
+    const watch = watchPage(host.page, svc.base);
+    await openAsHost(host.page, svc.base, created, 'Ada');
+    expect(await host.page.$('#end-voting')).toBeNull();
+    await restChoose(svc.base, slug, created.creator_token, 'park');
+    await host.page.waitForSelector('#end-voting');
+    expect(await host.page.textContent('#end-voting-panel')).toContain('4 of 4 have chosen');
+    const member = await newPerson(browser);
+    await member.page.goto(
+      `${svc.base}/r/${slug}#seat=${members[0].participant_token}&id=${members[0].participant_id}&name=Bea`,
+    );
+    await member.page.waitForSelector('#seat-panel:not([hidden])');
+    expect(await member.page.$('#end-voting')).toBeNull();
+    await host.page.click('#end-voting');
+    for (const page of [host.page, member.page]) {
+      await waitVerified(page, 1, 15000);
+      expect(await page.textContent('#section-decided')).toContain('Winner: park');
+    }
+    await host.page.waitForFunction(() =>
+      document.getElementById('host-decision-status')?.textContent?.includes('Voting has ended'),
+    );
+    const config = await call(svc.base, 'GET', `/api/rooms/${slug}?include=full`, { token: created.creator_token });
+    expect(config.body.config).toMatchObject({ early_close: false, settle_window: 45 });
+    expect(watch.problems).toEqual([]);
+    await host.context.close();
+    await member.context.close();
+  });
+
+  it('ends a decision opened by mistake at once, and the room closes', async () => {
+    const { created, members } = await roomWithMembers(['Bea', 'Cy']);
+    const slug = created.slug as string;
+    const host = await newPerson(browser, 1280);
+    await openAsHost(host.page, svc.base, created, 'Ada');
+    await host.page.click('#end-decision-panel summary');
+    expect(await host.page.textContent('#end-decision-panel')).toContain('Bea, Cy');
+    await host.page.click('#end-decision');
+    await waitVerified(host.page, 1, 15000);
+    // Nobody chose: the host's abstention is the one response early close needs; no winner is signed.
+    expect(await host.page.textContent('#section-decided')).toContain('Winner: none (rejected)');
+    await host.page.waitForFunction(() =>
+      document.getElementById('host-decision-status')?.textContent?.includes('Voting has ended'),
+    );
+    const full = await call(svc.base, 'GET', `/api/rooms/${slug}?include=full`, { token: created.creator_token });
+    expect(full.body.participants.map((p: any) => p.role)).toEqual(['participant', 'participant', 'participant']);
+    expect(full.body.config).toMatchObject({ early_close: false, settle_window: 45 });
+    await host.page.click('#close-form button[type="submit"]');
+    await host.page.waitForFunction(() => document.getElementById('room-status')?.dataset.status === 'concluded');
+    // The members were counted again: a member's seat still works, read-only now.
+    const read = await call(svc.base, 'GET', `/api/rooms/${slug}`, { token: members[0].participant_token });
+    expect(read.status).toBe(200);
+    await host.context.close();
   });
 });

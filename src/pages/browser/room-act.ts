@@ -8,6 +8,7 @@
 import { ballotWords, escapeHtml } from '../room-render.js';
 import { api, ApiError, type Json } from './api.js';
 import { wireCopyButtons } from './copy.js';
+import { renderHostDecision } from './host-decision.js';
 import { ballotFields, ballotKind, prefillBallot, readBallot, wireBallot } from './ballot.js';
 import { readCasts, rememberCast, type Seat } from './seat-store.js';
 
@@ -187,8 +188,15 @@ export function renderHost(root: HTMLElement, ctx: RoomContext): void {
     root.innerHTML = '';
     return;
   }
-  if (root.querySelector('#host-controls')) return;
+  const built = root.querySelector('#host-controls');
+  if (!built) buildHost(root, ctx);
+  const decision = root.querySelector<HTMLElement>('#host-decision');
+  if (decision) renderHostDecision(decision, ctx);
+}
+
+function buildHost(root: HTMLElement, ctx: RoomContext): void {
   root.innerHTML = `<div id="host-controls"><h2>Host controls</h2>
+<div id="host-decision"></div><p id="host-decision-status" role="status" aria-live="polite"></p>
 <form id="ask-form" class="stack panel" aria-labelledby="ask-h"><h3 id="ask-h">Open a new decision</h3>
 <label for="ask-question">Question</label><input id="ask-question" name="question" required minlength="3" maxlength="500">
 <label for="ask-options">Options, one per line (leave empty to collect proposals for up to a day, then start choosing)</label><textarea id="ask-options" name="options" rows="3"></textarea>
