@@ -20,6 +20,7 @@ import { api, ApiError, type Json } from './browser/api.js';
 import { wireCopyButtons } from './browser/copy.js';
 import { type LogWatch, logWatch, showLogInclusion } from './browser/log-inclusion.js';
 import { actKey, type RoomContext, renderAct, renderHost, renderSay } from './browser/room-act.js';
+import { renderSeats } from './browser/seats.js';
 import { forgetSeat, loadSeat, recoveryLink, type Seat, saveSeat, takeRecoveredSeat } from './browser/seat-store.js';
 import { coalesce } from './coalesce.js';
 import { escapeHtml, roomSections } from './room-render.js';
@@ -168,10 +169,27 @@ async function update(
     if (say) renderSay(say, ctx);
     const host = byId('section-host');
     if (host) renderHost(host, ctx);
+    const seats = byId('section-seats');
+    if (seats) renderSeats(seats, ctx);
   }
   await verifyReceipts(outcome, jwks, embedded.url ?? `${location.origin}/r/${slug}`);
   retryUnsequenced((await showLogInclusion(outcome, log)).unsequenced, refresh);
   return Number(view.current_through ?? 0);
+}
+
+const noticeKey = (slug: string) => `conclave.notice.${slug}`;
+
+/**
+ * What joining did, said once after the page reloads: an invite that had been used already does not
+ * make a second seat — the service hands its seat over (seat recovery), so the person sees whose seat
+ * they now hold and that the other browser no longer holds it.
+ */
+function takeNotice(slug: string, seat: Seat): string {
+  const notice = sessionStorage.getItem(noticeKey(slug));
+  sessionStorage.removeItem(noticeKey(slug));
+  return notice === 'recovered'
+    ? `<p class="warning" id="seat-notice" role="status">This invite had been used already, so it did not make a new seat: you took back the seat of <strong>${escapeHtml(seat.name)}</strong>. Its earlier choice still stands (you can revise it), and the browser that held the seat before no longer does.</p>`
+    : '';
 }
 
 /** The recovery link, with its warning and a copy button: shown in the seat panel and again before leaving. */
@@ -192,7 +210,7 @@ function showSeat(slug: string, seat: Seat): void {
   panel.hidden = false;
   panel.innerHTML = `<p class="seat-line"><span>You are in this room as <strong id="seat-name">${escapeHtml(seat.name)}</strong>${seat.host ? ' (host)' : ''}. Your seat is kept in this browser.</span>
 <button type="button" id="leave-device">Leave this device</button></p>
-<details id="keep-seat"><summary>Keep your seat on another device</summary>${keepSeatHtml(slug, seat, 'recovery-link')}</details>
+${takeNotice(slug, seat)}<details id="keep-seat"><summary>Keep your seat on another device</summary>${keepSeatHtml(slug, seat, 'recovery-link')}</details>
 <dialog id="leave-dialog" aria-labelledby="leave-h"><h2 id="leave-h">Leave this device?</h2>
 <p>This browser forgets your seat${seat.host ? ' — and with it the host controls' : ''}. Only your recovery link brings it back: copy it first.</p>
 ${keepSeatHtml(slug, seat, 'leave-recovery-link')}
@@ -227,16 +245,16 @@ async function restoreSeat(slug: string, seat: Seat): Promise<boolean> {
   return true;
 }
 
-/** An invite link carries its secret after `#invite=`; it is read once and removed from the address bar. */
-function takeInvite(): string | null {
-  const match = /(?:^#|&)invite=([^&]+)/.exec(location.hash);
-  if (!match) return null;
+/**
+ * An invite link carries its secret after `#invite=` (and the name the host gave the seat after
+ * `name=`); it is read once and removed from the address bar.
+ */
+function takeInvite(): { invite: string; name: string } | null {
+  const fragment = new URLSearchParams(location.hash.replace(/^#/, ''));
+  const invite = fragment.get('invite');
+  if (!invite) return null;
   history.replaceState(null, '', location.pathname + location.search);
-  try {
-    return decodeURIComponent(match[1]!);
-  } catch {
-    return null;
-  }
+  return { invite, name: fragment.get('name') ?? '' };
 }
 
 /** The join form comes inert in a <template>; mounted only here, so without scripts nothing can be sent. */
@@ -245,7 +263,8 @@ function mountJoinForm(): void {
   if (template && !byId('join-form')) template.after(template.content.cloneNode(true));
 }
 
-function waitForJoin(slug: string, invite: string | null): Promise<Seat> {
+function waitForJoin(slug: string, invited: { invite: string; name: string } | null): Promise<Seat> {
+  const invite = invited?.invite ?? null;
   mountJoinForm();
   const form = byId('join-form') as HTMLFormElement | null;
   const status = byId('join-status');
@@ -255,9 +274,14 @@ function waitForJoin(slug: string, invite: string | null): Promise<Seat> {
   if (invite && passwordField) passwordField.hidden = true;
   const nameInput = byId('join-name') as HTMLInputElement | null;
   const button = byId('join-button');
-  nameInput?.addEventListener('input', () => {
-    if (button) button.textContent = nameInput.value.trim() ? `Join as ${nameInput.value.trim()}` : 'Join';
-  });
+  const named = () => {
+    if (button && nameInput) button.textContent = nameInput.value.trim() ? `Join as ${nameInput.value.trim()}` : 'Join';
+  };
+  nameInput?.addEventListener('input', named);
+  if (nameInput && invited?.name) {
+    nameInput.value = invited.name;
+    named();
+  }
   return new Promise((resolve) => {
     form?.addEventListener('submit', (event) => {
       event.preventDefault();
@@ -280,6 +304,7 @@ function waitForJoin(slug: string, invite: string | null): Promise<Seat> {
             host: false,
           };
           saveSeat(slug, seat);
+          if (joined.recovered === true) sessionStorage.setItem(noticeKey(slug), 'recovered');
           resolve(seat);
         })
         .catch((error: unknown) => {
@@ -311,7 +336,7 @@ async function main(): Promise<void> {
   const invite = takeInvite();
   const recovered = takeRecoveredSeat();
   if (recovered) await restoreSeat(slug, recovered);
-  let seat = loadSeat(slug);
+  const seat = loadSeat(slug);
   if (seat) {
     showSeat(slug, seat);
     try {
@@ -326,8 +351,7 @@ async function main(): Promise<void> {
     }
   }
   if (embedded.visibility === 'public') void follow(slug, null).catch(() => undefined);
-  seat = await waitForJoin(slug, invite);
-  showSeat(slug, seat);
+  await waitForJoin(slug, invite);
   location.reload();
 }
 

@@ -7,4 +7,7 @@ export const ROOM_CSS = `
 #keep-seat summary{cursor:pointer;font-weight:600}
 dialog{max-width:min(36rem,calc(100vw - 2rem));border:1px solid var(--muted);border-radius:8px}
 dialog::backdrop{background:rgb(0 0 0 / 40%)}
+#seats button{padding:.2rem .5rem}
+.table-scroll{max-width:100%;overflow-x:auto}
+.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
 `;

@@ -9,12 +9,12 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { hasChromium, serviceAndBrowser, watchPage } from '../support/browser.js';
 import { call, type RunningService } from '../support/service.js';
-import { newPerson, openAsHost, restChoose, waitVerified } from '../support/take-part.js';
+import { newPerson, openAsHost, restChoose, shownTallies, waitVerified } from '../support/take-part.js';
 
 // Functions passed to page.evaluate run in the browser; this file is typed for Node.
 declare const document: any;
 
-describe.skipIf(!hasChromium)('the host never loses the room', () => {
+describe.skipIf(!hasChromium)('running a decision from the room page', () => {
   const suite = serviceAndBrowser(new ManualClock());
   let svc: RunningService;
   let browser: Browser;
@@ -22,132 +22,215 @@ describe.skipIf(!hasChromium)('the host never loses the room', () => {
     ({ svc, browser } = suite);
   });
 
-  it('leaves after a confirmation that shows the recovery link, restores the seat elsewhere and closes the room', async () => {
-    const created = await call(svc.base, 'POST', '/api/rooms', { body: { about: 'Team offsite' } });
-    const slug = created.body.slug as string;
-    const first = await newPerson(browser, 360);
-    const watch = watchPage(first.page, svc.base);
-    await openAsHost(first.page, svc.base, created.body, 'Ada');
+  describe('the host never loses the room', () => {
+    it('leaves after a confirmation that shows the recovery link, restores the seat elsewhere and closes the room', async () => {
+      const created = await call(svc.base, 'POST', '/api/rooms', { body: { about: 'Team offsite' } });
+      const slug = created.body.slug as string;
+      const first = await newPerson(browser, 360);
+      const watch = watchPage(first.page, svc.base);
+      await openAsHost(first.page, svc.base, created.body, 'Ada');
 
-    // Leaving asks first, and offers the recovery link again, with its warning.
-    await first.page.click('#leave-device');
-    await first.page.waitForSelector('#leave-dialog[open]');
-    expect(await first.page.textContent('#leave-dialog')).toContain('Anyone who has it can act as you');
-    const link = await first.page.inputValue('#leave-recovery-link');
-    expect(new URL(link).pathname).toBe(`/r/${slug}`);
-    expect(new URL(link).search).toBe('');
-    expect(new URL(link).hash).toContain(encodeURIComponent(created.body.creator_token).slice(0, 10));
-    await first.page.click('#leave-cancel');
-    expect(await first.page.isVisible('#host-controls')).toBe(true);
-    await first.page.click('#leave-device');
-    await first.page.click('#leave-confirm');
-    await first.page.waitForSelector('#join-form');
-    expect(await first.page.$('#host-controls h2')).toBeNull();
-    expect(watch.problems).toEqual([]);
-    await first.context.close();
+      // Leaving asks first, and offers the recovery link again, with its warning.
+      await first.page.click('#leave-device');
+      await first.page.waitForSelector('#leave-dialog[open]');
+      expect(await first.page.textContent('#leave-dialog')).toContain('Anyone who has it can act as you');
+      const link = await first.page.inputValue('#leave-recovery-link');
+      expect(new URL(link).pathname).toBe(`/r/${slug}`);
+      expect(new URL(link).search).toBe('');
+      expect(new URL(link).hash).toContain(encodeURIComponent(created.body.creator_token).slice(0, 10));
+      await first.page.click('#leave-cancel');
+      expect(await first.page.isVisible('#host-controls')).toBe(true);
+      await first.page.click('#leave-device');
+      await first.page.click('#leave-confirm');
+      await first.page.waitForSelector('#join-form');
+      expect(await first.page.$('#host-controls h2')).toBeNull();
+      expect(watch.problems).toEqual([]);
+      await first.context.close();
 
-    // Another device opens the link: the seat and the host controls come back; the link leaves the address bar.
-    const second = await newPerson(browser, 1280);
-    const requests: string[] = [];
-    second.page.on('request', (request) => requests.push(`${request.url()} ${request.headers().referer ?? ''}`));
-    await second.page.goto(link);
-    await second.page.waitForSelector('#host-controls');
-    expect(await second.page.textContent('#seat-name')).toBe('Ada');
-    expect(new URL(second.page.url()).hash).toBe('');
-    expect(requests.filter((line) => line.includes(created.body.creator_token))).toEqual([]);
-    await second.page.fill('#close-statement', 'Done from the laptop.');
-    await second.page.click('#close-form button[type="submit"]');
-    await second.page.waitForFunction(() => document.getElementById('room-status')?.dataset.status === 'concluded');
-    await second.context.close();
-  });
-
-  it('says so when a recovery link no longer holds a seat', async () => {
-    const created = await call(svc.base, 'POST', '/api/rooms', { body: { about: 'Gone soon' } });
-    const { context, page } = await newPerson(browser);
-    await page.goto(`${svc.base}/r/${created.body.slug}#seat=t_not_a_token&id=p_x&name=Ada&host=1`);
-    await page.waitForFunction(() => document.getElementById('live-status')?.textContent?.includes('no longer holds'));
-    expect(await page.isVisible('#join-panel')).toBe(true);
-    await context.close();
-  });
-});
-
-describe.skipIf(!hasChromium)('voting ends when it should', () => {
-  const suite = serviceAndBrowser(new ManualClock());
-  let svc: RunningService;
-  let browser: Browser;
-  beforeAll(() => {
-    ({ svc, browser } = suite);
-  });
-
-  async function roomWithMembers(names: string[]) {
-    const created = await call(svc.base, 'POST', '/api/rooms', {
-      body: { question: 'Where do we meet?', options: ['park', 'office'] },
+      // Another device opens the link: the seat and the host controls come back; the link leaves the address bar.
+      const second = await newPerson(browser, 1280);
+      const requests: string[] = [];
+      second.page.on('request', (request) => requests.push(`${request.url()} ${request.headers().referer ?? ''}`));
+      await second.page.goto(link);
+      await second.page.waitForSelector('#host-controls');
+      expect(await second.page.textContent('#seat-name')).toBe('Ada');
+      expect(new URL(second.page.url()).hash).toBe('');
+      expect(requests.filter((line) => line.includes(created.body.creator_token))).toEqual([]);
+      await second.page.fill('#close-statement', 'Done from the laptop.');
+      await second.page.click('#close-form button[type="submit"]');
+      await second.page.waitForFunction(() => document.getElementById('room-status')?.dataset.status === 'concluded');
+      await second.context.close();
     });
-    const members = [];
-    for (const name of names) {
-      const joined = await call(svc.base, 'POST', `/api/rooms/${created.body.slug}/join`, {
-        body: { display_name: name },
-      });
-      members.push(joined.body);
-    }
-    return { created: created.body, members };
-  }
 
-  it('offers "end voting now" once 4 of 4 have chosen, and the decision seals with a verified receipt', async () => {
-    const { created, members } = await roomWithMembers(['Bea', 'Cy', 'Di']);
-    const slug = created.slug as string;
-    for (const [i, m] of members.entries())
-      await restChoose(svc.base, slug, m.participant_token, i ? 'park' : 'office');
-    const host = await newPerson(browser, 360);
-    const watch = watchPage(host.page, svc.base);
-    await openAsHost(host.page, svc.base, created, 'Ada');
-    expect(await host.page.$('#end-voting')).toBeNull();
-    await restChoose(svc.base, slug, created.creator_token, 'park');
-    await host.page.waitForSelector('#end-voting');
-    expect(await host.page.textContent('#end-voting-panel')).toContain('4 of 4 have chosen');
-    const member = await newPerson(browser);
-    await member.page.goto(
-      `${svc.base}/r/${slug}#seat=${members[0].participant_token}&id=${members[0].participant_id}&name=Bea`,
-    );
-    await member.page.waitForSelector('#seat-panel:not([hidden])');
-    expect(await member.page.$('#end-voting')).toBeNull();
-    await host.page.click('#end-voting');
-    for (const page of [host.page, member.page]) {
-      await waitVerified(page, 1, 15000);
-      expect(await page.textContent('#section-decided')).toContain('Winner: park');
-    }
-    await host.page.waitForFunction(() =>
-      document.getElementById('host-decision-status')?.textContent?.includes('Voting has ended'),
-    );
-    const config = await call(svc.base, 'GET', `/api/rooms/${slug}?include=full`, { token: created.creator_token });
-    expect(config.body.config).toMatchObject({ early_close: false, settle_window: 45 });
-    expect(watch.problems).toEqual([]);
-    await host.context.close();
-    await member.context.close();
+    it('says so when a recovery link no longer holds a seat', async () => {
+      const created = await call(svc.base, 'POST', '/api/rooms', { body: { about: 'Gone soon' } });
+      const { context, page } = await newPerson(browser);
+      await page.goto(`${svc.base}/r/${created.body.slug}#seat=t_not_a_token&id=p_x&name=Ada&host=1`);
+      await page.waitForFunction(() =>
+        document.getElementById('live-status')?.textContent?.includes('no longer holds'),
+      );
+      expect(await page.isVisible('#join-panel')).toBe(true);
+      await context.close();
+    });
   });
 
-  it('ends a decision opened by mistake at once, and the room closes', async () => {
-    const { created, members } = await roomWithMembers(['Bea', 'Cy']);
-    const slug = created.slug as string;
-    const host = await newPerson(browser, 1280);
-    await openAsHost(host.page, svc.base, created, 'Ada');
-    await host.page.click('#end-decision-panel summary');
-    expect(await host.page.textContent('#end-decision-panel')).toContain('Bea, Cy');
-    await host.page.click('#end-decision');
-    await waitVerified(host.page, 1, 15000);
-    // Nobody chose: the host's abstention is the one response early close needs; no winner is signed.
-    expect(await host.page.textContent('#section-decided')).toContain('Winner: none (rejected)');
-    await host.page.waitForFunction(() =>
-      document.getElementById('host-decision-status')?.textContent?.includes('Voting has ended'),
-    );
-    const full = await call(svc.base, 'GET', `/api/rooms/${slug}?include=full`, { token: created.creator_token });
-    expect(full.body.participants.map((p: any) => p.role)).toEqual(['participant', 'participant', 'participant']);
-    expect(full.body.config).toMatchObject({ early_close: false, settle_window: 45 });
-    await host.page.click('#close-form button[type="submit"]');
-    await host.page.waitForFunction(() => document.getElementById('room-status')?.dataset.status === 'concluded');
-    // The members were counted again: a member's seat still works, read-only now.
-    const read = await call(svc.base, 'GET', `/api/rooms/${slug}`, { token: members[0].participant_token });
-    expect(read.status).toBe(200);
-    await host.context.close();
+  describe('voting ends when it should', () => {
+    async function roomWithMembers(names: string[]) {
+      const created = await call(svc.base, 'POST', '/api/rooms', {
+        body: { question: 'Where do we meet?', options: ['park', 'office'] },
+      });
+      const members = [];
+      for (const name of names) {
+        const joined = await call(svc.base, 'POST', `/api/rooms/${created.body.slug}/join`, {
+          body: { display_name: name },
+        });
+        members.push(joined.body);
+      }
+      return { created: created.body, members };
+    }
+
+    it('offers "end voting now" once 4 of 4 have chosen, and the decision seals with a verified receipt', async () => {
+      const { created, members } = await roomWithMembers(['Bea', 'Cy', 'Di']);
+      const slug = created.slug as string;
+      for (const [i, m] of members.entries())
+        await restChoose(svc.base, slug, m.participant_token, i ? 'park' : 'office');
+      const host = await newPerson(browser, 360);
+      const watch = watchPage(host.page, svc.base);
+      await openAsHost(host.page, svc.base, created, 'Ada');
+      expect(await host.page.$('#end-voting')).toBeNull();
+      await restChoose(svc.base, slug, created.creator_token, 'park');
+      await host.page.waitForSelector('#end-voting');
+      expect(await host.page.textContent('#end-voting-panel')).toContain('4 of 4 have chosen');
+      const member = await newPerson(browser);
+      await member.page.goto(
+        `${svc.base}/r/${slug}#seat=${members[0].participant_token}&id=${members[0].participant_id}&name=Bea`,
+      );
+      await member.page.waitForSelector('#seat-panel:not([hidden])');
+      expect(await member.page.$('#end-voting')).toBeNull();
+      await host.page.click('#end-voting');
+      for (const page of [host.page, member.page]) {
+        await waitVerified(page, 1, 15000);
+        expect(await page.textContent('#section-decided')).toContain('Winner: park');
+      }
+      await host.page.waitForFunction(() =>
+        document.getElementById('host-decision-status')?.textContent?.includes('Voting has ended'),
+      );
+      const config = await call(svc.base, 'GET', `/api/rooms/${slug}?include=full`, { token: created.creator_token });
+      expect(config.body.config).toMatchObject({ early_close: false, settle_window: 45 });
+      expect(watch.problems).toEqual([]);
+      await host.context.close();
+      await member.context.close();
+    });
+
+    it('ends a decision opened by mistake at once, and the room closes', async () => {
+      const { created, members } = await roomWithMembers(['Bea', 'Cy']);
+      const slug = created.slug as string;
+      const host = await newPerson(browser, 1280);
+      await openAsHost(host.page, svc.base, created, 'Ada');
+      await host.page.click('#end-decision-panel summary');
+      expect(await host.page.textContent('#end-decision-panel')).toContain('Bea, Cy');
+      await host.page.click('#end-decision');
+      await waitVerified(host.page, 1, 15000);
+      // Nobody chose: the host's abstention is the one response early close needs; no winner is signed.
+      expect(await host.page.textContent('#section-decided')).toContain('Winner: none (rejected)');
+      await host.page.waitForFunction(() =>
+        document.getElementById('host-decision-status')?.textContent?.includes('Voting has ended'),
+      );
+      const full = await call(svc.base, 'GET', `/api/rooms/${slug}?include=full`, { token: created.creator_token });
+      expect(full.body.participants.map((p: any) => p.role)).toEqual(['participant', 'participant', 'participant']);
+      expect(full.body.config).toMatchObject({ early_close: false, settle_window: 45 });
+      await host.page.click('#close-form button[type="submit"]');
+      await host.page.waitForFunction(() => document.getElementById('room-status')?.dataset.status === 'concluded');
+      // The members were counted again: a member's seat still works, read-only now.
+      const read = await call(svc.base, 'GET', `/api/rooms/${slug}`, { token: members[0].participant_token });
+      expect(read.status).toBe(200);
+      await host.context.close();
+    });
+  });
+
+  describe('one person, one ballot', () => {
+    it('lets the host take a duplicate seat out of the vote in a password room before sealing, and members see it', async () => {
+      const created = await call(svc.base, 'POST', '/api/rooms', {
+        body: { question: 'Which day?', options: ['monday', 'friday'], password: 'correct horse battery' },
+      });
+      const slug = created.body.slug as string;
+      const host = await newPerson(browser, 360);
+      const watch = watchPage(host.page, svc.base);
+      await openAsHost(host.page, svc.base, created.body, 'Ada');
+      // Bea joins with the password twice (a second browser): two seats, two ballots.
+      const beas = [];
+      for (const width of [1280, 360]) {
+        const bea = await newPerson(browser, width);
+        await bea.page.goto(`${svc.base}/r/${slug}`);
+        await bea.page.fill('#join-password', 'correct horse battery');
+        await bea.page.fill('#join-name', 'Bea');
+        await bea.page.click('#join-button');
+        await bea.page.waitForSelector('#choose-form');
+        await bea.page.check('#choose-form input[value="1"]');
+        await bea.page.click('#choose-form button[type="submit"]');
+        await bea.page.waitForSelector('#my-choice strong');
+        beas.push(bea);
+      }
+      await host.page.waitForFunction(() => document.querySelector('#seats')?.textContent?.includes('Bea (2)'));
+      const row = await host.page.textContent('#seats tr[data-seat-row="Bea (2)"]');
+      expect(row).toContain('the room password');
+      expect(row).toContain('chosen');
+      expect(await host.page.textContent('#chosen-count')).toBe('2 of 3');
+      await host.page.click('#seats tr[data-seat-row="Bea (2)"] button');
+      await host.page.waitForFunction(() => document.getElementById('chosen-count')?.textContent === '1 of 2');
+      // Every member's page shows the change.
+      await beas[0]!.page.waitForFunction(() =>
+        document.querySelector('#seats tr[data-seat-row="Bea (2)"]')?.textContent?.includes('observer'),
+      );
+      expect(await beas[0]!.page.$('#seats button')).toBeNull();
+      await restChoose(svc.base, slug, created.body.creator_token, 'monday');
+      await host.page.click('#end-voting');
+      await waitVerified(host.page, 1, 15000);
+      // The duplicate's ballot is left out of the signed count: Bea's and Ada's, one each.
+      expect(await host.page.textContent('#section-decided')).toContain('2 of 2 chose');
+      expect(await shownTallies(host.page, 1)).toEqual({ friday: 1, monday: 1 });
+      expect(watch.problems).toEqual([]);
+      for (const person of [host, ...beas]) await person.context.close();
+    });
+
+    it('hands an already-used invite its own seat back in a personal-invite room: no second counted ballot', async () => {
+      const created = await call(svc.base, 'POST', '/api/rooms', {
+        body: { question: 'Which day?', options: ['monday', 'friday'], config: { visibility: 'private' } },
+      });
+      const slug = created.body.slug as string;
+      const host = await newPerson(browser);
+      await openAsHost(host.page, svc.base, created.body, 'Ada');
+      await host.page.fill('#invite-label', 'Bea');
+      await host.page.click('#invite-form button[type="submit"]');
+      await host.page.waitForSelector('#invite-result:not([hidden])');
+      const link = await host.page.inputValue('#invite-link');
+
+      const first = await newPerson(browser, 360);
+      await first.page.goto(link);
+      expect(await first.page.inputValue('#join-name')).toBe('Bea');
+      expect(await first.page.textContent('#join-button')).toBe('Join as Bea');
+      await first.page.click('#join-button');
+      await first.page.waitForSelector('#choose-form');
+      await first.page.check('#choose-form input[value="1"]');
+      await first.page.click('#choose-form button[type="submit"]');
+      await first.page.waitForSelector('#my-choice strong');
+
+      // The same link in another browser: no new seat, and the page says whose seat it took back.
+      const second = await newPerson(browser);
+      await second.page.goto(link);
+      await second.page.click('#join-button');
+      await second.page.waitForSelector('#seat-notice');
+      expect(await second.page.textContent('#seat-notice')).toContain('did not make a new seat');
+      expect(await second.page.textContent('#my-choice')).toContain('friday');
+      await second.page.check('#choose-form input[value="0"]');
+      await second.page.click('#choose-form button[type="submit"]');
+      await host.page.waitForFunction(() => document.querySelector('#choices')?.textContent?.includes('monday'));
+      expect(await host.page.textContent('#chosen-count')).toBe('1 of 2');
+      expect(await host.page.$$('#seats tbody tr')).toHaveLength(2);
+      // Without the invite there is no way in: the room has no password.
+      const again = await call(svc.base, 'POST', `/api/rooms/${slug}/join`, { body: { display_name: 'Bea' } });
+      expect(again.body.error.code).toBe('room.invite_required');
+      for (const person of [host, first, second]) await person.context.close();
+    });
   });
 });

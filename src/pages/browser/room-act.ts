@@ -240,7 +240,9 @@ function buildHost(root: HTMLElement, ctx: RoomContext): void {
   onSubmit(root.querySelector<HTMLFormElement>('#invite-form'), async (form) => {
     const made = await api('POST', `/api/rooms/${slug}/invites`, { label: value(form, 'label') }, seat.token);
     // The secret rides in the fragment: browsers never send it to a server, in a URL or a Referer.
-    const link = `${location.origin}/r/${encodeURIComponent(slug)}#invite=${encodeURIComponent(made.invite_token)}`;
+    // The seat's name rides along, so the join form offers it.
+    const fragment = new URLSearchParams({ invite: made.invite_token, name: value(form, 'label') });
+    const link = `${location.origin}/r/${encodeURIComponent(slug)}#${fragment.toString()}`;
     const result = form.querySelector<HTMLElement>('#invite-result');
     const input = form.querySelector<HTMLInputElement>('#invite-link');
     if (result && input) {
