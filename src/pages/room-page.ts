@@ -132,6 +132,8 @@ function startCountdown(): void {
 
 let lastActKey = '';
 let lastFull: Json | null = null;
+/** Sealed decisions at the last full read: a seal re-reads it once, for the ballots' reasons. */
+let lastSealed = 0;
 
 /** Re-renders every section from a fresh read; answers the event seq it reflects. */
 async function update(
@@ -147,9 +149,14 @@ async function update(
     api('GET', `/api/rooms/${slug}/outcome`, undefined, token),
   ]);
   // The full view (the room's config, the open decision's votes with their reasons) is read with
-  // every change only while a decision is open; between decisions the last one serves.
-  if (seat && (view.decision || !lastFull))
+  // every change only while a decision is open, and once more when one seals; between decisions the
+  // last one serves.
+  const sealed = (Array.isArray(outcome.decisions) ? outcome.decisions : []).filter(
+    (d: Json) => typeof d.receipt_hash === 'string',
+  ).length;
+  if (seat && (view.decision || !lastFull || sealed !== lastSealed))
     lastFull = await api('GET', `/api/rooms/${slug}?include=full`, undefined, token);
+  lastSealed = sealed;
   const full = seat ? lastFull : null;
   const sections = roomSections(view, outcome, full);
   for (const [name, html] of Object.entries(sections)) {

@@ -233,4 +233,60 @@ describe.skipIf(!hasChromium)('running a decision from the room page', () => {
       for (const person of [host, first, second]) await person.context.close();
     });
   });
+
+  describe('results stay readable', () => {
+    async function approvalRoom(visibility: string) {
+      const created = await call(svc.base, 'POST', '/api/rooms', {
+        body: {
+          question: 'Which snacks?',
+          options: ['fruit', 'nuts', 'crisps'],
+          config: { mechanism: 'approval', choice_visibility: visibility, early_close: true, settle_window: 0 },
+        },
+      });
+      const slug = created.body.slug as string;
+      const bea = await call(svc.base, 'POST', `/api/rooms/${slug}/join`, { body: { display_name: 'Bea' } });
+      return { created: created.body, slug, bea: bea.body };
+    }
+    const choose = (slug: string, token: string, choice: string[], reason: string) =>
+      call(svc.base, 'POST', `/api/rooms/${slug}/choose`, { token, body: { choice, reason } });
+
+    it('keeps who chose what and why beside the tally once sealed, with approval shares of the voters', async () => {
+      const { created, slug, bea } = await approvalRoom('after_decided');
+      const host = await newPerson(browser, 360);
+      await openAsHost(host.page, svc.base, created, 'Ada');
+      await host.page.check('#choose-form input[value="0"]');
+      await host.page.check('#choose-form input[value="1"]');
+      await host.page.fill('#choose-reason', 'Healthy first');
+      await host.page.click('#choose-form button[type="submit"]');
+      await host.page.waitForFunction(() => document.getElementById('my-choice')?.textContent?.includes('fruit'));
+      // An approval ballot reads as a set, not a numbered list.
+      expect(await host.page.textContent('#my-choice strong')).toBe('fruit, nuts');
+      expect((await choose(slug, bea.participant_token, ['fruit'], 'Nut allergy')).status).toBe(200);
+      await waitVerified(host.page, 1, 15000);
+      await host.page.waitForFunction(() =>
+        document.querySelector('#section-decided .sealed-choices')?.textContent?.includes('Nut allergy'),
+      );
+      const decided = await host.page.textContent('#section-decided');
+      expect(decided).toContain('Bea chose fruit — “Nut allergy”');
+      expect(decided).toContain('creator chose fruit, nuts — “Healthy first”');
+      expect(await host.page.textContent('#section-decided li[data-option="fruit"] .count')).toBe(
+        '2 of 2 voters (100%)',
+      );
+      expect(await host.page.textContent('#section-decided li[data-option="nuts"] .count')).toBe('1 of 2 voters (50%)');
+      await host.context.close();
+    });
+
+    it('shows no ballots where the room never shows choices, and says so', async () => {
+      const { created, slug, bea } = await approvalRoom('never');
+      expect((await choose(slug, bea.participant_token, ['nuts'], 'Protein')).status).toBe(200);
+      expect((await choose(slug, created.creator_token, ['nuts'], 'Same')).status).toBe(200);
+      const host = await newPerson(browser);
+      await openAsHost(host.page, svc.base, created, 'Ada');
+      await waitVerified(host.page, 1, 15000);
+      const decided = await host.page.textContent('#section-decided');
+      expect(decided).toContain('This room never shows who chose what.');
+      expect(decided).not.toContain('Protein');
+      await host.context.close();
+    });
+  });
 });

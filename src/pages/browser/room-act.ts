@@ -66,6 +66,8 @@ export function actKey(ctx: RoomContext): string {
     d?.can_start_choosing,
     ctx.view.role,
     myVote(ctx)?.cast_at ?? null,
+    // Where the room hides choices, the ballot this browser cast is what "you chose" shows.
+    d ? (readCasts(ctx.slug)[String(d.seq)] ?? null) : null,
   ]);
 }
 
@@ -89,7 +91,8 @@ export function renderAct(root: HTMLElement, ctx: RoomContext): void {
     const kind = ballotKind(String(ctx.full.config?.mechanism ?? ''), d.agreement === true);
     const mine = myVote(ctx);
     const remembered = readCasts(slug)[String(d.seq)];
-    const current = mine ? ballotWords(mine.choice) : remembered ? ballotWords(remembered) : null;
+    const mechanism = String(ctx.full.config?.mechanism ?? '');
+    const current = mine ? ballotWords(mine.choice, mechanism) : remembered ? ballotWords(remembered, mechanism) : null;
     parts.push(`<form id="choose-form" class="stack panel" aria-labelledby="choose-h"><h2 id="choose-h">Your choice</h2>
 ${d.agreement ? '<p><strong>This is an agreement:</strong> it passes only if everyone eligible accepts the same option.</p>' : ''}
 <p id="my-choice">${current ? `You chose: <strong>${escapeHtml(current)}</strong>. You can revise it while choosing is open.` : 'You have not chosen yet.'}</p>
