@@ -18,6 +18,7 @@ import {
 } from '../client/index.js';
 import { api, ApiError, type Json } from './browser/api.js';
 import { wireCopyButtons } from './browser/copy.js';
+import { fieldOf, plainMessage, showFieldError, wireFieldErrors } from './browser/form-errors.js';
 import { type LogWatch, logWatch, showLogInclusion } from './browser/log-inclusion.js';
 import { actKey, type RoomContext, renderAct, renderHost, renderSay } from './browser/room-act.js';
 import { renderSeats } from './browser/seats.js';
@@ -289,13 +290,14 @@ function waitForJoin(slug: string, invited: { invite: string; name: string } | n
     nameInput.value = invited.name;
     named();
   }
+  if (form) wireFieldErrors(form);
   return new Promise((resolve) => {
     form?.addEventListener('submit', (event) => {
       event.preventDefault();
       const name = (byId('join-name') as HTMLInputElement | null)?.value.trim() ?? '';
       const password = (byId('join-password') as HTMLInputElement | null)?.value ?? '';
       if (!name) {
-        if (status) status.textContent = 'Enter the name to show in the room.';
+        if (nameInput) showFieldError(nameInput, 'Enter the name to show in the room.');
         return;
       }
       const body: Record<string, unknown> = { display_name: name };
@@ -315,8 +317,10 @@ function waitForJoin(slug: string, invited: { invite: string; name: string } | n
           resolve(seat);
         })
         .catch((error: unknown) => {
-          if (status) {
-            status.textContent = `Not joined: ${error instanceof ApiError ? error.message : 'the service could not be reached.'}`;
+          const field = form ? fieldOf(form, error) : null;
+          if (field) showFieldError(field, plainMessage(error));
+          else if (status) {
+            status.textContent = `Not joined: ${plainMessage(error)}`;
             status.classList.add('error');
           }
         });

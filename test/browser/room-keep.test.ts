@@ -289,4 +289,66 @@ describe.skipIf(!hasChromium)('running a decision from the room page', () => {
       await host.context.close();
     });
   });
+
+  describe('errors for people', () => {
+    const focused = () => document.activeElement?.id;
+
+    it('puts a plain message beside the field, focused, for the browser’s checks and the service’s', async () => {
+      const created = await call(svc.base, 'POST', '/api/rooms', { body: { about: 'Planning' } });
+      const host = await newPerson(browser, 360);
+      await openAsHost(host.page, svc.base, created.body, 'Ada');
+      expect(await host.page.getAttribute('#ask-form', 'novalidate')).toBeNull();
+      await host.page.fill('#ask-question', 'ab');
+      await host.page.click('#ask-form button[type="submit"]');
+      await host.page.waitForSelector('#ask-question-error');
+      expect(await host.page.textContent('#ask-question-error')).toBe('Question needs at least 3 characters.');
+      expect(await host.page.evaluate(focused)).toBe('ask-question');
+      expect(await host.page.getAttribute('#ask-question', 'aria-describedby')).toBe('ask-question-error');
+      // The browser lets "   x" through (4 characters); the service refuses the trimmed question.
+      await host.page.fill('#ask-question', '   x');
+      await host.page.click('#ask-form button[type="submit"]');
+      await host.page.waitForFunction(() =>
+        document.getElementById('ask-question-error')?.textContent?.includes('3 to 500 characters'),
+      );
+      expect(await host.page.evaluate(focused)).toBe('ask-question');
+      const shown = await host.page.textContent('#section-host');
+      for (const agentWords of ['POST', '/api/', '{', 'create_room', 'expected string']) {
+        expect(shown).not.toContain(agentWords);
+      }
+      await host.context.close();
+    });
+
+    it('tells a person without an invite how to get in, in words', async () => {
+      const created = await call(svc.base, 'POST', '/api/rooms', {
+        body: { about: 'Board', config: { visibility: 'private' } },
+      });
+      const { context, page } = await newPerson(browser, 360);
+      await page.goto(`${svc.base}/r/${created.body.slug}`);
+      await page.fill('#join-name', 'Bea');
+      await page.click('#join-button');
+      await page.waitForFunction(() => document.getElementById('join-status')?.textContent?.includes('invite'));
+      const said = await page.textContent('#join-status');
+      expect(said).toContain('open the invite link the host sent you');
+      expect(said).not.toContain('POST');
+      await context.close();
+    });
+
+    it('keeps the credits counter and disables sending while a quadratic ballot is over budget', async () => {
+      const created = await call(svc.base, 'POST', '/api/rooms', {
+        body: { question: 'Fund what?', options: ['a', 'b'], config: { mechanism: 'quadratic_vote' } },
+      });
+      const host = await newPerson(browser, 360);
+      await openAsHost(host.page, svc.base, created.body, 'Ada');
+      await host.page.fill('#ballot-0', '8');
+      await host.page.fill('#ballot-1', '2');
+      expect(await host.page.textContent('#credit-cost')).toContain('Credits spent: 10 of 9');
+      expect(await host.page.isDisabled('#choose-form button[type="submit"]')).toBe(true);
+      await host.page.fill('#ballot-1', '1');
+      expect(await host.page.isDisabled('#choose-form button[type="submit"]')).toBe(false);
+      await host.page.click('#choose-form button[type="submit"]');
+      await host.page.waitForFunction(() => document.getElementById('my-choice')?.textContent?.includes('a: 8'));
+      expect(await host.page.textContent('#credit-cost')).toContain('Credits spent: 9 of 9');
+      await host.context.close();
+    });
+  });
 });

@@ -8,6 +8,7 @@
  */
 import { escapeHtml } from '../room-render.js';
 import { api, type Json } from './api.js';
+import { plainMessage } from './form-errors.js';
 import type { RoomContext } from './room-act.js';
 
 const VOTING = new Set(['voting', 'settling', 'open']);
@@ -115,7 +116,7 @@ export function renderHostDecision(root: HTMLElement, ctx: RoomContext): void {
         .catch((error: unknown) => {
           button.disabled = false;
           if (status) {
-            status.textContent = error instanceof Error ? error.message : String(error);
+            status.textContent = plainMessage(error);
             status.classList.add('error');
           }
         });

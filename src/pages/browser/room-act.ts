@@ -6,8 +6,9 @@
  * every authority; the page only hides what the views say this seat cannot do.
  */
 import { ballotWords, escapeHtml } from '../room-render.js';
-import { api, ApiError, type Json } from './api.js';
+import { api, type Json } from './api.js';
 import { wireCopyButtons } from './copy.js';
+import { fieldOf, plainMessage, showFieldError, wireFieldErrors } from './form-errors.js';
 import { renderHostDecision } from './host-decision.js';
 import { ballotFields, ballotKind, prefillBallot, readBallot, wireBallot } from './ballot.js';
 import { readCasts, rememberCast, type Seat } from './seat-store.js';
@@ -23,17 +24,28 @@ export interface RoomContext {
   refresh: () => void;
 }
 
-function say(status: Element | null, error: unknown): void {
+/** A refusal in words for people: beside the field it is about (focused), else in the form's status line. */
+function say(form: HTMLFormElement, status: Element | null, error: unknown): void {
+  const field = fieldOf(form, error);
+  if (field) {
+    showFieldError(field, plainMessage(error));
+    return;
+  }
   if (!status) return;
-  status.textContent = error instanceof ApiError || error instanceof Error ? error.message : String(error);
+  status.textContent = plainMessage(error);
   status.classList.add('error');
 }
 
-/** Runs an action from a form: the button is disabled meanwhile; a refusal's message is shown. */
+/**
+ * Runs an action from a form: the button is disabled meanwhile; a refusal is shown for people. The
+ * browser's validation stays on (it runs before the submit event); its verdicts are worded the same way.
+ */
 function onSubmit(form: HTMLFormElement | null, run: (form: HTMLFormElement) => Promise<string | undefined>): void {
+  if (form) wireFieldErrors(form);
   form?.addEventListener('submit', (event) => {
     event.preventDefault();
-    const status = form.querySelector('[role="status"]');
+    // The form's own status line, not one inside it (the quadratic credits counter is a status too).
+    const status = form.querySelector(':scope > [role="status"]');
     const buttons = [...form.querySelectorAll<HTMLButtonElement>('button[type="submit"]')];
     for (const b of buttons) b.disabled = true;
     if (status) {
@@ -44,9 +56,10 @@ function onSubmit(form: HTMLFormElement | null, run: (form: HTMLFormElement) => 
       .then((done) => {
         if (status && done) status.textContent = done;
       })
-      .catch((error: unknown) => say(status, error))
+      .catch((error: unknown) => say(form, status, error))
       .finally(() => {
         for (const b of buttons) b.disabled = false;
+        form.dispatchEvent(new Event('input'));
       });
   });
 }

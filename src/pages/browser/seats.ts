@@ -8,6 +8,7 @@
  */
 import { escapeHtml } from '../room-render.js';
 import { api, type Json } from './api.js';
+import { plainMessage } from './form-errors.js';
 import type { RoomContext } from './room-act.js';
 
 /** How a seat came in, from what the host can read (invites are listed only for the invite authority). */
@@ -87,7 +88,7 @@ ${host ? '<p class="muted">One person, one ballot: a seat taken out of the vote 
         .catch((error: unknown) => {
           button.disabled = false;
           if (status) {
-            status.textContent = error instanceof Error ? error.message : String(error);
+            status.textContent = plainMessage(error);
             status.classList.add('error');
           }
         });
