@@ -117,6 +117,20 @@ function retryUnsequenced(unsequenced: number, refresh: () => void): void {
   );
 }
 
+/**
+ * Times read in the reader's own time zone; the UTC time the server wrote stays on hover (title) and
+ * in the element's datetime attribute.
+ */
+function localTimes(root: HTMLElement): void {
+  for (const time of root.querySelectorAll<HTMLTimeElement>('time[datetime]:not([data-local])')) {
+    const at = new Date(time.dateTime);
+    if (Number.isNaN(at.getTime())) continue;
+    time.title = time.textContent ?? time.dateTime;
+    time.textContent = at.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+    time.dataset.local = 'true';
+  }
+}
+
 /** The settling countdown ticks down between reads. */
 let countdown: ReturnType<typeof setInterval> | undefined;
 function startCountdown(): void {
@@ -165,13 +179,17 @@ async function update(
     if (element) element.innerHTML = html;
   }
   startCountdown();
+  localTimes(document.body);
   if (seat && full) {
     const ctx: RoomContext = { slug, seat, view, full, refresh };
     const key = actKey(ctx);
     if (key !== lastActKey) {
       lastActKey = key;
       const act = byId('section-act');
-      if (act) renderAct(act, ctx);
+      if (act) {
+        renderAct(act, ctx);
+        localTimes(act);
+      }
     }
     const say = byId('section-say');
     if (say) renderSay(say, ctx);

@@ -351,4 +351,52 @@ describe.skipIf(!hasChromium)('running a decision from the room page', () => {
       await host.context.close();
     });
   });
+
+  describe('slates, times and the visualizer', () => {
+    it('shows the host "start choosing" while a decision collects proposals, even before it has options', async () => {
+      const created = await call(svc.base, 'POST', '/api/rooms', { body: { about: 'Retro' } });
+      const slug = created.body.slug as string;
+      const bea = await call(svc.base, 'POST', `/api/rooms/${slug}/join`, { body: { display_name: 'Bea' } });
+      const host = await newPerson(browser, 360);
+      await openAsHost(host.page, svc.base, created.body, 'Ada');
+      await host.page.fill('#ask-question', 'What do we change?');
+      await host.page.click('#ask-form button[type="submit"]');
+      await host.page.waitForSelector('#start-form');
+      expect(await host.page.textContent('#start-form')).toContain('The slate is empty');
+      expect(await host.page.isDisabled('#start-form button[type="submit"]')).toBe(true);
+      const proposed = await call(svc.base, 'POST', `/api/rooms/${slug}/options`, {
+        token: bea.body.participant_token,
+        body: { option: 'shorter standups' },
+      });
+      expect(proposed.status).toBe(200);
+      await host.page.waitForFunction(() => document.getElementById('start-form')?.textContent?.includes('1 option.'));
+      await host.page.click('#start-form button[type="submit"]');
+      await host.page.waitForSelector('#choose-form');
+      expect(await host.page.textContent('[data-decision-status]')).toBe('voting');
+      await host.context.close();
+    });
+
+    it('shows times in the reader’s time zone with UTC on hover, and the visualizer reads as the member’s seat', async () => {
+      const created = await call(svc.base, 'POST', '/api/rooms', {
+        body: { question: 'Lunch?', options: ['yes', 'no'] },
+      });
+      const slug = created.body.slug as string;
+      const context = await browser.newContext({ timezoneId: 'Asia/Tokyo', locale: 'en-GB' });
+      const page = await context.newPage();
+      page.setDefaultTimeout(8000);
+      await page.goto(`${svc.base}/r/${slug}`);
+      await page.fill('#join-name', 'Bea');
+      await page.click('#join-button');
+      await page.waitForSelector('#choose-form');
+      const time = page.locator('#section-now time').first();
+      // The ManualClock starts at 10:00 UTC; the window closes an hour later, 20:00 in Tokyo.
+      expect(await time.getAttribute('title')).toContain('11:00:00 UTC');
+      expect(await time.textContent()).toContain('20:00');
+      await page.click('header a[href^="/visualizer"]');
+      await page.waitForFunction(() => !document.getElementById('mode')?.textContent?.startsWith('No room selected'));
+      expect(await page.textContent('#status')).not.toContain('needs a credential');
+      expect(await page.inputValue('#room-token')).toBe('');
+      await context.close();
+    });
+  });
 });

@@ -5,7 +5,7 @@
  * rides in the URL fragment, never sent to a server in a URL) and close the room. The server enforces
  * every authority; the page only hides what the views say this seat cannot do.
  */
-import { ballotWords, escapeHtml } from '../room-render.js';
+import { ballotWords, escapeHtml, when } from '../room-render.js';
 import { api, type Json } from './api.js';
 import { wireCopyButtons } from './copy.js';
 import { fieldOf, plainMessage, showFieldError, wireFieldErrors } from './form-errors.js';
@@ -125,9 +125,18 @@ ${ballotFields(kind, d.options)}
 <label for="propose-option">Option</label><input id="propose-option" name="option" required maxlength="500">
 <button type="submit">Propose</button><p role="status" aria-live="polite"></p></form>`);
   }
-  if (view.status !== 'concluded' && d?.can_start_choosing) {
-    parts.push(`<form id="start-form" class="stack panel"><p>The slate has ${escapeHtml((d.options ?? []).length)} options. Starting freezes it and opens choosing.</p>
-<button type="submit">Start choosing with this slate</button><p role="status" aria-live="polite"></p></form>`);
+  // The host always sees how a slate ends, even before it has options (docs/how-decisions-end.md).
+  if (view.status !== 'concluded' && (d?.can_start_choosing || (seat.host && d?.status === 'proposing'))) {
+    const count = (d.options ?? []).length;
+    const opens = d.voting_opens_at
+      ? ` If nobody starts it, choosing opens by itself ${when(d.voting_opens_at)} once the slate has an option.`
+      : '';
+    parts.push(`<form id="start-form" class="stack panel" aria-labelledby="start-h"><h3 id="start-h">Collecting proposals</h3><p>${
+      count > 0
+        ? `The slate has ${escapeHtml(count)} option${count === 1 ? '' : 's'}. Starting freezes it and opens choosing.`
+        : 'The slate is empty: choosing can start once someone proposes an option.'
+    }${opens}</p>
+<button type="submit"${d.can_start_choosing ? '' : ' disabled'}>Start choosing with this slate</button><p role="status" aria-live="polite"></p></form>`);
   }
   root.innerHTML = parts.join('');
   const chooseForm = root.querySelector<HTMLFormElement>('#choose-form');
