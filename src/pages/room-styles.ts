@@ -10,4 +10,5 @@ dialog::backdrop{background:rgb(0 0 0 / 40%)}
 #seats button{padding:.2rem .5rem}
 .table-scroll{max-width:100%;overflow-x:auto}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+@media (max-width:40rem){#seats,#seats tbody,#seats tr,#seats th,#seats td{display:block}#seats thead{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%)}#seats tr{border:1px solid var(--line);border-radius:6px;padding:.4rem .6rem;margin:.4rem 0}#seats th,#seats td{border:0;padding:.1rem 0}#seats td[data-label]::before{content:attr(data-label) ": ";color:var(--muted)}}
 `;

@@ -4,15 +4,17 @@
  * out of the electorate, ends voting when everyone has chosen, ends a decision opened by mistake so
  * the room can close, and reads the sealed result with its reasons.
  */
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/runtime/clock.js';
-import { hasChromium, serviceAndBrowser, watchPage } from '../support/browser.js';
+import { seriousViolations } from '../support/axe.js';
+import { hasChromium, screenshot, serviceAndBrowser, watchPage } from '../support/browser.js';
 import { call, type RunningService } from '../support/service.js';
 import { newPerson, openAsHost, restChoose, shownTallies, waitVerified } from '../support/take-part.js';
 
 // Functions passed to page.evaluate run in the browser; this file is typed for Node.
 declare const document: any;
+declare const window: any;
 
 describe.skipIf(!hasChromium)('running a decision from the room page', () => {
   const suite = serviceAndBrowser(new ManualClock());
@@ -397,6 +399,77 @@ describe.skipIf(!hasChromium)('running a decision from the room page', () => {
       expect(await page.textContent('#status')).not.toContain('needs a credential');
       expect(await page.inputValue('#room-token')).toBe('');
       await context.close();
+    });
+  });
+
+  describe('phone first', () => {
+    /** At 360 and 1280 px: no horizontal scroll, a screenshot, and no serious axe-core violation. */
+    async function checkState(page: Page, name: string): Promise<void> {
+      for (const width of [360, 1280]) {
+        await page.setViewportSize({ width, height: 900 });
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        expect(overflow, `${name} at ${width} px`).toBeLessThanOrEqual(0);
+        await screenshot(page, `room-${name}-${width}`);
+        expect(await seriousViolations(page), `${name} at ${width} px`).toEqual([]);
+      }
+    }
+
+    it('fits every room state in 360 px, with screenshots at 360 and 1280 px and no axe-core violation', async () => {
+      const created = await call(svc.base, 'POST', '/api/rooms', {
+        body: {
+          question: 'Which supplier do we sign with for the next three years of office equipment?',
+          options: ['Northwind Traders International', 'Contoso'],
+          config: { mechanism: 'approval' },
+        },
+      });
+      const slug = created.body.slug as string;
+      const host = await newPerson(browser, 360);
+      const watch = watchPage(host.page, svc.base);
+      await host.page.goto(`${svc.base}/r/${slug}`);
+      await host.page.waitForSelector('#join-form');
+      await checkState(host.page, 'join');
+      const bea = await call(svc.base, 'POST', `/api/rooms/${slug}/join`, {
+        body: { display_name: 'Beatrice Longname-Featherstonehaugh' },
+      });
+      await openAsHost(host.page, svc.base, created.body, 'Ada');
+      await host.page.waitForSelector('#seats');
+      await host.page.click('#keep-seat summary');
+      await checkState(host.page, 'host-voting');
+      await host.page.click('#leave-device');
+      await checkState(host.page, 'leave-dialog');
+      await host.page.click('#leave-cancel');
+      await host.page.click('#end-decision-panel summary');
+      await restChoose(svc.base, slug, bea.body.participant_token, ['Contoso']);
+      await restChoose(svc.base, slug, created.body.creator_token, ['Contoso', 'Northwind Traders International']);
+      await host.page.waitForSelector('#end-voting');
+      await checkState(host.page, 'everyone-chose');
+      await host.page.click('#end-voting');
+      await waitVerified(host.page, 1, 15000);
+      await checkState(host.page, 'sealed');
+      await host.page.fill('#ask-question', 'What else?');
+      await host.page.click('#ask-form button[type="submit"]');
+      await host.page.waitForSelector('#start-form');
+      await checkState(host.page, 'proposing');
+      await host.page.fill('#ask-question', 'ab');
+      await host.page.click('#ask-form button[type="submit"]');
+      await host.page.waitForSelector('#ask-question-error');
+      await checkState(host.page, 'field-error');
+      const ended = await call(svc.base, 'POST', `/api/rooms/${slug}/options`, {
+        token: bea.body.participant_token,
+        body: { option: 'nothing' },
+      });
+      expect(ended.status).toBe(200);
+      await host.page.click('#start-form button[type="submit"]');
+      await host.page.waitForSelector('#end-decision-panel summary');
+      await host.page.click('#end-decision-panel summary');
+      await host.page.click('#end-decision');
+      await waitVerified(host.page, 2, 15000);
+      await host.page.click('#close-form button[type="submit"]');
+      await host.page.waitForFunction(() => document.getElementById('room-status')?.dataset.status === 'concluded');
+      await waitVerified(host.page, 3, 15000);
+      await checkState(host.page, 'concluded');
+      expect(watch.problems).toEqual([]);
+      await host.context.close();
     });
   });
 });

@@ -57,7 +57,7 @@ export function renderSeats(root: HTMLElement, ctx: RoomContext): void {
           : host
             ? '<td></td>'
             : '';
-      return `<tr data-seat-row="${escapeHtml(p.display_name)}"><th scope="row">${escapeHtml(p.display_name)}${p.id === ctx.seat.participantId ? ' (you)' : ''}</th>${host ? `<td>${howJoined(p, ctx, creatorId)}</td>` : ''}<td>${counted ? 'voter' : 'observer'}</td><td>${answered(p, ctx, creatorId)}</td>${action}</tr>`;
+      return `<tr data-seat-row="${escapeHtml(p.display_name)}"><th scope="row">${escapeHtml(p.display_name)}${p.id === ctx.seat.participantId ? ' (you)' : ''}</th>${host ? `<td data-label="Joined through">${howJoined(p, ctx, creatorId)}</td>` : ''}<td data-label="Role">${counted ? 'voter' : 'observer'}</td><td data-label="Open decision">${answered(p, ctx, creatorId)}</td>${action}</tr>`;
     })
     .join('');
   root.innerHTML = `<h2 id="seats-h">Seats</h2>
