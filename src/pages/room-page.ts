@@ -149,6 +149,7 @@ let lastActKey = '';
 let lastFull: Json | null = null;
 /** Sealed decisions at the last full read: a seal re-reads it once, for the ballots' reasons. */
 let lastSealed = 0;
+let lastRoster = '';
 
 /** Re-renders every section from a fresh read; answers the event seq it reflects. */
 async function update(
@@ -169,9 +170,12 @@ async function update(
   const sealed = (Array.isArray(outcome.decisions) ? outcome.decisions : []).filter(
     (d: Json) => typeof d.receipt_hash === 'string',
   ).length;
-  if (seat && (view.decision || !lastFull || sealed !== lastSealed))
+  // Seats come and go, and change role, between decisions too: the seats list follows them.
+  const roster = JSON.stringify(view.roster ?? null);
+  if (seat && (view.decision || !lastFull || sealed !== lastSealed || roster !== lastRoster))
     lastFull = await api('GET', `/api/rooms/${slug}?include=full`, undefined, token);
   lastSealed = sealed;
+  lastRoster = roster;
   const full = seat ? lastFull : null;
   const sections = roomSections(view, outcome, full);
   for (const [name, html] of Object.entries(sections)) {

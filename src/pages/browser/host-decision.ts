@@ -29,7 +29,14 @@ function hostIsWaited(ctx: RoomContext): boolean {
 /** A key for what the panel shows: rebuilt only when it changes, so a click's message survives updates. */
 function panelKey(ctx: RoomContext): string {
   const d = ctx.view.decision;
-  return JSON.stringify([d?.seq, d?.status, d?.choices_cast, ctx.view.roster?.waiting_for, ctx.view.status]);
+  return JSON.stringify([
+    d?.seq,
+    d?.status,
+    d?.options?.length,
+    d?.choices_cast,
+    ctx.view.roster?.waiting_for,
+    ctx.view.status,
+  ]);
 }
 
 /**
@@ -42,6 +49,8 @@ async function endNow(ctx: RoomContext): Promise<string> {
   const { slug, seat, full } = ctx;
   const d = ctx.view.decision;
   const before = { early_close: full.config?.early_close, settle_window: full.config?.settle_window };
+  // A slate opened by mistake is frozen first: only a decision that is choosing can seal early.
+  if (d.status === 'proposing') await api('POST', `/api/rooms/${slug}/start-choosing`, { decision: d.seq }, seat.token);
   const outstanding = outstandingSeats(ctx);
   const responses = Number(d.choices_cast ?? 0) + (ctx.view.abstentions ?? []).length;
   if (hostIsWaited(ctx)) {
@@ -88,7 +97,8 @@ export function renderHostDecision(root: HTMLElement, ctx: RoomContext): void {
   if (root.dataset.key === key) return;
   root.dataset.key = key;
   const d = ctx.view.decision;
-  if (!d || !VOTING.has(String(d.status)) || ctx.view.status === 'concluded') {
+  const slate = d?.status === 'proposing' && (d.options ?? []).length > 0;
+  if (!d || !(VOTING.has(String(d.status)) || slate) || ctx.view.status === 'concluded') {
     root.innerHTML = '';
     return;
   }
@@ -99,7 +109,7 @@ export function renderHostDecision(root: HTMLElement, ctx: RoomContext): void {
     ? `<div class="panel" id="end-voting-panel"><h3>Everyone has chosen</h3><p>${progress}. End voting now to seal the result and sign its receipt.</p>
 <button type="button" id="end-voting">End voting now</button></div>`
     : `<details class="panel" id="end-decision-panel"><summary>End this decision now (${progress})</summary>
-<p>Voting ends at once with the choices made so far; the result is what they decide${hostIsWaited(ctx) ? ', and you abstain' : ''}. Members who have not chosen (${waiting.map((w) => escapeHtml(w)).join(', ')}) are taken out of this count for that moment and counted again right after. Everyone sees each step in the room's events, and the receipt signs the honest result: no winner when nobody chose.</p>
+<p>${slate ? 'The slate is frozen and ' : ''}Voting ends at once with the choices made so far; the result is what they decide${hostIsWaited(ctx) ? ', and you abstain' : ''}. Members who have not chosen (${waiting.map((w) => escapeHtml(w)).join(', ')}) are taken out of this count for that moment and counted again right after. Everyone sees each step in the room's events, and the receipt signs the honest result: no winner when nobody chose.</p>
 <button type="button" id="end-decision">End this decision now</button></details>`;
   const status = document.getElementById('host-decision-status');
   for (const button of root.querySelectorAll<HTMLButtonElement>('#end-voting, #end-decision')) {
