@@ -96,6 +96,7 @@ ${joinPanel(visibility, state.room.passwordHash !== null)}
 <section id="seat-panel" class="panel" hidden aria-label="Your seat"></section>
 <section id="section-now" aria-live="polite">${sections.now}</section>
 <section id="section-act" aria-label="Take part"></section>
+<section id="section-seats" aria-label="Seats"></section>
 <section id="section-discussion">${sections.discussion}</section>
 <section id="section-say" aria-label="Say something"></section>
 <section id="section-decided">${sections.decided}</section>

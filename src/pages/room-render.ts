@@ -16,25 +16,32 @@ export function escapeHtml(text: unknown): string {
   return String(text ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-function when(iso: unknown): string {
+export function when(iso: unknown): string {
   return typeof iso === 'string'
     ? `<time datetime="${escapeHtml(iso)}">${escapeHtml(iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC'))}</time>`
     : '';
 }
 
-/** A ballot as a person reads it: the option, "1. a, 2. b" for a ranking, "a: 5, b: 1" for scores. */
-export function ballotWords(choice: unknown): string {
-  if (typeof choice !== 'string') return ballotValueWords(choice);
+/**
+ * A ballot as a person reads it: the option, "1. a, 2. b" for a ranking, "a, b" for an approval
+ * ballot (a set: its order means nothing), "a: 5, b: 1" for scores.
+ */
+export function ballotWords(choice: unknown, mechanism = ''): string {
+  if (typeof choice !== 'string') return ballotValueWords(choice, mechanism);
   if (!choice.startsWith('[') && !choice.startsWith('{')) return choice;
   try {
-    return ballotValueWords(JSON.parse(choice));
+    return ballotValueWords(JSON.parse(choice), mechanism);
   } catch {
     return choice;
   }
 }
 
-function ballotValueWords(value: unknown): string {
-  if (Array.isArray(value)) return value.map((v, i) => `${i + 1}. ${String(v)}`).join(', ');
+function ballotValueWords(value: unknown, mechanism: string): string {
+  if (Array.isArray(value)) {
+    return mechanism === 'approval'
+      ? value.map(String).join(', ')
+      : value.map((v, i) => `${i + 1}. ${String(v)}`).join(', ');
+  }
   if (value && typeof value === 'object') {
     return Object.entries(value)
       .map(([k, v]) => `${k}: ${String(v)}`)
@@ -78,7 +85,7 @@ function choicesList(view: Json, full: Json | null): string {
   const items = view.choices
     .map((c: Json) => {
       const reason = reasons.get(String(c.who));
-      return `<li><strong>${escapeHtml(c.who)}</strong> chose <span class="choice">${escapeHtml(ballotWords(c.choice))}</span>${reason ? ` — “${escapeHtml(reason)}”` : ''} ${when(c.at)}</li>`;
+      return `<li><strong>${escapeHtml(c.who)}</strong> chose <span class="choice">${escapeHtml(ballotWords(c.choice, full?.config?.mechanism))}</span>${reason ? ` — “${escapeHtml(reason)}”` : ''} ${when(c.at)}</li>`;
     })
     .join('');
   return `<ul class="choices-list" id="choices">${items}</ul>`;
@@ -148,24 +155,32 @@ function receiptClaims(jws: unknown): Json | null {
 
 /**
  * Counts as bars, highest first (slate order among equals), with the winner marked. Counts are shown
- * with their share of the total; Schulze scores (net head-to-head wins, possibly negative) have no
- * share, so their bars span the lowest to the highest score instead.
+ * with their share of the total; approval counts with the share of the voters who approved (a
+ * voter approves several options, so shares of all approvals would read as less than they are);
+ * Schulze scores (net head-to-head wins, possibly negative) have no share, so their bars span the
+ * lowest to the highest score instead.
  */
 export function tallyBars(
   tallies: Record<string, number>,
   winner: string | null,
   label: string,
-  scale: 'share' | 'net' = 'share',
+  scale: 'share' | 'net' | { voters: number } = 'share',
 ): string {
   const entries = Object.entries(tallies).sort((a, b) => b[1] - a[1]);
-  const total = entries.reduce((sum, [, count]) => sum + Math.max(0, count), 0);
+  const total =
+    typeof scale === 'object' ? scale.voters : entries.reduce((sum, [, count]) => sum + Math.max(0, count), 0);
   const high = entries[0]?.[1] ?? 0;
   const low = entries.at(-1)?.[1] ?? 0;
   const items = entries
     .map(([option, count]) => {
       const pct = total > 0 ? Math.round((Math.max(0, count) / total) * 1000) / 10 : 0;
-      const bar = scale === 'share' ? pct : high > low ? Math.round(((count - low) / (high - low)) * 100) : 100;
-      const words = scale === 'share' ? `${count} (${pct}%)` : `${count} net`;
+      const bar = scale !== 'net' ? pct : high > low ? Math.round(((count - low) / (high - low)) * 100) : 100;
+      const words =
+        scale === 'net'
+          ? `${count} net`
+          : typeof scale === 'object'
+            ? `${count} of ${total} voters (${pct}%)`
+            : `${count} (${pct}%)`;
       const won = option === winner;
       return `<li data-option="${escapeHtml(option)}" data-count="${escapeHtml(count)}"${won ? ' class="winner"' : ''}><span class="opt">${won ? '✓ ' : ''}${escapeHtml(option)}${won ? ' <span class="tag">winner</span>' : ''}</span><progress max="100" value="${bar}" aria-label="${escapeHtml(option)}: ${escapeHtml(words)}"></progress><span class="count">${escapeHtml(words)}</span></li>`;
     })
@@ -209,15 +224,17 @@ function receiptLine(entry: Json): string {
 }
 
 /** One resolved decision: winner, the signed tallies as bars, the count's rounds or matrix, the receipt slot. */
-function decidedItem(d: Json): string {
+function decidedItem(d: Json, full: Json | null): string {
   const claims = receiptClaims(d.receipt_jws);
   const svc: Json = claims?.svc ?? {};
   const tallies = svc.outcome?.tallies;
   const kind = String(svc.mechanism?.kind ?? '');
   const winner = d.resolved_winner ?? null;
+  const voters = Number(svc.outcome?.diagnostics?.cast_votes ?? 0);
+  const scale = kind === 'ranked_pairwise' ? 'net' : kind === 'approval' ? { voters } : 'share';
   const bars =
     tallies && typeof tallies === 'object' && !Array.isArray(tallies)
-      ? `<h4>${kind === 'ranked_choice' ? 'Final round' : kind === 'ranked_pairwise' ? 'Head-to-head wins minus losses' : 'Tally'}</h4>${tallyBars(tallies, winner, 'Tally', kind === 'ranked_pairwise' ? 'net' : 'share')}`
+      ? `<h4>${kind === 'ranked_choice' ? 'Final round' : kind === 'ranked_pairwise' ? 'Head-to-head wins minus losses' : kind === 'approval' ? 'Approvals' : 'Tally'}</h4>${tallyBars(tallies, winner, 'Tally', scale)}`
       : '';
   const trace = claims && (kind === 'ranked_choice' || kind === 'ranked_pairwise') ? replayTrace(claims) : null;
   const counting =
@@ -231,15 +248,49 @@ function decidedItem(d: Json): string {
   const abstentions: Json[] = Array.isArray(svc.abstentions) ? svc.abstentions : [];
   return `<li class="decided" data-decision-id="${escapeHtml(d.id)}" data-mechanism="${escapeHtml(kind)}"><h3>Decision ${escapeHtml(d.seq)}: ${escapeHtml(d.question)}</h3>
 <p>Winner: <strong>${escapeHtml(winner ?? 'none')}</strong> (${escapeHtml(d.outcome_status ?? d.resolved_outcome)}), resolved ${when(d.resolved_at)}${svc.outcome?.diagnostics ? `; ${escapeHtml(svc.outcome.diagnostics.cast_votes)} of ${escapeHtml(svc.outcome.diagnostics.eligible_voters)} chose` : ''}${abstentions.length ? `, ${abstentions.length} abstained` : ''}</p>
-${bars}${counting}${receiptLine(d)}</li>`;
+${bars}${sealedChoices(svc, d, full, kind)}${counting}${receiptLine(d)}</li>`;
+}
+
+/**
+ * Who chose what on a sealed decision, and why, as its receipt lists the ballots: none when the room
+ * never shows choices (the receipt then lists none), names from the full view's seats, and the
+ * reasons the full view keeps for the latest sealed decision. Abstentions are always listed.
+ */
+function sealedChoices(svc: Json, d: Json, full: Json | null, kind: string): string {
+  const votes: Json[] = Array.isArray(svc.votes) ? svc.votes : [];
+  const abstentions: Json[] = Array.isArray(svc.abstentions) ? svc.abstentions : [];
+  const names = new Map<string, string>(
+    (full?.participants ?? []).map((p: Json) => [`participant:${p.id}`, String(p.display_name)]),
+  );
+  const active = full && full.active_decision_id === d.id;
+  const reasons = new Map<string, string>(
+    (active ? (full.votes ?? []) : [])
+      .filter((v: Json) => typeof v.rationale === 'string' && v.rationale)
+      .map((v: Json) => [`participant:${v.participant_id}`, String(v.rationale)]),
+  );
+  const who = (id: unknown) => escapeHtml(names.get(String(id)) ?? 'a member');
+  const items = votes.map((v) => {
+    const reason = reasons.get(String(v.agent_id));
+    return `<li><strong>${who(v.agent_id)}</strong> chose <span class="choice">${escapeHtml(ballotWords(v.choice, kind))}</span>${reason ? ` — “${escapeHtml(reason)}”` : ''}</li>`;
+  });
+  for (const a of abstentions) {
+    items.push(`<li><strong>${who(a.agent_id)}</strong> abstained: “${escapeHtml(a.reason)}”</li>`);
+  }
+  const hidden =
+    votes.length === 0 && Number(svc.outcome?.diagnostics?.cast_votes ?? 0) > 0
+      ? '<p class="muted">This room never shows who chose what.</p>'
+      : '';
+  return items.length || hidden
+    ? `<h4>Choices</h4>${hidden}${items.length ? `<ul class="choices-list sealed-choices">${items.join('')}</ul>` : ''}`
+    : '';
 }
 
 /** Resolved decisions in seal order, with winner, signed tallies and a receipt slot the script verifies. */
-export function decidedSection(outcome: Json): string {
+export function decidedSection(outcome: Json, full: Json | null = null): string {
   const decisions: Json[] = (Array.isArray(outcome.decisions) ? outcome.decisions : []).filter(
     (d: Json) => typeof d.receipt_hash === 'string',
   );
-  const items = decisions.map(decidedItem);
+  const items = decisions.map((d) => decidedItem(d, full));
   const conclusion = outcome.conclusion;
   if (conclusion && typeof conclusion.receipt_hash === 'string') {
     items.push(`<li class="decided conclusion"><h3>Conclusion</h3>
@@ -260,6 +311,6 @@ export function roomSections(
     head: headSection(view),
     now: currentSection(view, full),
     discussion: discussionSection(view),
-    decided: decidedSection(outcome),
+    decided: decidedSection(outcome, full),
   };
 }

@@ -1,4 +1,5 @@
 import { CHART_STYLE } from '../visualizer/chart-svg.js';
+import { ROOM_CSS } from './room-styles.js';
 import { SITE_CSS } from './site-styles.js';
 
 /**
@@ -57,4 +58,4 @@ button{cursor:pointer;background:#eef3fd}
 .device-page code{font-size:1.1em}
 .device-page button{margin-right:.5rem}
 .device-page #result{margin-top:1rem;font-weight:bold}
-${SITE_CSS}`;
+${SITE_CSS}${ROOM_CSS}`;

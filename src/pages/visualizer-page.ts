@@ -7,6 +7,7 @@
  */
 import { type Auth, ConclaveClient, ConclaveError, type RoomMachine } from '../client/index.js';
 import { activeIds } from '../visualizer/chart-model.js';
+import { loadSeat } from './browser/seat-store.js';
 import { type ChartZoom, enableChartZoom } from './chart-zoom.js';
 import { coalesce } from './coalesce.js';
 
@@ -242,7 +243,9 @@ async function follow(room: string, signal: AbortSignal): Promise<void> {
 
 async function open(room: string): Promise<void> {
   following?.abort();
-  const token = $<HTMLInputElement>('room-token').value.trim();
+  // A member who comes from their room page reads as their seat, kept in this browser as the room page keeps it.
+  const seat = loadSeat(room);
+  const token = $<HTMLInputElement>('room-token').value.trim() || seat?.token || '';
   const password = $<HTMLInputElement>('room-password').value;
   auth = { ...(token ? { token } : {}), ...(password ? { password } : {}) };
   slug = room;

@@ -3,30 +3,15 @@
  * "start choosing", an abstention with its reason, an agreement decision that says it needs everyone,
  * and a settling countdown that ticks.
  */
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { hasChromium, screenshot, serviceAndBrowser, watchPage } from '../support/browser.js';
 import { call, type RunningService } from '../support/service.js';
-import { newPerson, restChoose, waitVerified } from '../support/take-part.js';
+import { newPerson, openAsHost, restChoose, waitVerified } from '../support/take-part.js';
 
 // Functions passed to page.evaluate run in the browser; this file is typed for Node.
 declare const document: any;
-declare const localStorage: any;
-
-/** Opens the room as the browser that created it would: the creator's seat in localStorage. */
-async function openAsHost(page: Page, base: string, created: any): Promise<void> {
-  await page.goto(`${base}/r/${created.slug}`);
-  await page.evaluate(
-    ([key, seat]) => localStorage.setItem(key, seat),
-    [
-      `conclave.seat.${created.slug}`,
-      JSON.stringify({ token: created.creator_token, participantId: created.participant_id, name: 'host', host: true }),
-    ],
-  );
-  await page.reload();
-  await page.waitForSelector('#host-controls');
-}
 
 describe.skipIf(!hasChromium)('host controls, proposals, abstention, agreement and settling', () => {
   const suite = serviceAndBrowser(new ManualClock());

@@ -56,7 +56,8 @@ async function scenario(browser: Browser, hostBase: string, guestBase: string, l
   const link = await host.page.inputValue('#invite-link');
   expect(new URL(link).pathname).toBe(`/r/${slug}`);
   expect(new URL(link).search).toBe('');
-  const inviteSecret = decodeURIComponent(new URL(link).hash.replace('#invite=', ''));
+  const inviteSecret = new URLSearchParams(new URL(link).hash.slice(1)).get('invite') ?? '';
+  expect(new URLSearchParams(new URL(link).hash.slice(1)).get('name')).toBe('Bea');
   expect(inviteSecret).toMatch(/^it_/);
 
   const guest = await newPerson(browser, 390);
@@ -141,8 +142,9 @@ async function scenario(browser: Browser, hostBase: string, guestBase: string, l
     await waitVerified(page, 3);
   }
 
-  // "Leave this device" forgets the seat.
+  // "Leave this device" asks first, then forgets the seat.
   await guest.page.click('#leave-device');
+  await guest.page.click('#leave-dialog[open] #leave-confirm');
   await guest.page.waitForSelector('#join-form');
   expect(await guest.page.evaluate((key) => localStorage.getItem(key), `conclave.seat.${slug}`)).toBeNull();
 

@@ -71,3 +71,17 @@ export async function restChoose(base: string, slug: string, token: string, choi
   const chosen = await call(base, 'POST', `/api/rooms/${slug}/choose`, { token, body: { choice } });
   expect(chosen.status, chosen.text).toBe(200);
 }
+
+/** Opens the room as the browser that created it would: the creator's seat in localStorage. */
+export async function openAsHost(page: Page, base: string, created: any, name = 'host'): Promise<void> {
+  await page.goto(`${base}/r/${created.slug}`);
+  await page.evaluate(
+    ([key, seat]) => localStorage.setItem(key, seat),
+    [
+      `conclave.seat.${created.slug}`,
+      JSON.stringify({ token: created.creator_token, participantId: created.participant_id, name, host: true }),
+    ],
+  );
+  await page.reload();
+  await page.waitForSelector('#host-controls');
+}

@@ -1,13 +1,15 @@
 /**
  * The pages' calls to the API on this origin: JSON in, JSON out, the seat's token in the
- * Authorization header only. A refusal surfaces the envelope's message, which is written for the
- * reader to act on.
+ * Authorization header only. A refusal carries the envelope's code, message and field; the pages
+ * word it for people (browser/form-errors.ts).
  */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
+    /** The input field a refusal names (`error.details.field`), when it names one. */
+    readonly field?: string,
   ) {
     super(message);
   }
@@ -36,7 +38,13 @@ export async function api(method: string, path: string, body?: unknown, token?: 
   }
   if (!response.ok) {
     const error = (json.error ?? {}) as Json;
-    throw new ApiError(response.status, String(error.code ?? 'error'), String(error.message ?? response.statusText));
+    const field = typeof error.details?.field === 'string' ? error.details.field : undefined;
+    throw new ApiError(
+      response.status,
+      String(error.code ?? 'error'),
+      String(error.message ?? response.statusText),
+      field,
+    );
   }
   return json;
 }

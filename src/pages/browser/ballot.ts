@@ -144,6 +144,11 @@ export function wireBallot(form: HTMLElement, kind: BallotKind): void {
       );
       if (cost) {
         cost.textContent = `Credits spent: ${spent} of ${CREDITS}.${spent > CREDITS ? ' That is too many: take some back.' : ''}`;
+        cost.classList.toggle('error', spent > CREDITS);
+      }
+      // An over-spent ballot cannot be sent: the button waits until credits are taken back.
+      for (const button of form.querySelectorAll<HTMLButtonElement>('button[type="submit"]')) {
+        button.disabled = spent > CREDITS;
       }
     });
   }

@@ -5,8 +5,11 @@
  * rides in the URL fragment, never sent to a server in a URL) and close the room. The server enforces
  * every authority; the page only hides what the views say this seat cannot do.
  */
-import { ballotWords, escapeHtml } from '../room-render.js';
-import { api, ApiError, type Json } from './api.js';
+import { ballotWords, escapeHtml, when } from '../room-render.js';
+import { api, type Json } from './api.js';
+import { wireCopyButtons } from './copy.js';
+import { fieldOf, plainMessage, showFieldError, wireFieldErrors } from './form-errors.js';
+import { renderHostDecision } from './host-decision.js';
 import { ballotFields, ballotKind, prefillBallot, readBallot, wireBallot } from './ballot.js';
 import { readCasts, rememberCast, type Seat } from './seat-store.js';
 
@@ -21,17 +24,28 @@ export interface RoomContext {
   refresh: () => void;
 }
 
-function say(status: Element | null, error: unknown): void {
+/** A refusal in words for people: beside the field it is about (focused), else in the form's status line. */
+function say(form: HTMLFormElement, status: Element | null, error: unknown): void {
+  const field = fieldOf(form, error);
+  if (field) {
+    showFieldError(field, plainMessage(error));
+    return;
+  }
   if (!status) return;
-  status.textContent = error instanceof ApiError || error instanceof Error ? error.message : String(error);
+  status.textContent = plainMessage(error);
   status.classList.add('error');
 }
 
-/** Runs an action from a form: the button is disabled meanwhile; a refusal's message is shown. */
+/**
+ * Runs an action from a form: the button is disabled meanwhile; a refusal is shown for people. The
+ * browser's validation stays on (it runs before the submit event); its verdicts are worded the same way.
+ */
 function onSubmit(form: HTMLFormElement | null, run: (form: HTMLFormElement) => Promise<string | undefined>): void {
+  if (form) wireFieldErrors(form);
   form?.addEventListener('submit', (event) => {
     event.preventDefault();
-    const status = form.querySelector('[role="status"]');
+    // The form's own status line, not one inside it (the quadratic credits counter is a status too).
+    const status = form.querySelector(':scope > [role="status"]');
     const buttons = [...form.querySelectorAll<HTMLButtonElement>('button[type="submit"]')];
     for (const b of buttons) b.disabled = true;
     if (status) {
@@ -42,9 +56,10 @@ function onSubmit(form: HTMLFormElement | null, run: (form: HTMLFormElement) => 
       .then((done) => {
         if (status && done) status.textContent = done;
       })
-      .catch((error: unknown) => say(status, error))
+      .catch((error: unknown) => say(form, status, error))
       .finally(() => {
         for (const b of buttons) b.disabled = false;
+        form.dispatchEvent(new Event('input'));
       });
   });
 }
@@ -64,6 +79,8 @@ export function actKey(ctx: RoomContext): string {
     d?.can_start_choosing,
     ctx.view.role,
     myVote(ctx)?.cast_at ?? null,
+    // Where the room hides choices, the ballot this browser cast is what "you chose" shows.
+    d ? (readCasts(ctx.slug)[String(d.seq)] ?? null) : null,
   ]);
 }
 
@@ -87,7 +104,8 @@ export function renderAct(root: HTMLElement, ctx: RoomContext): void {
     const kind = ballotKind(String(ctx.full.config?.mechanism ?? ''), d.agreement === true);
     const mine = myVote(ctx);
     const remembered = readCasts(slug)[String(d.seq)];
-    const current = mine ? ballotWords(mine.choice) : remembered ? ballotWords(remembered) : null;
+    const mechanism = String(ctx.full.config?.mechanism ?? '');
+    const current = mine ? ballotWords(mine.choice, mechanism) : remembered ? ballotWords(remembered, mechanism) : null;
     parts.push(`<form id="choose-form" class="stack panel" aria-labelledby="choose-h"><h2 id="choose-h">Your choice</h2>
 ${d.agreement ? '<p><strong>This is an agreement:</strong> it passes only if everyone eligible accepts the same option.</p>' : ''}
 <p id="my-choice">${current ? `You chose: <strong>${escapeHtml(current)}</strong>. You can revise it while choosing is open.` : 'You have not chosen yet.'}</p>
@@ -107,9 +125,18 @@ ${ballotFields(kind, d.options)}
 <label for="propose-option">Option</label><input id="propose-option" name="option" required maxlength="500">
 <button type="submit">Propose</button><p role="status" aria-live="polite"></p></form>`);
   }
-  if (view.status !== 'concluded' && d?.can_start_choosing) {
-    parts.push(`<form id="start-form" class="stack panel"><p>The slate has ${escapeHtml((d.options ?? []).length)} options. Starting freezes it and opens choosing.</p>
-<button type="submit">Start choosing with this slate</button><p role="status" aria-live="polite"></p></form>`);
+  // The host always sees how a slate ends, even before it has options (docs/how-decisions-end.md).
+  if (view.status !== 'concluded' && (d?.can_start_choosing || (seat.host && d?.status === 'proposing'))) {
+    const count = (d.options ?? []).length;
+    const opens = d.voting_opens_at
+      ? ` If nobody starts it, choosing opens by itself ${when(d.voting_opens_at)} once the slate has an option.`
+      : '';
+    parts.push(`<form id="start-form" class="stack panel" aria-labelledby="start-h"><h3 id="start-h">Collecting proposals</h3><p>${
+      count > 0
+        ? `The slate has ${escapeHtml(count)} option${count === 1 ? '' : 's'}. Starting freezes it and opens choosing.`
+        : 'The slate is empty: choosing can start once someone proposes an option.'
+    }${opens}</p>
+<button type="submit"${d.can_start_choosing ? '' : ' disabled'}>Start choosing with this slate</button><p role="status" aria-live="polite"></p></form>`);
   }
   root.innerHTML = parts.join('');
   const chooseForm = root.querySelector<HTMLFormElement>('#choose-form');
@@ -186,8 +213,15 @@ export function renderHost(root: HTMLElement, ctx: RoomContext): void {
     root.innerHTML = '';
     return;
   }
-  if (root.querySelector('#host-controls')) return;
+  const built = root.querySelector('#host-controls');
+  if (!built) buildHost(root, ctx);
+  const decision = root.querySelector<HTMLElement>('#host-decision');
+  if (decision) renderHostDecision(decision, ctx);
+}
+
+function buildHost(root: HTMLElement, ctx: RoomContext): void {
   root.innerHTML = `<div id="host-controls"><h2>Host controls</h2>
+<div id="host-decision"></div><p id="host-decision-status" role="status" aria-live="polite"></p>
 <form id="ask-form" class="stack panel" aria-labelledby="ask-h"><h3 id="ask-h">Open a new decision</h3>
 <label for="ask-question">Question</label><input id="ask-question" name="question" required minlength="3" maxlength="500">
 <label for="ask-options">Options, one per line (leave empty to collect proposals for up to a day, then start choosing)</label><textarea id="ask-options" name="options" rows="3"></textarea>
@@ -198,7 +232,7 @@ export function renderHost(root: HTMLElement, ctx: RoomContext): void {
 <label for="invite-label">Who (a name for the seat)</label><input id="invite-label" name="label" required maxlength="100">
 <button type="submit">Create an invite link</button><p role="status" aria-live="polite"></p>
 <div id="invite-result" hidden><label for="invite-link">Invite link (share it privately; whoever has it can take the seat)</label>
-<input id="invite-link" class="invite-link" readonly><button type="button" id="invite-copy">Copy the link</button></div></form>
+<input id="invite-link" class="invite-link" readonly><button type="button" id="invite-copy" data-copy="invite-link">Copy the link</button> <span class="muted" role="status" aria-live="polite"></span></div></form>
 <form id="close-form" class="stack panel" aria-labelledby="close-h"><h3 id="close-h">Close the room</h3>
 <p class="muted">A room closes once no decision is open; closing signs a final receipt and makes the room read-only.</p>
 <label for="close-statement">Closing statement</label><textarea id="close-statement" name="statement" rows="2" maxlength="10000"></textarea>
@@ -231,7 +265,9 @@ export function renderHost(root: HTMLElement, ctx: RoomContext): void {
   onSubmit(root.querySelector<HTMLFormElement>('#invite-form'), async (form) => {
     const made = await api('POST', `/api/rooms/${slug}/invites`, { label: value(form, 'label') }, seat.token);
     // The secret rides in the fragment: browsers never send it to a server, in a URL or a Referer.
-    const link = `${location.origin}/r/${encodeURIComponent(slug)}#invite=${encodeURIComponent(made.invite_token)}`;
+    // The seat's name rides along, so the join form offers it.
+    const fragment = new URLSearchParams({ invite: made.invite_token, name: value(form, 'label') });
+    const link = `${location.origin}/r/${encodeURIComponent(slug)}#${fragment.toString()}`;
     const result = form.querySelector<HTMLElement>('#invite-result');
     const input = form.querySelector<HTMLInputElement>('#invite-link');
     if (result && input) {
@@ -240,20 +276,7 @@ export function renderHost(root: HTMLElement, ctx: RoomContext): void {
     }
     return `Invite created for ${value(form, 'label')}.`;
   });
-  root.querySelector('#invite-copy')?.addEventListener('click', () => {
-    const input = root.querySelector<HTMLInputElement>('#invite-link');
-    const status = root.querySelector('#invite-form [role="status"]');
-    if (!input) return;
-    input.select();
-    navigator.clipboard
-      ?.writeText(input.value)
-      .then(() => {
-        if (status) status.textContent = 'Copied.';
-      })
-      .catch(() => {
-        if (status) status.textContent = 'Select the link and copy it.';
-      });
-  });
+  wireCopyButtons(root);
   onSubmit(root.querySelector<HTMLFormElement>('#close-form'), async (form) => {
     const statement = value(form, 'statement');
     await api('POST', `/api/rooms/${slug}/close`, statement ? { statement } : {}, seat.token);

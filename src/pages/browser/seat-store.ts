@@ -54,3 +54,24 @@ export function readCasts(slug: string): Record<string, string> {
     return {};
   }
 }
+
+/**
+ * A seat's recovery link (docs/concepts.md, Seats, members and roles): the room's page with the seat in the URL
+ * fragment, which browsers never send to a server — not in a request, not in a Referer. Whoever opens
+ * it takes this seat on that device; the token is the same one this browser holds.
+ */
+export function recoveryLink(slug: string, seat: Seat): string {
+  const fragment = new URLSearchParams({ seat: seat.token, id: seat.participantId, name: seat.name });
+  if (seat.host) fragment.set('host', '1');
+  return `${location.origin}/r/${encodeURIComponent(slug)}#${fragment.toString()}`;
+}
+
+/** The seat a recovery link carries, read once and removed from the address bar; null when there is none. */
+export function takeRecoveredSeat(): Seat | null {
+  const fragment = new URLSearchParams(location.hash.replace(/^#/, ''));
+  const token = fragment.get('seat');
+  const participantId = fragment.get('id');
+  if (!token || !participantId) return null;
+  history.replaceState(null, '', location.pathname + location.search);
+  return { token, participantId, name: fragment.get('name') ?? '', host: fragment.get('host') === '1' };
+}

@@ -60,7 +60,15 @@ describe('room page sections', () => {
   it('reads ballots as words and marks stances', () => {
     expect(ballotWords('{"a":5,"b":1}')).toBe('a: 5, b: 1');
     expect(ballotWords('plain')).toBe('plain');
+    expect(ballotWords('["a","b"]')).toBe('1. a, 2. b');
+    expect(ballotWords('["a","b"]', 'approval')).toBe('a, b');
     const html = discussionSection({ discussion: [{ who: 'Ada', said: 'hi', stance: 'disagree' }] });
     expect(html).toContain('<span class="stance">disagrees</span>');
+  });
+
+  it('shows approval counts as shares of the voters, not of all approvals', () => {
+    const html = tallyBars({ a: 3, b: 2 }, 'a', 'Tally', { voters: 3 });
+    expect(html).toContain('3 of 3 voters (100%)');
+    expect(html).toContain('2 of 3 voters (66.7%)');
   });
 });
