@@ -4,7 +4,7 @@
  * for every process's file, DNS and crypto work; unbounded, 32 concurrent guessers held all of them
  * and a rightful join took ten times as long.
  *
- * At most `running` hashes run and `waiting` more wait; a check past that is refused at once with
+ * At most `running` hashes run (and `quiet` more, below) and `waiting` more wait; a check past that is refused at once with
  * 429 and Retry-After, costing nothing. The line is not first come, first served: each requester
  * (an address group, client-address.ts) carries a score of the hashes it had, and of the refusals it
  * got, recently (decaying by half every minute), and a free slot goes to the waiter with the lowest
@@ -13,8 +13,12 @@
  * line lets a newcomer with a lower score in by refusing the waiter with the highest. One requester
  * holds at most `perRequester` places, running or waiting, so one client cannot fill the line.
  *
- * The bound that follows: a requester that has not been hashing goes to the head of the line and
- * waits for one running hash at most, so its check finishes within twice the time it takes alone
+ * A quiet requester (less than about one check lately) also has a slot of its own beside the open
+ * one, so a rightful client that guessers find hashing does not wait for them at all.
+ *
+ * The bound that follows: a requester that has not been hashing starts at once in the quiet slot,
+ * or goes to the head of the line and waits for one running hash at most (when another quiet
+ * requester holds that slot), so its check finishes within twice the time it takes alone
  * however many clients guess at once, as long as each keeps its address (a botnet of fresh addresses
  * is held by the guess tiers, guess-throttle.ts). (A right password is remembered by the
  * process that checked it, so a rightful client seldom hashes at all.)
@@ -22,28 +26,38 @@
 import { type ProtocolError, protocolError } from '../errors.js';
 
 export interface PasswordCheckBounds {
-  /** Hashes computed at once. */
+  /** Hashes computed at once, for anyone. */
   running: number;
+  /** Hashes computed at once beside those, only for a quiet requester (fewer than one check lately). */
+  quiet: number;
   /** Hashes admitted to wait for a free slot. */
   waiting: number;
   /** Places (running or waiting) one requester may hold at once. */
   perRequester: number;
 }
 
-/** Two of libuv's four threads at most, four waiting, two places a requester: the rest stay for everyone else. */
-export const PASSWORD_CHECK_BOUNDS: PasswordCheckBounds = { running: 2, waiting: 4, perRequester: 2 };
+/**
+ * Two of libuv's four threads at most (one for anyone, one kept for quiet requesters), four waiting,
+ * two places a requester: the rest stay for everyone else.
+ */
+export const PASSWORD_CHECK_BOUNDS: PasswordCheckBounds = { running: 1, quiet: 1, waiting: 4, perRequester: 2 };
 
 const RETRY_AFTER_SECONDS = 1;
 /** A requester's score halves every minute: a client that stopped guessing is soon first again. */
 const HALF_LIFE_MS = 60_000;
 /** Scores remembered at most; the stalest is dropped first (it has decayed the most). */
 const SCORES_MAX = 10_000;
+/** Below this score a requester is quiet: less than about one check (or refusal) in the last minute. */
+const QUIET_SCORE = 1;
+
+/** The slot a hash runs in: one for anyone, or one kept for quiet requesters. */
+type Slot = 'open' | 'quiet';
 
 interface Waiter {
   requester: string;
   score: number;
   arrival: number;
-  admit(): void;
+  admit(slot: Slot): void;
   refuse(error: ProtocolError): void;
 }
 
@@ -54,6 +68,7 @@ interface Score {
 
 export class PasswordCheckQueue {
   private active = 0;
+  private activeQuiet = 0;
   private arrivals = 0;
   private readonly line: Waiter[] = [];
   private readonly held = new Map<string, number>();
@@ -66,7 +81,7 @@ export class PasswordCheckQueue {
 
   /** Hashes running now (for tests and metrics). */
   get running(): number {
-    return this.active;
+    return this.active + this.activeQuiet;
   }
 
   /** Checks waiting for a slot now (for tests and metrics). */
@@ -81,23 +96,29 @@ export class PasswordCheckQueue {
    */
   async run<T>(hash: () => Promise<T>, requester = ''): Promise<T> {
     if ((this.held.get(requester) ?? 0) >= this.bounds.perRequester) throw this.refusal(requester);
+    const score = this.scoreOf(requester);
+    let slot: Slot;
     if (this.active < this.bounds.running) {
       this.active++;
+      slot = 'open';
+      this.charge(requester);
+    } else if (score < QUIET_SCORE && this.activeQuiet < this.bounds.quiet) {
+      this.activeQuiet++;
+      slot = 'quiet';
       this.charge(requester);
     } else {
-      await this.wait(requester);
+      slot = await this.wait(requester, score);
     }
     this.held.set(requester, (this.held.get(requester) ?? 0) + 1);
     try {
       return await hash();
     } finally {
       this.release(requester);
-      this.passSlot();
+      this.passSlot(slot);
     }
   }
 
-  private wait(requester: string): Promise<void> {
-    const score = this.scoreOf(requester);
+  private wait(requester: string, score: number): Promise<Slot> {
     if (this.line.length >= this.bounds.waiting) {
       const busiest = this.busiestWaiter();
       // A newcomer no less busy than everyone in line is the one refused.
@@ -108,25 +129,33 @@ export class PasswordCheckQueue {
     }
     // Counted as held while waiting, so one requester cannot fill the line.
     this.held.set(requester, (this.held.get(requester) ?? 0) + 1);
-    return new Promise<void>((admit, refuse) => {
+    return new Promise<Slot>((admit, refuse) => {
       this.line.push({ requester, score, arrival: this.arrivals++, admit, refuse });
-    }).then(() => this.release(requester));
+    }).then((slot) => {
+      this.release(requester);
+      return slot;
+    });
   }
 
-  /** The slot passes straight to the least busy waiter (active stays counted), or is given back. */
-  private passSlot(): void {
+  /**
+   * The slot passes straight to the least busy waiter that may take it (the count stays), or is
+   * given back: the open slot to anyone, the quiet slot only to a quiet waiter.
+   */
+  private passSlot(slot: Slot): void {
     let next: Waiter | undefined;
     for (const waiter of this.line) {
+      if (slot === 'quiet' && waiter.score >= QUIET_SCORE) continue;
       if (!next || waiter.score < next.score || (waiter.score === next.score && waiter.arrival < next.arrival))
         next = waiter;
     }
     if (!next) {
-      this.active--;
+      if (slot === 'open') this.active--;
+      else this.activeQuiet--;
       return;
     }
     this.line.splice(this.line.indexOf(next), 1);
     this.charge(next.requester);
-    next.admit();
+    next.admit(slot);
   }
 
   private busiestWaiter(): Waiter | undefined {

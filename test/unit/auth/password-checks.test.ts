@@ -29,7 +29,7 @@ function outcome<T>(run: Promise<T>): Promise<T | Refusal> {
 
 describe('password checks', () => {
   it('32 requesters at once: two run, four wait, 26 get 429 without hashing; at most two ever run together', async () => {
-    const queue = new PasswordCheckQueue({ running: 2, waiting: 4, perRequester: 2 });
+    const queue = new PasswordCheckQueue({ running: 2, quiet: 0, waiting: 4, perRequester: 2 });
     const gates = Array.from({ length: 32 }, gate);
     let peak = 0;
     let started = 0;
@@ -61,7 +61,7 @@ describe('password checks', () => {
   });
 
   it('one requester holds two places at most, running or waiting', async () => {
-    const queue = new PasswordCheckQueue({ running: 1, waiting: 4, perRequester: 2 });
+    const queue = new PasswordCheckQueue({ running: 1, quiet: 0, waiting: 4, perRequester: 2 });
     const held = gate();
     const runs = [0, 1, 2].map(() => outcome(queue.run(held.hash, 'one-client')));
     await settle();
@@ -77,7 +77,7 @@ describe('password checks', () => {
 
   it('a client that has not been hashing goes first and waits one running hash at most, however many guess', async () => {
     let now = 0;
-    const queue = new PasswordCheckQueue({ running: 2, waiting: 4, perRequester: 2 }, () => now);
+    const queue = new PasswordCheckQueue({ running: 2, quiet: 0, waiting: 4, perRequester: 2 }, () => now);
     // 32 guessers keep the queue full: whoever finishes comes straight back with its next guess.
     const order: string[] = [];
     let stop = false;
@@ -140,7 +140,7 @@ describe('password checks', () => {
 
   it('a requester that stopped hashing is soon first again: its score halves every minute', async () => {
     let now = 0;
-    const queue = new PasswordCheckQueue({ running: 1, waiting: 2, perRequester: 2 }, () => now);
+    const queue = new PasswordCheckQueue({ running: 1, quiet: 0, waiting: 2, perRequester: 2 }, () => now);
     for (let i = 0; i < 8; i++) await queue.run(async () => 'x', 'once-busy');
     const held = gate();
     const first = queue.run(held.hash, 'holder');
@@ -166,7 +166,7 @@ describe('password checks', () => {
   });
 
   it('a full line refuses its busiest waiter to let a quieter newcomer in; a newcomer no quieter is refused', async () => {
-    const queue = new PasswordCheckQueue({ running: 1, waiting: 2, perRequester: 2 });
+    const queue = new PasswordCheckQueue({ running: 1, quiet: 0, waiting: 2, perRequester: 2 });
     for (let i = 0; i < 3; i++) await queue.run(async () => 'x', 'busy');
     const held = gate();
     const first = queue.run(held.hash, 'holder');
@@ -184,14 +184,48 @@ describe('password checks', () => {
     expect(queue.waiting).toBe(0);
   });
 
+  it('keeps a slot for quiet requesters: a rightful client starts at once while guessers hold the open slot and the line', async () => {
+    let now = 0;
+    const queue = new PasswordCheckQueue({ running: 1, quiet: 1, waiting: 2, perRequester: 2 }, () => now);
+    // Guessers that have been checking for a while are not quiet.
+    for (let i = 0; i < 3; i++) {
+      await queue.run(async () => 'x', 'guesser-a');
+      await queue.run(async () => 'x', 'guesser-b');
+    }
+    const open = gate();
+    const holding = queue.run(open.hash, 'guesser-a');
+    // The quiet slot is not for them: they wait in line.
+    const waiting = [
+      outcome(queue.run(async () => 'a again', 'guesser-a')),
+      outcome(queue.run(async () => 'b', 'guesser-b')),
+    ];
+    now += 10;
+    await settle();
+    expect(queue.running).toBe(1);
+    expect(queue.waiting).toBe(2);
+    const started: string[] = [];
+    const rightful = queue.run(async () => {
+      started.push('rightful');
+      return 'right';
+    }, 'rightful-client');
+    await settle();
+    expect(started).toEqual(['rightful']);
+    expect(await rightful).toBe('right');
+    open.open();
+    await Promise.all([holding, ...waiting]);
+    expect(queue.running).toBe(0);
+  });
+
   it('the shipped bounds keep two of libuv four pool threads free and a short line', () => {
-    expect(PASSWORD_CHECK_BOUNDS.running).toBeLessThanOrEqual(2);
-    expect(PASSWORD_CHECK_BOUNDS.perRequester).toBeLessThanOrEqual(PASSWORD_CHECK_BOUNDS.running);
+    expect(PASSWORD_CHECK_BOUNDS.running + PASSWORD_CHECK_BOUNDS.quiet).toBeLessThanOrEqual(2);
+    expect(PASSWORD_CHECK_BOUNDS.perRequester).toBeLessThanOrEqual(
+      PASSWORD_CHECK_BOUNDS.running + PASSWORD_CHECK_BOUNDS.quiet,
+    );
     expect(PASSWORD_CHECK_BOUNDS.waiting).toBeLessThanOrEqual(8);
   });
 
   it('hands the slot on in arrival order among equals, and gives it back when a hash fails', async () => {
-    const queue = new PasswordCheckQueue({ running: 1, waiting: 2, perRequester: 2 });
+    const queue = new PasswordCheckQueue({ running: 1, quiet: 0, waiting: 2, perRequester: 2 });
     const order: number[] = [];
     const first = gate();
     const runs = [
