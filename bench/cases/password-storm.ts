@@ -12,17 +12,13 @@ import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { startBenchService } from '../bench-service.js';
+import { percentile } from '../../test/support/ledger.js';
 import type { BenchCase, BenchRow } from '../table.js';
 
 const GUESSERS = 32;
 const JOINS = 15;
 const PASSWORD = 'the right password';
 const GUESSERS_CLIENT = fileURLToPath(new URL('../password-guessers.ts', import.meta.url));
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 async function post(base: string, path: string, body: unknown, address: string) {
   const response = await fetch(`${base}${path}`, {

@@ -9,6 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BUILT_SERVICE } from '../../test/support/built.js';
+import { percentile } from '../../test/support/ledger.js';
 import { untilPrinted } from '../child-output.js';
 import type { BenchCase, BenchRow } from '../table.js';
 
@@ -16,7 +17,7 @@ const STARTS = 3;
 const FLOOR_SOURCE =
   "require('node:http').createServer((q, s) => s.end('ok')).listen(0, '127.0.0.1', () => console.log('listening'))";
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const median = (values: number[]) => percentile(values, 50);
 
 async function timeStart(child: ChildProcess, markers: string[]): Promise<number[]> {
   const started = performance.now();

@@ -102,7 +102,7 @@ export class PasswordCheckQueue {
       this.active++;
       slot = 'open';
       this.charge(requester);
-    } else if (score < QUIET_SCORE && this.activeQuiet < this.bounds.quiet) {
+    } else if (isQuiet(score) && this.activeQuiet < this.bounds.quiet) {
       this.activeQuiet++;
       slot = 'quiet';
       this.charge(requester);
@@ -144,9 +144,8 @@ export class PasswordCheckQueue {
   private passSlot(slot: Slot): void {
     let next: Waiter | undefined;
     for (const waiter of this.line) {
-      if (slot === 'quiet' && waiter.score >= QUIET_SCORE) continue;
-      if (!next || waiter.score < next.score || (waiter.score === next.score && waiter.arrival < next.arrival))
-        next = waiter;
+      if (slot === 'quiet' && !isQuiet(waiter.score)) continue;
+      if (!next || goesBefore(waiter, next)) next = waiter;
     }
     if (!next) {
       if (slot === 'open') this.active--;
@@ -160,14 +159,7 @@ export class PasswordCheckQueue {
 
   private busiestWaiter(): Waiter | undefined {
     let busiest: Waiter | undefined;
-    for (const waiter of this.line) {
-      if (
-        !busiest ||
-        waiter.score > busiest.score ||
-        (waiter.score === busiest.score && waiter.arrival > busiest.arrival)
-      )
-        busiest = waiter;
-    }
+    for (const waiter of this.line) if (!busiest || goesBefore(busiest, waiter)) busiest = waiter;
     return busiest;
   }
 
@@ -200,6 +192,15 @@ export class PasswordCheckQueue {
     this.scores.set(requester, { value, at: this.now() });
     if (this.scores.size > SCORES_MAX) this.scores.delete(this.scores.keys().next().value!);
   }
+}
+
+/** The line's one order: the lower score first, then the earlier arrival. */
+function goesBefore(a: Waiter, b: Waiter): boolean {
+  return a.score < b.score || (a.score === b.score && a.arrival < b.arrival);
+}
+
+function isQuiet(score: number): boolean {
+  return score < QUIET_SCORE;
 }
 
 function busy(bounds: PasswordCheckBounds): ProtocolError {

@@ -216,6 +216,24 @@ describe('password checks', () => {
     expect(queue.running).toBe(0);
   });
 
+  it('remembers 10,000 requesters at most: many addresses cannot grow its memory without bound', async () => {
+    const queue = new PasswordCheckQueue({ running: 1, quiet: 1, waiting: 0, perRequester: 2 }, () => 0);
+    for (let i = 0; i < 3; i++) await queue.run(async () => 'x', 'first');
+    const busyNow = async () => {
+      const open = gate();
+      const holding = queue.run(open.hash, 'holder');
+      const answer = await outcome(queue.run(async () => 'ran', 'first'));
+      open.open();
+      await holding;
+      return answer;
+    };
+    // Remembered as busy: not quiet, and no place in line (waiting 0).
+    expect(((await busyNow()) as Refusal).code).toBe('rate_limit.exceeded');
+    for (let i = 0; i < 10_000; i++) await queue.run(async () => 'x', `other-${i}`);
+    // Its score was the stalest and has been dropped: quiet again, it takes the quiet slot.
+    expect(await busyNow()).toBe('ran');
+  });
+
   it('the shipped bounds keep two of libuv four pool threads free and a short line', () => {
     expect(PASSWORD_CHECK_BOUNDS.running + PASSWORD_CHECK_BOUNDS.quiet).toBeLessThanOrEqual(2);
     expect(PASSWORD_CHECK_BOUNDS.perRequester).toBeLessThanOrEqual(
