@@ -10,6 +10,7 @@
  * moved there; the browser's own validation stays on, and the API's agent-oriented wording is
  * never shown.
  */
+import { ApiError, api } from './browser/api.js';
 import { saveSeat } from './browser/seat-store.js';
 
 // The form arrives inert in a <template>: mounted only by this script, so without scripts no form
@@ -113,34 +114,6 @@ function plainRefusal(code: string, offending: string | undefined): [Field | nul
   return [null, 'The room could not be created just now. Try again in a moment.'];
 }
 
-class Refused extends Error {
-  constructor(
-    readonly code: string,
-    readonly offending: string | undefined,
-  ) {
-    super(code);
-  }
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: responses are read field by field, as served
-async function post(path: string, body: unknown, token?: string): Promise<Record<string, any>> {
-  const headers: Record<string, string> = { accept: 'application/json', 'content-type': 'application/json' };
-  if (token) headers.authorization = `Bearer ${token}`;
-  const response = await fetch(path, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify(body),
-    referrerPolicy: 'no-referrer',
-    credentials: 'omit',
-  });
-  const json = await response.json().catch(() => ({}));
-  if (!response.ok) {
-    const error = json?.error ?? {};
-    throw new Refused(String(error.code ?? 'error'), error.details?.field);
-  }
-  return json;
-}
-
 function roomConfig(): Record<string, unknown> {
   const quorum = field('quorum').trim();
   return {
@@ -184,7 +157,7 @@ async function create(): Promise<void> {
   if (password && config.visibility === 'private') body.password = password;
   status.textContent = 'Creating the room…';
   try {
-    const room = await post('/api/rooms', body);
+    const room = await api('POST', '/api/rooms', body);
     saveSeat(room.slug, {
       token: room.creator_token,
       participantId: room.participant_id,
@@ -194,13 +167,15 @@ async function create(): Promise<void> {
     if (collect) {
       const ask = { question, proposal_window: Number(field('proposal_window')) };
       // Should the question be refused now, the room still exists: its page lets the host ask again.
-      await post(`/api/rooms/${encodeURIComponent(room.slug)}/ask`, ask, room.creator_token).catch(() => undefined);
+      await api('POST', `/api/rooms/${encodeURIComponent(room.slug)}/ask`, ask, room.creator_token).catch(
+        () => undefined,
+      );
     }
     location.assign(`/r/${encodeURIComponent(room.slug)}`);
   } catch (error) {
     const [name, words] =
-      error instanceof Refused
-        ? plainRefusal(error.code, error.offending)
+      error instanceof ApiError
+        ? plainRefusal(error.code, error.field)
         : [null, 'The service could not be reached. Check the connection and try again.'];
     if (name) showError(name, words, true);
     status.textContent = name
