@@ -1,6 +1,7 @@
 /** Every bench case, in the order the table prints them. Add a case: one file here, one line below. */
 import type { BenchCase } from '../table.js';
 import { agents } from './agents.js';
+import { capacity } from './capacity.js';
 import { chooseManyRooms } from './choose-many-rooms.js';
 import { chooseOneRoom } from './choose-one-room.js';
 import { floors } from './floors.js';
@@ -30,4 +31,5 @@ export const cases: BenchCase[] = [
   agents,
   tlog,
   passwordStorm,
+  capacity,
 ];

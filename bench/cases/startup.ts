@@ -14,12 +14,13 @@ import { untilPrinted } from '../child-output.js';
 import type { BenchCase, BenchRow } from '../table.js';
 
 const STARTS = 3;
-const FLOOR_SOURCE =
+export const FLOOR_SOURCE =
   "require('node:http').createServer((q, s) => s.end('ok')).listen(0, '127.0.0.1', () => console.log('listening'))";
 
 const median = (values: number[]) => percentile(values, 50);
 
-async function timeStart(child: ChildProcess, markers: string[]): Promise<number[]> {
+/** Milliseconds from spawning `child` to its printing each marker in turn; the child is killed after. */
+export async function timeStart(child: ChildProcess, markers: string[]): Promise<number[]> {
   const started = performance.now();
   const times: number[] = [];
   try {

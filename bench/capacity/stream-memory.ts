@@ -1,0 +1,61 @@
+/**
+ * What a held event stream costs its process in resident memory: one process of the deployment,
+ * its RSS (/proc) before and after BENCH_CAPACITY_STREAMS (2000) SSE streams open on one room from
+ * a forked client (bench/sse-client.ts). The baseline is the same process's RSS before the streams.
+ */
+import { fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { apiFor } from './deployment.js';
+import { ROWS, type Step, type StreamMemory } from './inputs.js';
+
+const STREAMS = Number(process.env.BENCH_CAPACITY_STREAMS ?? 2000);
+const CLIENT = fileURLToPath(new URL('../sse-client.ts', import.meta.url));
+/** Long enough for the opening's garbage to be collected before RSS is read. */
+const SETTLE_MS = 2000;
+
+function rssBytes(pid: number): number {
+  const kib = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kib) * 1024;
+}
+
+export const measureStreamMemory: Step<StreamMemory> = async (deployment) => {
+  const target = deployment.processes[0]!;
+  const room = await apiFor(target.base)('POST', '/api/rooms', undefined, { about: 'streams' });
+  await sleep(SETTLE_MS);
+  const before = rssBytes(target.child.pid!);
+  const client = fork(CLIENT, [], {
+    env: {
+      ...process.env,
+      SSE_URL: `${target.base}/api/rooms/${room.slug}/events/stream`,
+      SSE_STREAMS: String(STREAMS),
+      SSE_AUTHORIZATION: `Bearer ${room.creator_token}`,
+    },
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+  });
+  try {
+    const opened = await new Promise<{ opened: number; failed: number }>((resolve, reject) => {
+      client.on('message', (message: Record<string, number>) => {
+        if ('opened' in message) resolve(message as { opened: number; failed: number });
+      });
+      client.once('exit', (code) => reject(new Error(`sse client exited with ${code}`)));
+    });
+    await sleep(SETTLE_MS);
+    const after = rssBytes(target.child.pid!);
+    const bytesPerStream = (after - before) / opened.opened;
+    const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+    return {
+      figures: { bytesPerStream },
+      rows: [
+        {
+          case: `${ROWS.streamMemory} (${opened.opened} held)`,
+          note: `${(bytesPerStream / 1024).toFixed(1)} KiB a stream: RSS ${mib(before)} before, ${mib(after)} with them (${opened.failed} refused)`,
+        },
+      ],
+    };
+  } finally {
+    client.kill('SIGKILL');
+  }
+};
