@@ -1,7 +1,8 @@
 /**
  * What a held event stream costs its process in resident memory: one process of the deployment,
  * its RSS (/proc) before and after BENCH_CAPACITY_STREAMS (2000) SSE streams open on one room from
- * a forked client (bench/sse-client.ts). The baseline is the same process's RSS before the streams.
+ * a forked client (bench/sse-client.ts). The baseline is the same process's RSS before the streams;
+ * the note adds its V8 heap in use per stream (/metrics). Both move with when the collector last ran.
  */
 import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -15,6 +16,12 @@ const CLIENT = fileURLToPath(new URL('../sse-client.ts', import.meta.url));
 /** Long enough for the opening's garbage to be collected before RSS is read. */
 const SETTLE_MS = 2000;
 
+/** The process's V8 heap in use, from its own /metrics (prom-client's default figures). */
+async function heapBytes(base: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  return Number(/^nodejs_heap_size_used_bytes (\d+)/m.exec(text)?.[1] ?? Number.NaN);
+}
+
 function rssBytes(pid: number): number {
   const kib = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
   return Number(kib) * 1024;
@@ -25,6 +32,7 @@ export const measureStreamMemory: Step<StreamMemory> = async (deployment) => {
   const room = await apiFor(target.base)('POST', '/api/rooms', undefined, { about: 'streams' });
   await sleep(SETTLE_MS);
   const before = rssBytes(target.child.pid!);
+  const heapBefore = await heapBytes(target.base);
   const client = fork(CLIENT, [], {
     env: {
       ...process.env,
@@ -44,6 +52,7 @@ export const measureStreamMemory: Step<StreamMemory> = async (deployment) => {
     });
     await sleep(SETTLE_MS);
     const after = rssBytes(target.child.pid!);
+    const heapPerStream = ((await heapBytes(target.base)) - heapBefore) / opened.opened;
     const bytesPerStream = (after - before) / opened.opened;
     const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
     return {
@@ -51,7 +60,7 @@ export const measureStreamMemory: Step<StreamMemory> = async (deployment) => {
       rows: [
         {
           case: `${ROWS.streamMemory} (${opened.opened} held)`,
-          note: `${(bytesPerStream / 1024).toFixed(1)} KiB a stream: RSS ${mib(before)} before, ${mib(after)} with them (${opened.failed} refused)`,
+          note: `${(bytesPerStream / 1024).toFixed(1)} KiB a stream: RSS ${mib(before)} before, ${mib(after)} with them (${opened.failed} refused); heap in use ${(heapPerStream / 1024).toFixed(1)} KiB a stream`,
         },
       ],
     };
