@@ -19,7 +19,7 @@ const SETTLE_MS = 2000;
 /** The process's V8 heap in use, from its own /metrics (prom-client's default figures). */
 async function heapBytes(base: string): Promise<number> {
   const text = await (await fetch(`${base}/metrics`)).text();
-  return Number(/^nodejs_heap_size_used_bytes (\d+)/m.exec(text)?.[1] ?? Number.NaN);
+  return Number(/^conclave_nodejs_heap_size_used_bytes (\d+)/m.exec(text)?.[1] ?? Number.NaN);
 }
 
 function rssBytes(pid: number): number {
