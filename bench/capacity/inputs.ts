@@ -52,7 +52,7 @@ export interface StartUp {
   floorMs: number;
 }
 
-/** What one held event stream costs its process in resident memory. */
+/** What one held event stream costs its process: heap in use (an upper bound, bench/capacity/stream-memory.ts). */
 export interface StreamMemory {
   bytesPerStream: number;
 }
@@ -71,7 +71,7 @@ export const ROWS = {
   evalFloor: 'capacity floor: redis EVAL of one SET',
   writes: 'capacity: choose across rooms',
   integration: 'capacity: log integration',
-  streamMemory: 'capacity: process RSS per SSE stream',
+  streamMemory: 'capacity: process memory per SSE stream',
   startFloor: 'capacity floor: bare node:http start',
   startUp: 'capacity: service process start to ready',
   plan: 'capacity plan:',

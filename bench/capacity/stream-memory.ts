@@ -1,8 +1,9 @@
 /**
- * What a held event stream costs its process in resident memory: one process of the deployment,
- * its RSS (/proc) before and after BENCH_CAPACITY_STREAMS (2000) SSE streams open on one room from
- * a forked client (bench/sse-client.ts). The baseline is the same process's RSS before the streams;
- * the note adds its V8 heap in use per stream (/metrics). Both move with when the collector last ran.
+ * What a held event stream costs its process in memory: one process of the deployment, its V8 heap
+ * in use (its own /metrics) and its RSS (/proc) before and after BENCH_CAPACITY_STREAMS (2000) SSE
+ * streams open on one room from a forked client (bench/sse-client.ts). The baseline is the same
+ * process before the streams. The figure is the heap grown per stream: an upper bound, since the
+ * garbage of opening them may not be collected yet; RSS grows less while the heap has reserved room.
  */
 import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -52,15 +53,15 @@ export const measureStreamMemory: Step<StreamMemory> = async (deployment) => {
     });
     await sleep(SETTLE_MS);
     const after = rssBytes(target.child.pid!);
-    const heapPerStream = ((await heapBytes(target.base)) - heapBefore) / opened.opened;
-    const bytesPerStream = (after - before) / opened.opened;
+    const bytesPerStream = ((await heapBytes(target.base)) - heapBefore) / opened.opened;
+    const rssPerStream = (after - before) / opened.opened;
     const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
     return {
       figures: { bytesPerStream },
       rows: [
         {
           case: `${ROWS.streamMemory} (${opened.opened} held)`,
-          note: `${(bytesPerStream / 1024).toFixed(1)} KiB a stream: RSS ${mib(before)} before, ${mib(after)} with them (${opened.failed} refused); heap in use ${(heapPerStream / 1024).toFixed(1)} KiB a stream`,
+          note: `${(bytesPerStream / 1024).toFixed(1)} KiB of heap in use a stream (${opened.failed} refused); RSS ${mib(before)} before, ${mib(after)} with them, ${(rssPerStream / 1024).toFixed(1)} KiB a stream`,
         },
       ],
     };
