@@ -24,7 +24,12 @@ const PROCESSES = Number(process.env.BENCH_CAPACITY_PROCESSES ?? 3);
 /**
  * The two inputs measured by stand-ins until the work that changes them lands: swap in the
  * measurement of compact concluded rooms (ROOM BYTES) and of per-room sharded notices (NOTICES),
- * each wrapped as a Step returning its rows and these figures.
+ * each wrapped as a Step returning its rows (named by ROWS, which docs/operators.md lists) and these
+ * figures, e.g.
+ *   roomBytes: async ({ cluster }) => {
+ *     const figures = await measureRoomBytes(cluster.url, { cluster: true, rooms: 20 });
+ *     return { figures, rows: [{ case: ROWS.liveRoom, note: '…' }, { case: ROWS.concludedRoom, note: '…' }] };
+ *   },
  */
 export const STEPS: { roomBytes: Step<RoomBytes>; notices: Step<NoticeLoad> } = {
   roomBytes: measureRoomBytesToday,
