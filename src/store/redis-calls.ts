@@ -43,10 +43,11 @@ export function defineRoomCommands(redis: Redis): void {
   // The key count varies with the idempotency records: the caller passes it first.
   redis.defineCommand('conclaveCommit', { lua: COMMIT_SCRIPT });
   redis.defineCommand('conclaveDeleteRoom', { numberOfKeys: 9, lua: DELETE_ROOM_SCRIPT });
-  // Compact rooms (redis-compaction.ts): the room hash, its compact value and its four history keys.
+  // Compact rooms (redis-compaction.ts): the room hash, its compact value and its four history keys
+  // (and, to compact, its lock).
   redis.defineCommand('conclaveReadRoom', { numberOfKeys: 6, lua: READ_ROOM_SCRIPT });
   redis.defineCommand('conclaveGatherRoom', { numberOfKeys: 6, lua: GATHER_ROOM_SCRIPT });
-  redis.defineCommand('conclaveCompactRoom', { numberOfKeys: 6, lua: COMPACT_ROOM_SCRIPT });
+  redis.defineCommand('conclaveCompactRoom', { numberOfKeys: 7, lua: COMPACT_ROOM_SCRIPT });
   redis.defineCommand('conclaveExpandRoom', { numberOfKeys: 6, lua: EXPAND_ROOM_SCRIPT });
   redis.defineCommand('conclaveLoadIfChanged', { numberOfKeys: 1, lua: LOAD_IF_CHANGED_SCRIPT });
   redis.defineCommand('conclaveAcquireLock', { numberOfKeys: 4, lua: FAIR_ACQUIRE_SCRIPT });

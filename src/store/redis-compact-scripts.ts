@@ -51,10 +51,11 @@ return {
 `;
 
 /**
- * ARGV: the version and revision the value was made from, the compact value, this compaction's token.
- * Writes the value and deletes the expanded keys in one step, only while the room is still expanded at
- * that version and revision (a commit since, or another compaction, leaves it alone). Returns 1 when
- * compacted.
+ * KEYS as above, then the room's lock. ARGV: the version and revision the value was made from, the
+ * compact value, this compaction's token. Writes the value and deletes the expanded keys in one step,
+ * only while the room is still expanded at that version and revision (a commit since, or another
+ * compaction, leaves it alone) and nobody holds its lock (a holder is about to write it: retention,
+ * say, which expanded it). Returns 1 when compacted.
  */
 export const COMPACT_ROOM_SCRIPT = `
 local room = KEYS[1]
@@ -62,9 +63,15 @@ local stored = redis.call('HMGET', room, 'version', 'revision', 'compacted')
 if not stored[1] or stored[3] or tonumber(stored[1]) ~= tonumber(ARGV[1]) or (stored[2] or '') ~= ARGV[2] then
   return 0
 end
+if redis.call('EXISTS', KEYS[7]) == 1 then return 0 end
 redis.call('SET', KEYS[2], ARGV[3])
 redis.call('HSET', room, 'compacted', ARGV[4])
 redis.call('HDEL', room, 'snapshot')
+-- Written afresh: a hash that once held the snapshot stays a hashtable (~470 B) after losing it,
+-- where its few short fields written anew make a listpack (~100 B).
+local rest = redis.call('HGETALL', room)
+redis.call('DEL', room)
+redis.call('HSET', room, unpack(rest))
 redis.call('DEL', KEYS[3], KEYS[4], KEYS[5], KEYS[6])
 return 1
 `;

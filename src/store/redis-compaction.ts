@@ -33,6 +33,7 @@ export type RoomRead =
   | { compacted: true; room: ExpandedRoom; fields: (string | null)[]; token: string };
 
 /** What one compaction attempt did. */
+/** 'raced': a commit landed, or someone took the room's lock, between the read and the write. */
 export type CompactOutcome = 'compacted' | 'already' | 'open' | 'busy' | 'absent' | 'raced';
 
 /** How often the sweep looks for concluded rooms left expanded (old data, lost schedules, expansions). */
@@ -120,7 +121,7 @@ export class RedisCompaction {
     }
     const token = randomBytes(6).toString('hex');
     const done = await this.calls.call(() =>
-      this.redis.conclaveCompactRoom(...this.keys(slug), version, revision ?? '', value, token),
+      this.redis.conclaveCompactRoom(...this.keys(slug), this.key.lock(slug), version, revision ?? '', value, token),
     );
     return done === 1 ? 'compacted' : 'raced';
   }
