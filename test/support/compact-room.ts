@@ -10,6 +10,8 @@ export interface ConcludedRoom {
   slug: string;
   /** tokens[0] is the creator's. */
   tokens: string[];
+  /** The close was sent with this Idempotency-Key. */
+  closeKey: string;
 }
 
 /** `members` seats, `decisions` decided decisions with `messages` messages in all, then closed. */
@@ -45,12 +47,24 @@ export async function concludedRoom(
       await call(base, 'POST', `/api/rooms/${room.slug}/choose`, { token, body: { choice } });
     }
   }
-  const closed = await call(base, 'POST', `/api/rooms/${room.slug}/close`, {
-    token: room.tokens[0],
-    body: { statement: 'Done.' },
+  const closeKey = `close-${room.slug}`;
+  const closed = await closeRoom(base, { slug: room.slug, tokens: room.tokens, closeKey });
+  if (!closed.startsWith('200 ')) throw new Error(`close failed: ${closed}`);
+  return { slug: room.slug, tokens: room.tokens, closeKey };
+}
+
+/** The room's close, with its Idempotency-Key: sent again, it answers what the first one did. */
+export async function closeRoom(base: string, room: ConcludedRoom): Promise<string> {
+  const response = await fetch(`${base}/api/rooms/${room.slug}/close`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Bearer ${room.tokens[0]}`,
+      'idempotency-key': room.closeKey,
+    },
+    body: JSON.stringify({ statement: 'Done.' }),
   });
-  if (closed.status !== 200) throw new Error(`close failed: ${closed.text}`);
-  return { slug: room.slug, tokens: room.tokens };
+  return `${response.status} ${await response.text()}`;
 }
 
 async function text(base: string, path: string, token?: string, accept = 'application/json'): Promise<string> {
@@ -93,6 +107,33 @@ export async function readEverything(base: string, room: ConcludedRoom): Promise
       after = body.events.at(-1)!.seq;
     }
     reads[`${who} /r/${room.slug}`] = await text(base, `/r/${room.slug}`, token, 'text/html');
+    // The stream's backfill: a concluded room's stream sends its history and ends.
+    reads[`${who} ${at}/events/stream?since_seq=0`] = await streamBackfill(base, `${at}/events/stream?since_seq=0`, token);
   }
   return reads;
+}
+
+/** An SSE stream's frames up to the room's `room.concluded` (or what came within 3 s), as text. */
+async function streamBackfill(base: string, path: string, token: string | undefined): Promise<string> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), 3_000);
+  let received = '';
+  try {
+    const response = await fetch(`${base}${path}`, {
+      headers: { accept: 'text/event-stream', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      signal: controller.signal,
+    });
+    received = `${response.status} `;
+    const decoder = new TextDecoder();
+    for await (const chunk of response.body ?? []) {
+      received += decoder.decode(chunk as Uint8Array, { stream: true });
+      if (received.includes('room.concluded')) break;
+    }
+  } catch {
+    // Aborted after 3 s: what came is the answer.
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
+  return received.replace(/"request_id":"[^"]*"/g, '"request_id":"-"');
 }

@@ -10,7 +10,7 @@ import { verifyRoomReceiptChain } from '../../../src/receipts/chain.js';
 import { verifyOutcomeSignatures } from '../../../src/receipts/verify.js';
 import type { StoredEvent } from '../../../src/store/port.js';
 import { openRedisStore, type RedisStore } from '../../../src/store/redis-store.js';
-import { concludedRoom, readEverything } from '../../support/compact-room.js';
+import { closeRoom, concludedRoom, readEverything } from '../../support/compact-room.js';
 import { eventually } from '../../support/engagement.js';
 import { startRedisServer } from '../../support/redis-server.js';
 import { startService } from '../../support/service.js';
@@ -71,8 +71,10 @@ describe.skipIf(server === null)('compact rooms on Redis', () => {
       const roomKey = `${keyPrefix}room:{${room.slug}}`;
       const history = ['events', 'eventids', 'receipts', 'archived'].map((name) => `${roomKey}:${name}`);
       expect(await redis.exists(...history)).toBe(4);
+      const closed = await closeRoom(first.base, room);
       await first.service.integrator.integrateNow();
       const before = await readEverything(first.base, room);
+      expect(before[`member /api/rooms/${room.slug}/events/stream?since_seq=0`]).toContain('room.concluded');
       const outcome = JSON.parse(before[`creator /api/rooms/${room.slug}/outcome`]!.slice(4));
       const port = Number(new URL(first.base).port);
       await first.stop({ keepData: true });
@@ -87,6 +89,8 @@ describe.skipIf(server === null)('compact rooms on Redis', () => {
         expect(await redis.hexists(roomKey, 'snapshot')).toBe(0);
         expect(await store.compactRoom(room.slug, 0)).toBe('already');
         const after = await readEverything(second.base, room);
+        // The close's idempotency record is a key of its own: replayed, it answers as the first close did.
+        expect(await closeRoom(second.base, room)).toBe(closed);
         expect(Object.keys(after).filter((read) => after[read] !== before[read])).toEqual([]);
         // The receipts still verify, against the service's published keys.
         const jwks = JSON.parse((await (await fetch(`${second.base}/.well-known/jwks.json`)).text()) as string);
