@@ -27,12 +27,21 @@ export interface RoomBytes {
 
 type Client = Redis | Cluster;
 
+/**
+ * used_memory summed over the masters, less what clients' and replicas' buffers and the replication
+ * backlog hold at the moment: those follow the traffic of the copying and the compaction, not the data.
+ */
 async function usedMemory(client: Client): Promise<number> {
   const nodes = client instanceof Cluster ? client.nodes('master') : [client];
   let total = 0;
   for (const node of nodes) {
     const info = await node.info('memory');
-    total += Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0);
+    const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+    total +=
+      field('used_memory') -
+      field('mem_clients_slaves') -
+      field('mem_clients_normal') -
+      field('mem_replication_backlog');
   }
   return total;
 }
