@@ -98,9 +98,9 @@ export class RedisCompaction {
     const [version, revision, compacted, snapshot, deadline] = fields.map((field) => field?.toString('utf8') ?? null);
     if (version === null || version === undefined) return 'absent';
     if (compacted) return 'already';
-    if (!snapshot || concludedAt(snapshot) === null) return 'open';
     // Due work (a deadline) writes again soon: the room stays expanded until it is done.
     if (deadline) return 'busy';
+    if (!snapshot || concludedAt(snapshot) === null) return 'open';
     const events = eventItems.map((item) => item.toString('utf8'));
     const last = events.at(-1);
     const lastAt = last === undefined ? 0 : Date.parse((JSON.parse(last) as { occurred_at: string }).occurred_at);
