@@ -56,8 +56,10 @@ export class RedisCompaction {
     private readonly clock: () => number,
     /** REDIS_COMPACT_AFTER_SECONDS in ms: how long a concluded room stays idle before it compacts; null = never. */
     readonly afterMs: number | null,
-    private readonly onError: (error: unknown) => void = () => {},
   ) {}
+
+  /** Where a background compaction's failure is told (the service logs it); the room stays expanded. */
+  onError: (error: unknown) => void = () => {};
 
   private keys(slug: string): string[] {
     const k = this.key;
@@ -150,7 +152,7 @@ export class RedisCompaction {
     if (this.afterMs === null || this.scheduled.has(slug) || this.scheduled.size >= MAX_SCHEDULED) return;
     const timer = setTimeout(() => {
       this.scheduled.delete(slug);
-      this.compact(slug).catch(this.onError);
+      this.compact(slug).catch((error) => this.onError(error));
     }, this.afterMs);
     timer.unref();
     this.scheduled.set(slug, timer);

@@ -246,6 +246,11 @@ export class RedisStore implements RoomStore {
     return this.compaction.compact(slug, idleMs);
   }
 
+  /** Tells `report` of every background compaction that failed (the room stays expanded for the next sweep). */
+  reportCompactionErrors(report: (error: unknown) => void): void {
+    this.compaction.onError = report;
+  }
+
   /** One compaction sweep over every room now (the timer runs it hourly). */
   compactConcludedRooms(): Promise<number> {
     return this.compaction.sweep();
