@@ -3,7 +3,9 @@
  * become one compressed value, every read answers the same bytes, a write brings the room back, and
  * rooms the previous version wrote (the expanded layout, no compaction) are served and compacted.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyRoomReceiptChain } from '../../../src/receipts/chain.js';
@@ -12,6 +14,7 @@ import type { StoredEvent } from '../../../src/store/port.js';
 import { openRedisStore, type RedisStore } from '../../../src/store/redis-store.js';
 import { closeRoom, concludedRoom, readEverything } from '../../support/compact-room.js';
 import { eventually } from '../../support/engagement.js';
+import { killWithTestProcess } from '../../support/kill-with-test-process.js';
 import { startRedisServer } from '../../support/redis-server.js';
 import { startService } from '../../support/service.js';
 
@@ -182,6 +185,40 @@ describe.skipIf(server === null)('compact rooms on Redis', () => {
       await store.close();
     }
   });
+
+  it('leaves every room whole in one layout when the compacting process is killed -9 mid-sweep', async () => {
+    const keyPrefix = newPrefix();
+    const store = await openRedisStore({ url, keyPrefix });
+    const redis = new Redis(url);
+    const slugs = Array.from({ length: 120 }, (_, i) => `k1ll${String(i).padStart(6, '0')}`);
+    try {
+      for (const slug of slugs) await commitEvents(store, slug, 3);
+      const sweeper = spawn(process.execPath, ['--import', 'tsx', 'test/support/compact-sweeper.ts'], {
+        env: { ...process.env, REDIS_URL: url, REDIS_KEY_PREFIX: keyPrefix },
+        stdio: 'ignore',
+      });
+      killWithTestProcess(sweeper);
+      const compacted = async () => (await redis.keys(`${keyPrefix}room:*:compact`)).length;
+      await eventually(async () => (await compacted()) >= 10, 20_000);
+      sweeper.kill('SIGKILL');
+      await once(sweeper, 'exit');
+      expect(await compacted()).toBeLessThan(slugs.length);
+      for (const slug of slugs) {
+        const key = `${keyPrefix}room:{${slug}}`;
+        const layout = [await redis.exists(`${key}:compact`), await redis.exists(`${key}:events`, `${key}:eventids`)];
+        expect([
+          [1, 0],
+          [0, 2],
+        ]).toContainEqual(layout);
+        expect((await store.events(slug, 0, 10)).map((e) => e.seq)).toEqual([1, 2, 3]);
+      }
+      await store.compactConcludedRooms();
+      expect(await compacted()).toBe(slugs.length);
+    } finally {
+      redis.disconnect();
+      await store.close();
+    }
+  }, 60_000);
 
   it('compacts a room on its own once it concluded and stayed idle, and keeps open rooms expanded', async () => {
     const keyPrefix = newPrefix();
