@@ -53,6 +53,11 @@ const envSchema = z.object({
   REDIS_KEY_PREFIX: z.string().default('conclave:'),
   /** A Redis command unanswered this long fails as 503 instead of hanging the request. */
   REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(2000),
+  /**
+   * Seconds a concluded room stays idle (no new event) before its Redis keys are compacted into one
+   * compressed value, about a tenth of the memory (docs/operators.md, Redis memory); 0 = never compact.
+   */
+  REDIS_COMPACT_AFTER_SECONDS: z.coerce.number().int().min(0).max(31_536_000).default(600),
   DATA_DIR: z.string().min(1).default('./data'),
   PUBLIC_BASE_URL: z.string().url().optional(),
   /** Witnesses that cosign the transparency log's checkpoints: comma-separated `<url> <verifier key>`. */
@@ -164,6 +169,7 @@ export const CONFIG_EXAMPLES: Readonly<Record<Variable, string>> = {
   REDIS_WAIT_TIMEOUT_MS: '1000',
   REDIS_KEY_PREFIX: 'conclave:',
   REDIS_COMMAND_TIMEOUT_MS: '2000',
+  REDIS_COMPACT_AFTER_SECONDS: '600',
   DATA_DIR: '/var/lib/conclave',
   PUBLIC_BASE_URL: 'https://conclave.example.org',
   CONCLAVE_SIGNING_KEY_SEED: '$(openssl rand -hex 32)',
@@ -287,6 +293,8 @@ export interface ServiceConfig {
         commandTimeoutMs: number;
         waitReplicas: number;
         waitTimeoutMs: number;
+        /** REDIS_COMPACT_AFTER_SECONDS in ms; null = never compact. */
+        compactAfterMs: number | null;
       };
   dataDir: string;
   baseUrl: string;
@@ -348,6 +356,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
             commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS,
             waitReplicas: e.REDIS_WAIT_REPLICAS,
             waitTimeoutMs: e.REDIS_WAIT_TIMEOUT_MS,
+            compactAfterMs: e.REDIS_COMPACT_AFTER_SECONDS === 0 ? null : e.REDIS_COMPACT_AFTER_SECONDS * 1000,
           }
         : { kind: 'sqlite', file: path.join(dataDir, 'conclave.db') },
     dataDir,

@@ -31,6 +31,7 @@ import { type RetentionTimer, startRetention } from './store/retention.js';
 import { secureDataDir } from './store/file-modes.js';
 import { openStore } from './store/index.js';
 import type { RoomStore } from './store/port.js';
+import type { RedisStore } from './store/redis-store.js';
 import { DEFAULT_INTEGRATOR_OPTIONS, Integrator } from './tlog/integrator.js';
 import { TransparencyLog } from './tlog/log.js';
 import { frozenLogOrigin } from './tlog/note-signer.js';
@@ -233,6 +234,11 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
       );
       return null;
     },
+  );
+
+  // REDIS_COMPACT_AFTER_SECONDS: a compaction that fails leaves its room expanded for the next sweep.
+  (store as Partial<Pick<RedisStore, 'reportCompactionErrors'>>).reportCompactionErrors?.((error) =>
+    app.log.warn({ err: error }, 'room compaction failed; the room stays expanded until the next sweep'),
   );
 
   // ROOM_RETENTION_DAYS: concluded rooms give back their history (docs/operations-backup.md, Retention).

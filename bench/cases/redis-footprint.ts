@@ -1,17 +1,21 @@
 /**
  * A room's whole Redis footprint beside the history the API serves for it: 10 members, 5 decided
  * decisions, 45 messages. Footprint = MEMORY USAGE summed over the room's keys; served history =
- * the bytes of its /events pages plus its receipts' JWS.
+ * the bytes of its /events pages plus its receipts' JWS. Then bytes per room, live and concluded
+ * (compacted), over BENCH_ROOMS copies (10,000 by default) of a typical closed room
+ * (bench/redis-room-bytes.ts): a concluded room must take at most an eighth of the same room live.
  */
 import { rm } from 'node:fs/promises';
 import { Redis } from 'ioredis';
 import { startRedisServer } from '../../test/support/redis-server.js';
 import { createBenchRoom, startBenchService } from '../bench-service.js';
+import { measureRoomBytes } from '../redis-room-bytes.js';
 import type { BenchCase } from '../table.js';
 
 const MEMBERS = 10;
 const DECISIONS = 5;
 const MESSAGES = 45;
+const ROOMS = Number(process.env.BENCH_ROOMS ?? 10_000);
 
 export const redisFootprint: BenchCase = {
   id: 'redis-footprint',
@@ -72,11 +76,22 @@ export const redisFootprint: BenchCase = {
         if (process.env.BENCH_VERBOSE) console.log(key, bytes, await redis.type(key));
         footprint += bytes;
       }
+      const bytes = await measureRoomBytes(server.url, { cluster: false, rooms: ROOMS });
+      const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
       return [
         {
           case: `redis bytes per room (${MEMBERS} members, ${DECISIONS} decided, ${MESSAGES} messages)`,
           ratio: footprint / served,
           note: `${(footprint / 1024).toFixed(1)} KiB in ${keys.length} keys vs ${(served / 1024).toFixed(1)} KiB of served history (ratio = footprint / served)`,
+        },
+        {
+          case: `redis bytes per live room (${ROOMS} closed rooms, expanded)`,
+          note: `${kib(bytes.liveBytesPerRoom)} used_memory per room; MEMORY USAGE of one: ${kib(bytes.liveUsage)}`,
+        },
+        {
+          case: `redis bytes per concluded room (${ROOMS} compacted)`,
+          ratio: bytes.concludedBytesPerRoom / bytes.liveBytesPerRoom,
+          note: `${kib(bytes.concludedBytesPerRoom)} used_memory per room; MEMORY USAGE of one: ${kib(bytes.concludedUsage)}; ratio = concluded / live (floor 1/8 = 0.125); compaction ${(bytes.compactMs / ROOMS).toFixed(1)} ms per room`,
         },
       ];
     } finally {

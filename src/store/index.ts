@@ -13,6 +13,7 @@ export type StoreConfig = (
       commandTimeoutMs?: number;
       waitReplicas?: number;
       waitTimeoutMs?: number;
+      compactAfterMs?: number | null;
     }
 ) & {
   /** Epoch ms for idempotency record age; defaults to Date.now. */

@@ -6,6 +6,13 @@ import type { Redis } from 'ioredis';
 import { StoreConflictError, StoreUnavailableError } from './port.js';
 import { isTransientReply } from './redis-errors.js';
 import type { EngagementRedis, RedisCalls } from './redis-engagement-commands.js';
+import {
+  COMPACT_ROOM_SCRIPT,
+  EXPAND_ROOM_SCRIPT,
+  GATHER_ROOM_SCRIPT,
+  READ_ROOM_SCRIPT,
+} from './redis-compact-scripts.js';
+import type { CompactionCommands } from './redis-compaction.js';
 import { FAIR_ACQUIRE_SCRIPT, FAIR_RELEASE_SCRIPT, LEAVE_LINE_SCRIPT } from './redis-room-lock.js';
 import {
   COMMIT_SCRIPT,
@@ -29,13 +36,19 @@ export interface ScriptCommands {
   conclaveRepairDeadline(...args: Arg[]): Promise<number>;
 }
 
-export type ScriptedRedis = EngagementRedis & ScriptCommands;
+export type ScriptedRedis = EngagementRedis & ScriptCommands & CompactionCommands;
 
 /** Defines the room scripts on the commands connection. */
 export function defineRoomCommands(redis: Redis): void {
   // The key count varies with the idempotency records: the caller passes it first.
   redis.defineCommand('conclaveCommit', { lua: COMMIT_SCRIPT });
-  redis.defineCommand('conclaveDeleteRoom', { numberOfKeys: 8, lua: DELETE_ROOM_SCRIPT });
+  redis.defineCommand('conclaveDeleteRoom', { numberOfKeys: 9, lua: DELETE_ROOM_SCRIPT });
+  // Compact rooms (redis-compaction.ts): the room hash, its compact value and its four history keys
+  // (and, to compact, its lock).
+  redis.defineCommand('conclaveReadRoom', { numberOfKeys: 6, lua: READ_ROOM_SCRIPT });
+  redis.defineCommand('conclaveGatherRoom', { numberOfKeys: 6, lua: GATHER_ROOM_SCRIPT });
+  redis.defineCommand('conclaveCompactRoom', { numberOfKeys: 7, lua: COMPACT_ROOM_SCRIPT });
+  redis.defineCommand('conclaveExpandRoom', { numberOfKeys: 6, lua: EXPAND_ROOM_SCRIPT });
   redis.defineCommand('conclaveLoadIfChanged', { numberOfKeys: 1, lua: LOAD_IF_CHANGED_SCRIPT });
   redis.defineCommand('conclaveAcquireLock', { numberOfKeys: 4, lua: FAIR_ACQUIRE_SCRIPT });
   redis.defineCommand('conclaveReleaseLock', { numberOfKeys: 2, lua: FAIR_RELEASE_SCRIPT });

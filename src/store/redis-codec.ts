@@ -43,7 +43,7 @@ export function encodeArchived(archived: ArchivedDecision[]): Arg[] {
   const args: Arg[] = [archived.length];
   for (const a of archived) {
     const stored: ArchivedDecision = { decision_id: a.decision_id, seq: a.seq, data: a.data };
-    args.push(a.seq, Buffer.concat([DEFLATED, deflateRawSync(JSON.stringify(stored))]));
+    args.push(a.seq, archivedBytes(JSON.stringify(stored)));
   }
   return args;
 }
@@ -51,10 +51,18 @@ export function encodeArchived(archived: ArchivedDecision[]): Arg[] {
 /** Marks a deflated archive entry (a plain JSON entry, `{`, is read as it is). */
 const DEFLATED = Buffer.from([1]);
 
+/** An archive entry's bytes as stored, from its JSON text. */
+export function archivedBytes(json: string): Buffer {
+  return Buffer.concat([DEFLATED, deflateRawSync(json)]);
+}
+
+/** An archive entry's JSON text, from its bytes as stored. */
+export function archivedText(stored: Buffer): string {
+  return stored[0] === DEFLATED[0] ? inflateRawSync(stored.subarray(1)).toString('utf8') : stored.toString('utf8');
+}
+
 export function decodeArchived(stored: Buffer): ArchivedDecision {
-  const text =
-    stored[0] === DEFLATED[0] ? inflateRawSync(stored.subarray(1)).toString('utf8') : stored.toString('utf8');
-  return JSON.parse(text) as ArchivedDecision;
+  return JSON.parse(archivedText(stored)) as ArchivedDecision;
 }
 
 export function encodeReceipts(receipts: StoredReceipt[]): Arg[] {

@@ -28,6 +28,8 @@ export function keysOf(prefix: string) {
     eventIds: (slug: string) => `${room(slug)}:eventids`,
     receipts: (slug: string) => `${room(slug)}:receipts`,
     archived: (slug: string) => `${room(slug)}:archived`,
+    /** A compacted room's history in one value (redis-compaction.ts); absent while the room is expanded. */
+    compact: (slug: string) => `${room(slug)}:compact`,
     lock: (slug: string) => `${room(slug)}:lock`,
     /** Who waits for the lock, in order, and each waiter's lease (redis-room-lock.ts). */
     lockQueue: (slug: string) => `${room(slug)}:lockq`,

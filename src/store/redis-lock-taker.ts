@@ -20,6 +20,8 @@ export class RedisLockTaker {
     private readonly calls: DeadlineCalls,
     private readonly leases: RoomLeases,
     private readonly memo: ExistenceMemo,
+    /** A compacted room's record, read from its compact value (the lock script cannot decode it). */
+    private readonly loadCompacted: (slug: string) => Promise<RoomRecord | null>,
   ) {}
 
   /** A let-go lock's wake, heard on the store's subscribed connection. */
@@ -68,6 +70,7 @@ export class RedisLockTaker {
           ),
         );
         taken = readAcquired(slug, reply, recordOf);
+        if (taken && reply !== 0 && reply[3]?.[5]) taken.loaded = await this.loadCompacted(slug);
         if (taken) break;
       } catch (error) {
         wake.disarm();

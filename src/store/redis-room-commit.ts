@@ -9,6 +9,8 @@ import { type CommitBatch, type CommittedRoom, type IdempotencyRecord, StoreUnav
 import type { Arg, DeadlineCalls, ScriptCommands, ScriptedRedis } from './redis-calls.js';
 import { encodeArchived, encodeEvents, encodeReceipts } from './redis-codec.js';
 import { engagementKeys } from './redis-engagement-commands.js';
+import { COMPACTED_REPLY } from './redis-compact-scripts.js';
+import type { RedisCompaction } from './redis-compaction.js';
 import type { RedisKeys } from './redis-keys.js';
 import type { RoomLeases } from './redis-room-lease.js';
 import type { ExistenceMemo } from './redis-room-reads.js';
@@ -34,6 +36,7 @@ export class RedisRoomCommits {
     private readonly memo: ExistenceMemo,
     /** Where the commit script announces each commit, and the origin that names this store there. */
     private readonly announce: { channel: string; origin: string },
+    private readonly compaction: RedisCompaction,
   ) {}
 
   async commit(batch: CommitBatch): Promise<CommittedRoom> {
@@ -83,15 +86,14 @@ export class RedisRoomCommits {
     let kept: number;
     let subscribed: number;
     try {
-      [version, head, revision, kept, subscribed] = await this.calls.call(() =>
-        this.replication.replicas > 0 ? this.commitReplicated(args) : this.redis.conclaveCommit(...args),
-      );
+      [version, head, revision, kept, subscribed] = await this.commitExpanded(slug, args);
     } catch (error) {
       if (batch.fence !== undefined) this.leases.lost(slug, batch.fence);
       throw error;
     }
     if (release !== null) this.leases.committed(slug, release, sentAt, { version, revision }, kept === 1);
     this.memo.seen(slug, true);
+    if (batch.events.some((event) => event.event_type === 'room.concluded')) this.compaction.schedule(slug);
     await this.afterCommit(batch, version, separate);
     return {
       slug,
@@ -102,6 +104,24 @@ export class RedisRoomCommits {
       revision,
       subscribed: subscribed === 1,
     };
+  }
+
+  /**
+   * The commit script, on the expanded layout: a compacted room (redis-compaction.ts) is refused by the
+   * script before it writes anything, expanded, and committed again. The expansion changes neither
+   * version nor revision, so the batch's checks hold as they were.
+   */
+  private async commitExpanded(slug: string, args: Arg[]): Promise<[number, number, string, number, number]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.calls.call(() =>
+          this.replication.replicas > 0 ? this.commitReplicated(args) : this.redis.conclaveCommit(...args),
+        );
+      } catch (error) {
+        if (!(error instanceof Error && error.message.startsWith(COMPACTED_REPLY)) || attempt === 3) throw error;
+        await this.compaction.expand(slug);
+      }
+    }
   }
 
   /**

@@ -54,7 +54,7 @@ if (not head or head == token) and redis.call('SET', lock, token, 'PX', ARGV[2],
   local stored = redis.call('HMGET', room, 'version', 'revision')
   local known = ARGV[4]
   if stored[1] and known ~= '' and (known == '-' or tonumber(stored[1]) ~= tonumber(known) or (stored[2] or '') ~= ARGV[5]) then
-    return { 1, stored[1], stored[2], redis.call('HMGET', room, 'version', 'head', 'snapshot', 'next_deadline', 'revision') }
+    return { 1, stored[1], stored[2], redis.call('HMGET', room, 'version', 'head', 'snapshot', 'next_deadline', 'revision', 'compacted') }
   end
   return { 1, stored[1], stored[2] }
 end

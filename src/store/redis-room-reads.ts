@@ -7,6 +7,7 @@ import type { RoomRecord, RoomVersion } from './port.js';
 import type { DeadlineCalls, ScriptedRedis } from './redis-calls.js';
 import { recordOf } from './redis-codec.js';
 import type { RedisKeys } from './redis-keys.js';
+import { RedisCompaction } from './redis-compaction.js';
 import type { RoomLeases } from './redis-room-lease.js';
 
 /**
@@ -51,17 +52,32 @@ export class RedisRoomReads {
     private readonly calls: DeadlineCalls,
     private readonly leases: RoomLeases,
     private readonly memo: ExistenceMemo,
+    private readonly compaction: RedisCompaction,
   ) {}
 
   load(slug: string): Promise<RoomRecord | null> {
-    return this.calls.call(async () =>
-      this.memo.seen(
-        slug,
-        recordOf(
-          slug,
-          await this.redis.hmget(this.key.room(slug), 'version', 'head', 'snapshot', 'next_deadline', 'revision'),
-        ),
-      ),
+    return this.calls.call(async () => {
+      const fields = await this.redis.hmget(
+        this.key.room(slug),
+        'version',
+        'head',
+        'snapshot',
+        'next_deadline',
+        'revision',
+        'compacted',
+      );
+      return this.memo.seen(slug, fields[5] ? await this.loadCompacted(slug) : recordOf(slug, fields));
+    });
+  }
+
+  /** A room that was compacted when its hash was read: its record read with its compact value, in one script. */
+  async loadCompacted(slug: string): Promise<RoomRecord | null> {
+    const read = await this.compaction.read(slug, 'load');
+    if (read.compacted) return RedisCompaction.recordOf(slug, read);
+    // Expanded meanwhile (a write): the script read the hash as it is now.
+    return recordOf(
+      slug,
+      (read.reply as (Buffer | null)[]).map((field) => field?.toString('utf8') ?? null),
     );
   }
 
@@ -71,6 +87,7 @@ export class RedisRoomReads {
     return this.calls.call(async () => {
       const fields = await this.redis.conclaveLoadIfChanged(this.key.room(slug), known.version, known.revision ?? '');
       if (fields?.[0] === 'unchanged') return this.memo.seen(slug, 'unchanged');
+      if (fields?.[5]) return this.memo.seen(slug, await this.loadCompacted(slug));
       return this.memo.seen(slug, fields ? recordOf(slug, fields) : null);
     });
   }

@@ -4,6 +4,7 @@
  * Redis does not roll a script back when it fails half-way, so each script checks everything
  * before its first write.
  */
+import { COMPACTED_REPLY } from './redis-compact-scripts.js';
 
 /** Prefix of the error replies that mean "conflict"; the adapter maps them to StoreConflictError. */
 export const CONFLICT_REPLY = 'CONCLAVE_CONFLICT';
@@ -19,6 +20,7 @@ export const CONFLICT_REPLY = 'CONCLAVE_CONFLICT';
  *   for it and otherwise keep it for another TTL (lingering, redis-room-lease.ts), '' to keep it
  *   as it is; then the lock's wake channel, the slug and the TTL (ms, for '2'); then the commit
  *   channel ('' = announce nothing) and the origin its announcement `{origin, slug, head}` carries.
+ * A compacted room (redis-compaction.ts) is refused with COMPACTED_REPLY before any check of its history.
  * Returns { version, head, revision, kept, subscribed }: kept is 1 when a '2' commit kept the lock;
  * subscribed is 1 when the room has webhooks (so the engagement reads them only then).
  */
@@ -28,7 +30,7 @@ local expected = tonumber(ARGV[1])
 local fence = ARGV[2]
 local conflict = function(why) return redis.error_reply('${CONFLICT_REPLY} ' .. why) end
 
-local stored = redis.call('HMGET', room, 'version', 'head', 'chain_len', 'revision')
+local stored = redis.call('HMGET', room, 'version', 'head', 'chain_len', 'revision', 'compacted')
 local version, head, chainLen = 0, 0, 0
 if stored[1] then
   version, head, chainLen = tonumber(stored[1]), tonumber(stored[2]), tonumber(stored[3])
@@ -53,6 +55,7 @@ local expectedRevision, revision = ARGV[archivedAt + 1 + a * 2], ARGV[archivedAt
 if expected ~= 0 and expectedRevision ~= '' and stored[4] and stored[4] ~= expectedRevision then
   return conflict('room is at revision ' .. stored[4] .. ', the commit expected ' .. expectedRevision)
 end
+if stored[5] then return redis.error_reply('${COMPACTED_REPLY} room is compacted') end
 for i = 0, n - 1 do
   if tonumber(ARGV[6 + i * 3]) ~= head + 1 + i then
     return conflict('events must start at seq ' .. (head + 1))
@@ -107,7 +110,7 @@ return { version, head, revision, kept, redis.call('EXISTS', KEYS[#KEYS]) }
 
 /**
  * KEYS: room hash, events zset, event-ids hash, receipts list, archived decisions, then the room's engagement keys
- * (webhooks, deliveries, opener wakes). Returns 1 when a room was removed.
+ * (webhooks, deliveries, opener wakes), then its compact value (redis-compaction.ts). Returns 1 when a room was removed.
  */
 export const DELETE_ROOM_SCRIPT = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -118,14 +121,15 @@ return 1
 /**
  * KEYS: room hash. ARGV: known version, known revision ('' = none).
  * Returns nil for no room, { 'unchanged' } while the room is still at the known version and revision,
- * else the fields load() reads: { version, head, snapshot, next_deadline, revision }. A cached room
+ * else the fields load() reads: { version, head, snapshot, next_deadline, revision, compacted } (a
+ * compacted room's snapshot is in its compact value: the caller reads it there). A cached room
  * that is current is so checked in one round trip without sending its snapshot.
  */
 export const LOAD_IF_CHANGED_SCRIPT = `
 local stored = redis.call('HMGET', KEYS[1], 'version', 'revision')
 if not stored[1] then return false end
 if tonumber(stored[1]) == tonumber(ARGV[1]) and (stored[2] or '') == ARGV[2] then return { 'unchanged' } end
-return redis.call('HMGET', KEYS[1], 'version', 'head', 'snapshot', 'next_deadline', 'revision')
+return redis.call('HMGET', KEYS[1], 'version', 'head', 'snapshot', 'next_deadline', 'revision', 'compacted')
 `;
 
 /** KEYS: lock. ARGV: token, ttl ms. Extends the lock only while it still holds our token. */

@@ -32,6 +32,7 @@ import { RedisDeadlineIndex } from './redis-deadline-index.js';
 import { RedisEngagementStore } from './redis-engagement.js';
 import { defineEngagementCommands, engagementKeys } from './redis-engagement-commands.js';
 import { keysOf, type RedisKeys } from './redis-keys.js';
+import { type CompactOutcome, RedisCompaction } from './redis-compaction.js';
 import { RedisLockTaker } from './redis-lock-taker.js';
 import { RedisMaintenance } from './redis-maintenance.js';
 import { RedisRoomCommits } from './redis-room-commit.js';
@@ -57,6 +58,11 @@ export interface RedisStoreOptions {
   clock?: () => number;
   /** A command unanswered this long fails as unavailable. Defaults to 2 s. */
   commandTimeoutMs?: number;
+  /**
+   * REDIS_COMPACT_AFTER_SECONDS in ms: a concluded room idle this long is compacted
+   * (redis-compaction.ts); null = never. Defaults to null (the service passes its setting).
+   */
+  compactAfterMs?: number | null;
 }
 
 /** A request that gets no answer within this time fails as unavailable instead of hanging. */
@@ -96,6 +102,7 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
     { replicas: options.waitReplicas ?? 0, timeoutMs: options.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS },
     options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
     wakeListener,
+    options.compactAfterMs ?? null,
   );
 }
 
@@ -114,6 +121,7 @@ export class RedisStore implements RoomStore {
   private readonly commits: RedisRoomCommits;
   private readonly deadlines: RedisDeadlineIndex;
   private readonly maintenance: RedisMaintenance;
+  private readonly compaction: RedisCompaction;
 
   /** Use openRedisStore(), which defines the scripts and connects first. */
   constructor(
@@ -123,12 +131,16 @@ export class RedisStore implements RoomStore {
     replication: { replicas: number; timeoutMs: number } = { replicas: 0, timeoutMs: 0 },
     deadlineMs = DEFAULT_COMMAND_TIMEOUT_MS,
     private readonly wakeListener: RedisClient | null = null,
+    compactAfterMs: number | null = null,
   ) {
     this.key = keysOf(keyPrefix);
     this.calls = new DeadlineCalls(deadlineMs);
     const { leases, memo } = this;
-    this.locks = new RedisLockTaker(redis, this.key, this.calls, leases, memo);
-    this.reads = new RedisRoomReads(redis, this.key, this.calls, leases, memo);
+    this.compaction = new RedisCompaction(redis, this.key, this.calls, clock, compactAfterMs);
+    this.reads = new RedisRoomReads(redis, this.key, this.calls, leases, memo, this.compaction);
+    this.locks = new RedisLockTaker(redis, this.key, this.calls, leases, memo, (slug) =>
+      this.reads.loadCompacted(slug),
+    );
     wakeListener?.on('message', (channel: string, slug: string) => {
       if (channel !== this.key.lockWakes) return;
       this.locks.heard(slug);
@@ -145,12 +157,24 @@ export class RedisStore implements RoomStore {
     const logRedis = redis as unknown as ConstructorParameters<typeof RedisLogStore>[0];
     this.tlog = new RedisLogStore(logRedis, keyPrefix, logCalls);
     this.frozenTlog = new RedisLogStore(logRedis, keyPrefix, logCalls, 'frozen');
-    this.commits = new RedisRoomCommits(redis, this.key, this.calls, clock, replication, this.tlog, leases, memo, {
-      channel: this.key.commits,
-      origin: this.commitOrigin,
-    });
+    this.commits = new RedisRoomCommits(
+      redis,
+      this.key,
+      this.calls,
+      clock,
+      replication,
+      this.tlog,
+      leases,
+      memo,
+      {
+        channel: this.key.commits,
+        origin: this.commitOrigin,
+      },
+      this.compaction,
+    );
     this.deadlines = new RedisDeadlineIndex(redis, this.key, this.calls);
     this.maintenance = new RedisMaintenance(redis, this.key, keyPrefix, this.calls, clock);
+    if (wakeListener !== null) this.compaction.start();
   }
 
   linkRoom(key: string, slug: string, at: number): Promise<void> {
@@ -183,35 +207,53 @@ export class RedisStore implements RoomStore {
     return this.commits.commit(batch);
   }
 
-  events(slug: string, afterSeq: number, limit: number): Promise<StoredEvent[]> {
-    if (limit <= 0) return Promise.resolve([]);
-    return this.calls.call(async () => {
-      const members = await this.redis.zrangebyscore(this.key.events(slug), `(${afterSeq}`, '+inf', 'LIMIT', 0, limit);
-      return members.map((member) => JSON.parse(member) as StoredEvent);
-    });
+  // The history reads answer from either layout, in one script call (redis-compaction.ts): the same
+  // texts, parsed the same way, whether the room is expanded or compacted.
+
+  async events(slug: string, afterSeq: number, limit: number): Promise<StoredEvent[]> {
+    if (limit <= 0) return [];
+    const read = await this.compaction.read(slug, 'events', afterSeq, limit);
+    const events = (read.compacted ? read.room.events : texts(read.reply)).map(
+      (text) => JSON.parse(text) as StoredEvent,
+    );
+    return read.compacted ? events.filter((e) => e.seq > afterSeq).slice(0, limit) : events;
   }
 
-  eventById(slug: string, id: string): Promise<StoredEvent | null> {
-    return this.calls.call(async () => {
-      const seq = await this.redis.hget(this.key.eventIds(slug), id);
-      if (seq === null) return null;
-      const [member] = await this.redis.zrangebyscore(this.key.events(slug), seq, seq);
-      return member === undefined ? null : (JSON.parse(member) as StoredEvent);
-    });
+  async eventById(slug: string, id: string): Promise<StoredEvent | null> {
+    const read = await this.compaction.read(slug, 'event', id);
+    const events = (read.compacted ? read.room.events : texts(read.reply)).map(
+      (text) => JSON.parse(text) as StoredEvent,
+    );
+    return events.find((e) => e.id === id) ?? null;
   }
 
-  receipts(slug: string): Promise<StoredReceipt[]> {
-    return this.calls.call(async () => {
-      const items = await this.redis.lrange(this.key.receipts(slug), 0, -1);
-      return items.map((item) => JSON.parse(item) as StoredReceipt);
-    });
+  async receipts(slug: string): Promise<StoredReceipt[]> {
+    const read = await this.compaction.read(slug, 'receipts');
+    return (read.compacted ? read.room.receipts : texts(read.reply)).map((text) => JSON.parse(text) as StoredReceipt);
   }
 
-  archivedDecisions(slug: string, afterSeq = 0): Promise<ArchivedDecision[]> {
-    return this.calls.call(async () => {
-      const members = await this.redis.zrangebyscoreBuffer(this.key.archived(slug), `(${afterSeq}`, '+inf');
-      return members.map(decodeArchived);
-    });
+  async archivedDecisions(slug: string, afterSeq = 0): Promise<ArchivedDecision[]> {
+    const read = await this.compaction.read(slug, 'archived', afterSeq);
+    if (!read.compacted) return (read.reply as Buffer[]).map(decodeArchived);
+    return read.room.archived.filter((a) => a.seq > afterSeq).map((a) => JSON.parse(a.json) as ArchivedDecision);
+  }
+
+  /**
+   * Compacts a concluded room idle for `idleMs` (default REDIS_COMPACT_AFTER_SECONDS) now; the
+   * sweep and the commit that concludes a room call this on their own (redis-compaction.ts).
+   */
+  compactRoom(slug: string, idleMs?: number): Promise<CompactOutcome> {
+    return this.compaction.compact(slug, idleMs);
+  }
+
+  /** Tells `report` of every background compaction that failed (the room stays expanded for the next sweep). */
+  reportCompactionErrors(report: (error: unknown) => void): void {
+    this.compaction.onError = report;
+  }
+
+  /** One compaction sweep over every room now (the timer runs it hourly). */
+  compactConcludedRooms(): Promise<number> {
+    return this.compaction.sweep();
   }
 
   roomSlugs(cursor: string, limit: number): Promise<{ slugs: string[]; cursor: string | null }> {
@@ -253,6 +295,7 @@ export class RedisStore implements RoomStore {
         engagement.webhooks,
         engagement.deliveries,
         engagement.openerWakes,
+        this.key.compact(slug),
       ),
     );
     this.memo.forget(slug);
@@ -284,7 +327,9 @@ export class RedisStore implements RoomStore {
     });
   }
 
-  reclaimHistory(slug: string): Promise<number> {
+  async reclaimHistory(slug: string): Promise<number> {
+    // Retention deletes from the expanded layout; the sweep compacts what is left again.
+    await this.compaction.expand(slug);
     return this.maintenance.reclaimHistory(slug);
   }
 
@@ -293,6 +338,7 @@ export class RedisStore implements RoomStore {
   }
 
   async close(): Promise<void> {
+    this.compaction.stop();
     await this.leases.releaseAll();
     await this.commits.settle();
     await Promise.all(
@@ -306,4 +352,9 @@ export class RedisStore implements RoomStore {
       }),
     );
   }
+}
+
+/** A reply's items as text. */
+function texts(reply: unknown): string[] {
+  return (reply as Buffer[]).map((item) => item.toString('utf8'));
 }
