@@ -25,6 +25,7 @@ export interface CompactionCommands {
   conclaveCompactRoom(...args: Arg[]): Promise<number>;
   conclaveExpandRoom(...args: Arg[]): Promise<number>;
   sscan(key: string, cursor: string, ...args: (string | number)[]): Promise<[string, string[]]>;
+  set(key: string, value: string, px: 'PX', ms: number, nx: 'NX'): Promise<'OK' | null>;
 }
 
 /** What a read of a room answers: from the expanded keys as they are, or the decoded compact value. */
@@ -176,11 +177,24 @@ export class RedisCompaction {
     return compacted;
   }
 
-  /** Sweeps a minute after start, then every COMPACT_SWEEP_MS (unref'd, one pass at a time). */
+  /**
+   * The timer's sweep: one process of the deployment per period, whichever takes the sweep lease
+   * first, so a deployment of P processes walks its slug registry once an hour, not P times (a
+   * million rooms is a million small script calls a pass). A sweeper killed mid-pass leaves the rest
+   * to the next period; rooms concluded since are compacted by their own schedule meanwhile.
+   */
+  async sweepIfDue(): Promise<number> {
+    const lease = await this.calls.call(() =>
+      this.redis.set(this.key.compactSweep, randomBytes(6).toString('hex'), 'PX', COMPACT_SWEEP_MS - 60_000, 'NX'),
+    );
+    return lease === 'OK' ? this.sweep() : 0;
+  }
+
+  /** Sweeps (if no other process has this period) a minute after start, then every COMPACT_SWEEP_MS (unref'd, one pass at a time). */
   start(): void {
     if (this.afterMs === null || this.sweepTimer !== null) return;
     const run = () => {
-      this.sweeping ??= this.sweep()
+      this.sweeping ??= this.sweepIfDue()
         .catch((error) => {
           this.onError(error);
           return 0;

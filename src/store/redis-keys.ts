@@ -30,6 +30,8 @@ export function keysOf(prefix: string) {
     archived: (slug: string) => `${room(slug)}:archived`,
     /** A compacted room's history in one value (redis-compaction.ts); absent while the room is expanded. */
     compact: (slug: string) => `${room(slug)}:compact`,
+    /** Held by the one process whose timer sweeps for rooms to compact this period (redis-compaction.ts). */
+    compactSweep: `${prefix}compact-sweep`,
     lock: (slug: string) => `${room(slug)}:lock`,
     /** Who waits for the lock, in order, and each waiter's lease (redis-room-lock.ts). */
     lockQueue: (slug: string) => `${room(slug)}:lockq`,

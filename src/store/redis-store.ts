@@ -251,9 +251,12 @@ export class RedisStore implements RoomStore {
     this.compaction.onError = report;
   }
 
-  /** One compaction sweep over every room now (the timer runs it hourly). */
-  compactConcludedRooms(): Promise<number> {
-    return this.compaction.sweep();
+  /**
+   * One compaction sweep over every room now. `shared`: only if no process of the deployment has
+   * swept this period (what the hourly timer does), else 0 without a look.
+   */
+  compactConcludedRooms(shared = false): Promise<number> {
+    return shared ? this.compaction.sweepIfDue() : this.compaction.sweep();
   }
 
   roomSlugs(cursor: string, limit: number): Promise<{ slugs: string[]; cursor: string | null }> {

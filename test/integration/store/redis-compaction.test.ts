@@ -220,6 +220,26 @@ describe.skipIf(server === null)('compact rooms on Redis', () => {
     }
   }, 60_000);
 
+  it('sweeps once a period for the whole deployment: a second process finds the lease taken', async () => {
+    const keyPrefix = newPrefix();
+    const first = await openRedisStore({ url, keyPrefix, compactAfterMs: 0 });
+    const second = await openRedisStore({ url, keyPrefix, compactAfterMs: 0 });
+    const redis = new Redis(url);
+    try {
+      await commitEvents(first, 'sw33pone00', 2);
+      expect(await first.compactConcludedRooms(true)).toBe(1);
+      await commitEvents(first, 'sw33ptwo00', 2);
+      expect(await second.compactConcludedRooms(true)).toBe(0);
+      expect(await redis.exists(`${keyPrefix}room:{sw33ptwo00}:compact`)).toBe(0);
+      await redis.del(`${keyPrefix}compact-sweep`);
+      expect(await second.compactConcludedRooms(true)).toBe(1);
+    } finally {
+      redis.disconnect();
+      await first.close();
+      await second.close();
+    }
+  });
+
   it('compacts a room on its own once it concluded and stayed idle, and keeps open rooms expanded', async () => {
     const keyPrefix = newPrefix();
     const store = await openRedisStore({ url, keyPrefix, compactAfterMs: 50 });
