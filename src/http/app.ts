@@ -12,6 +12,7 @@ import type { Services } from '../operations/services.js';
 import type { AnyOperation } from '../operations/types.js';
 import { installBackPressure } from './back-pressure.js';
 import { installConnectionGuard } from './connection-guard.js';
+import { installSlowRequestGuard } from './slow-requests.js';
 import { BODY_LIMIT, installBodyParsing } from './body.js';
 import { clientErrorHandler, frameworkErrors, installEarlyBodyLimit, installHostCheck } from './edge-errors.js';
 import { installErrorHandling } from './errors.js';
@@ -119,16 +120,10 @@ export async function buildHttpApp(
     frameworkErrors,
     clientErrorHandler,
     // Node's own refusal of a missing Host has an empty body; installHostCheck answers with the envelope.
-    // Node checks the header and request timeouts every connectionsCheckingInterval (30 s by default):
-    // checked every second, a stalled connection is closed (with 408) within a second of its timeout.
-    // The header timeout runs from the moment the socket connects, so a socket that never sends a
-    // byte is closed by it too (test/adversary/connections.test.ts).
-    http: {
-      requireHostHeader: false,
-      headersTimeout,
-      connectionsCheckingInterval: Math.min(1000, headersTimeout / 2),
-    },
-    requestTimeout: Math.max(REQUEST_TIMEOUT_MS, headersTimeout),
+    // Node's header and request timeouts are off: they also expire requests that arrived whole while
+    // the event loop was busy. slow-requests.ts times what the client keeps waiting instead.
+    http: { requireHostHeader: false, headersTimeout: 0 },
+    requestTimeout: 0,
     return503OnClosing: true,
     forceCloseConnections: true,
   });
@@ -140,6 +135,13 @@ export async function buildHttpApp(
   installPageSecurity(app);
   installEarlyBodyLimit(app.server);
   installConnectionGuard(app, options.trustProxy, options.sockets?.maxPerAddress);
+  // The header timeout runs from the moment the socket connects, so a socket that never sends a byte
+  // is closed by it too (test/adversary/connections.test.ts).
+  const stopTiming = installSlowRequestGuard(app.server, {
+    headersTimeoutMs: headersTimeout,
+    requestTimeoutMs: Math.max(REQUEST_TIMEOUT_MS, headersTimeout),
+  });
+  app.addHook('onClose', async () => stopTiming());
 
   await app.register(cors, {
     delegator: (request, callback) => {
