@@ -13,6 +13,7 @@
 import { rm } from 'node:fs/promises';
 import { createServer, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { LISTEN_BACKLOG } from '../../src/http/app.js';
 import { startBenchService } from '../bench-service.js';
 import { againstFloor, BURST, burstRow, preciseNow, startBurst } from '../burst.js';
 import type { BenchCase, BenchRow } from '../table.js';
@@ -25,7 +26,8 @@ async function floor(): Promise<BenchRow> {
     streams.push(response);
   });
   server.keepAliveTimeout = 120_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  // The service's listen backlog, so both take the burst through the same accept queue.
+  await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1', backlog: LISTEN_BACKLOG }, resolve));
   const { port } = server.address() as { port: number };
   try {
     const burst = startBurst(`http://127.0.0.1:${port}/stream`, 'stream');

@@ -53,6 +53,14 @@ export interface HttpOptions {
 
 /** A client sends its headers in milliseconds; ten seconds covers a slow link and stops a stalled one. */
 const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+/**
+ * Connections the kernel may hold completed for the service before it accepts them (capped by the
+ * kernel's net.core.somaxconn). Node's default of 511 overflows in a reconnect storm: the kernel then
+ * drops the handshake's last packet and the request sent right behind it, and the client's TCP sends
+ * the request again only after its retransmission back-off (seconds), so a connection the service
+ * accepts later may stay silent long past the header timeout through no fault of the client's.
+ */
+export const LISTEN_BACKLOG = 8192;
 /** The whole request, body included (4 MiB at most), must arrive within this; responses are not bounded by it. */
 const REQUEST_TIMEOUT_MS = 30_000;
 
