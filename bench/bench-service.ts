@@ -37,7 +37,12 @@ export async function startBenchService(env: Record<string, string> = {}) {
       ...env,
     }),
   );
-  const base = (await service.app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1');
+  // The backlog the service process listens with (src/server-process.ts).
+  const { LISTEN_BACKLOG } = await import('../src/http/app.js');
+  const base = (await service.app.listen({ port: 0, host: '127.0.0.1', backlog: LISTEN_BACKLOG })).replace(
+    'localhost',
+    '127.0.0.1',
+  );
   service.services.baseUrl = base;
   return { service, base, dataDir };
 }

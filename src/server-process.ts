@@ -1,5 +1,6 @@
 /** The service as a process: build from the environment, listen, and shut down gracefully on signals. */
 import { isIPv4 } from 'node:net';
+import { LISTEN_BACKLOG } from './http/app.js';
 import { configProblem, loadConfig, type ServiceConfig, trustProxyWarning } from './config.js';
 import { LOW_FILE_LIMIT, openFileLimit } from './runtime/file-descriptors.js';
 import { capHeapGrowth } from './runtime/heap-growth.js';
@@ -16,7 +17,7 @@ export async function runServer(env: NodeJS.ProcessEnv = process.env): Promise<v
   const trustWarning = trustProxyWarning(config);
   if (trustWarning) service.app.log.warn({ variable: 'TRUST_PROXY' }, trustWarning);
   try {
-    await service.app.listen({ port: config.port, host: config.host });
+    await service.app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
   } catch (error) {
     await service.close().catch(() => undefined);
     throw listenProblem(error, config.host, config.port);

@@ -9,6 +9,7 @@ import { handoff } from './handoff.js';
 import { history } from './history.js';
 import { hotRoom } from './hot-room.js';
 import { idle } from './idle.js';
+import { longPolls } from './long-polls.js';
 import { mcp } from './mcp.js';
 import { passwordStorm } from './password-storm.js';
 import { redisFootprint } from './redis-footprint.js';
@@ -23,6 +24,7 @@ export const cases: BenchCase[] = [
   mcp,
   hotRoom,
   sse,
+  longPolls,
   handoff,
   history,
   redisFootprint,

@@ -11,13 +11,12 @@ import type { ServerResponse } from 'node:http';
 import type { RoomState } from '../domain/state.js';
 import type { RoomStore } from '../store/port.js';
 import type { CredentialWatch, SessionEnd } from './credential-watch.js';
-import { eventFrame, type FeedMember, type RoomFeeds, STREAM_BUFFER_LIMIT_BYTES } from './room-feed.js';
+import { type FeedMember, PAGE, type RoomFeeds, STREAM_BUFFER_LIMIT_BYTES } from './room-feed.js';
 import type { StateSource } from './waiters.js';
 
 export const HEARTBEAT_MS = 15_000;
 /** Streams are closed after this long; clients reconnect with Last-Event-ID. */
 export const MAX_STREAM_MS = 30 * 60_000;
-const PAGE = 200;
 
 export interface EventStreamDeps {
   store: RoomStore;
@@ -121,12 +120,6 @@ export class EventStream implements FeedMember {
   /** The stream's own part: the log after its cursor, paced by its socket; then the room's feed. */
   private async backfill(): Promise<void> {
     try {
-      // The credential is checked before anything is sent, also when there is nothing to backfill.
-      if (this.watch) {
-        const state = await this.deps.states.read(this.slug);
-        if (!state) return this.close();
-        if (!this.stillAllowed(state)) return;
-      }
       await this.drain();
       if (!this.closed) this.deps.feeds.join(this);
     } catch (error) {
@@ -135,28 +128,32 @@ export class EventStream implements FeedMember {
     }
   }
 
-  /** Sends every stored event after the last one sent. */
+  /**
+   * Sends every stored event after the last one sent, a page at a time; the pages are shared with
+   * the room's other streams (room-feed.ts). The credential is checked against each page's state
+   * before anything of it is sent, also when there is nothing to backfill.
+   */
   private async drain(): Promise<void> {
     while (!this.closed) {
-      const events = await this.deps.store.events(this.slug, this.lastSeq, PAGE);
-      if (events.length === 0) return;
-      const state = await this.deps.states.read(this.slug);
-      if (!state) {
+      const page = await this.deps.feeds.page(this.slug, this.lastSeq);
+      if (!page.state) {
         this.close();
         return;
       }
       // The events of a seat recovery are not for the session it evicts.
-      if (!this.stillAllowed(state)) return;
-      for (const event of events) {
+      if (!this.stillAllowed(page.state)) return;
+      for (const [index, event] of page.events.entries()) {
         if (this.closed) return;
-        const frame = eventFrame(state, event);
         this.lastSeq = event.seq;
-        if (!this.write(frame)) await Promise.race([once(this.response, 'drain'), once(this.response, 'close')]);
+        if (!this.write(page.frames[index]!)) {
+          await Promise.race([once(this.response, 'drain'), once(this.response, 'close')]);
+        }
         if (event.event_type === 'room.concluded') {
           this.close();
           return;
         }
       }
+      if (page.events.length < PAGE) return;
     }
   }
 

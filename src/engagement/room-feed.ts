@@ -6,17 +6,33 @@
  * bytes to every member. A member whose socket buffer grows past STREAM_BUFFER_LIMIT_BYTES (a
  * reader that stopped reading) is cut off: the others are never paced by it, and its client
  * reconnects with Last-Event-ID and backfills.
+ *
+ * The feed also serves its streams' backfill pages: streams of the room that open together (a
+ * reconnect storm: every client of a restarted process at once) from the same cursor share one read
+ * of the page, one state read and one serialization of its frames; each stream still checks its own
+ * credential against the page's state. A commit notice drops the pages read before it.
  */
 import { redactEvent } from '../domain/views/events.js';
 import type { RoomState } from '../domain/state.js';
-import type { RoomStore } from '../store/port.js';
+import type { RoomStore, StoredEvent } from '../store/port.js';
 import type { CommitBus } from './commit-bus.js';
 import type { SessionEnd } from './credential-watch.js';
 import type { StateSource } from './waiters.js';
 
 /** Bytes a member may have queued in user space (beyond what the kernel took) before it is cut off. */
 export const STREAM_BUFFER_LIMIT_BYTES = 64 * 1024;
-const PAGE = 200;
+/** Events per read of the log, by the feed and by a backfill. */
+export const PAGE = 200;
+/** Backfill pages a feed keeps between commits, by cursor; past it the oldest is dropped. */
+const PAGES_KEPT = 16;
+
+/** A page of the log after a cursor, with the state it was redacted against (null: the room is gone). */
+export interface BackfillPage {
+  events: StoredEvent[];
+  state: RoomState | null;
+  /** Each event's frame, serialized once for every stream that reads the page. */
+  frames: string[];
+}
 
 /** What the feed needs of a stream. */
 export interface FeedMember {
@@ -51,13 +67,40 @@ class RoomFeed {
   readonly members = new Set<FeedMember>();
   private pumping = false;
   private again = false;
+  /** A commit notice came since the last round: the round re-checks every member's credential. */
+  private noticed = false;
+  private readonly pages = new Map<number, Promise<BackfillPage>>();
   private readonly stopListening: () => void;
 
   constructor(
     private readonly deps: RoomFeedDeps,
     readonly slug: string,
   ) {
-    this.stopListening = deps.bus.listen(slug, () => void this.pump());
+    this.stopListening = deps.bus.listen(slug, () => {
+      this.pages.clear();
+      this.noticed = true;
+      void this.pump();
+    });
+  }
+
+  /** The page after `after`, read once for every stream that asks for it before the next commit. */
+  page(after: number): Promise<BackfillPage> {
+    const kept = this.pages.get(after);
+    if (kept) return kept;
+    const read = this.readPage(after);
+    if (this.pages.size >= PAGES_KEPT) this.pages.delete(this.pages.keys().next().value!);
+    this.pages.set(after, read);
+    read.catch(() => {
+      if (this.pages.get(after) === read) this.pages.delete(after);
+    });
+    return read;
+  }
+
+  private async readPage(after: number): Promise<BackfillPage> {
+    const events = await this.deps.store.events(this.slug, after, PAGE);
+    // Read after the events, so the state is at least as new as every event it redacts.
+    const state = await this.deps.states.read(this.slug);
+    return { events, state, frames: state ? events.map((event) => eventFrame(state, event)) : [] };
   }
 
   get empty(): boolean {
@@ -89,12 +132,16 @@ class RoomFeed {
   }
 
   private async round(): Promise<void> {
+    // Credentials change only by commits: a round run for members that joined (each checked its own
+    // when it backfilled) re-checks no one, so ten thousand joins cost no ten thousand passes over all.
+    const recheck = this.noticed;
+    this.noticed = false;
     for (;;) {
       let from = Number.POSITIVE_INFINITY;
       let watched = false;
       for (const member of this.members) {
         if (member.lastSeq < from) from = member.lastSeq;
-        watched ||= member.watched;
+        watched ||= recheck && member.watched;
       }
       if (from === Number.POSITIVE_INFINITY) return;
       const events = await this.deps.store.events(this.slug, from, PAGE);
@@ -142,6 +189,11 @@ export class RoomFeeds {
   private readonly feeds = new Map<string, RoomFeed>();
 
   constructor(private readonly deps: RoomFeedDeps) {}
+
+  /** A page of the room's log for a backfilling stream, shared with the others (see the module comment). */
+  page(slug: string, after: number): Promise<BackfillPage> {
+    return this.feedOf(slug).page(after);
+  }
 
   /** A stream starts backfilling: its room's feed listens from now on, so no notice falls between. */
   enter(member: FeedMember): void {

@@ -12,6 +12,7 @@ import type { Services } from '../operations/services.js';
 import type { AnyOperation } from '../operations/types.js';
 import { installBackPressure } from './back-pressure.js';
 import { installConnectionGuard } from './connection-guard.js';
+import { installSlowRequestGuard } from './slow-requests.js';
 import { BODY_LIMIT, installBodyParsing } from './body.js';
 import { clientErrorHandler, frameworkErrors, installEarlyBodyLimit, installHostCheck } from './edge-errors.js';
 import { installErrorHandling } from './errors.js';
@@ -52,6 +53,14 @@ export interface HttpOptions {
 
 /** A client sends its headers in milliseconds; ten seconds covers a slow link and stops a stalled one. */
 const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+/**
+ * Connections the kernel may hold completed for the service before it accepts them (capped by the
+ * kernel's net.core.somaxconn). Node's default of 511 overflows in a reconnect storm: the kernel then
+ * drops the handshake's last packet and the request sent right behind it, and the client's TCP sends
+ * the request again only after its retransmission back-off (seconds), so a connection the service
+ * accepts later may stay silent long past the header timeout through no fault of the client's.
+ */
+export const LISTEN_BACKLOG = 8192;
 /** The whole request, body included (4 MiB at most), must arrive within this; responses are not bounded by it. */
 const REQUEST_TIMEOUT_MS = 30_000;
 
@@ -119,16 +128,10 @@ export async function buildHttpApp(
     frameworkErrors,
     clientErrorHandler,
     // Node's own refusal of a missing Host has an empty body; installHostCheck answers with the envelope.
-    // Node checks the header and request timeouts every connectionsCheckingInterval (30 s by default):
-    // checked every second, a stalled connection is closed (with 408) within a second of its timeout.
-    // The header timeout runs from the moment the socket connects, so a socket that never sends a
-    // byte is closed by it too (test/adversary/connections.test.ts).
-    http: {
-      requireHostHeader: false,
-      headersTimeout,
-      connectionsCheckingInterval: Math.min(1000, headersTimeout / 2),
-    },
-    requestTimeout: Math.max(REQUEST_TIMEOUT_MS, headersTimeout),
+    // Node's header and request timeouts are off: they also expire requests that arrived whole while
+    // the event loop was busy. slow-requests.ts times what the client keeps waiting instead.
+    http: { requireHostHeader: false, headersTimeout: 0 },
+    requestTimeout: 0,
     return503OnClosing: true,
     forceCloseConnections: true,
   });
@@ -140,6 +143,13 @@ export async function buildHttpApp(
   installPageSecurity(app);
   installEarlyBodyLimit(app.server);
   installConnectionGuard(app, options.trustProxy, options.sockets?.maxPerAddress);
+  // The header timeout runs from the moment the socket connects, so a socket that never sends a byte
+  // is closed by it too (test/adversary/connections.test.ts).
+  const stopTiming = installSlowRequestGuard(app.server, {
+    headersTimeoutMs: headersTimeout,
+    requestTimeoutMs: Math.max(REQUEST_TIMEOUT_MS, headersTimeout),
+  });
+  app.addHook('onClose', async () => stopTiming());
 
   await app.register(cors, {
     delegator: (request, callback) => {

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CommitBus } from '../../../src/engagement/commit-bus.js';
 import { EventStream, HEARTBEAT_MS, MAX_STREAM_MS } from '../../../src/engagement/event-stream.js';
 import { RoomFeeds } from '../../../src/engagement/room-feed.js';
+import type { RoomState } from '../../../src/domain/state.js';
 import type { RoomStore } from '../../../src/store/port.js';
 
 class FakeResponse extends EventEmitter {
@@ -32,10 +33,10 @@ describe('event stream timers', () => {
     const stream = new EventStream(
       {
         store: { events: async () => [] } as unknown as RoomStore,
-        states: { read: async () => null },
+        states: { read: async () => ({}) as RoomState },
         feeds: new RoomFeeds({
           store: { events: async () => [] } as unknown as RoomStore,
-          states: { read: async () => null },
+          states: { read: async () => ({}) as RoomState },
           bus,
           onError: () => {},
         }),
@@ -67,10 +68,10 @@ describe('event stream timers', () => {
     new EventStream(
       {
         store: { events: async () => [] } as unknown as RoomStore,
-        states: { read: async () => null },
+        states: { read: async () => ({}) as RoomState },
         feeds: new RoomFeeds({
           store: { events: async () => [] } as unknown as RoomStore,
-          states: { read: async () => null },
+          states: { read: async () => ({}) as RoomState },
           bus,
           onError: () => {},
         }),

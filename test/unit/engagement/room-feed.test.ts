@@ -140,6 +140,20 @@ describe('room feed', () => {
     expect(ids(late.response)).toEqual([1, 2, 3, 4, 5, 6, 7]);
   });
 
+  it('streams that open together from one cursor share one read of their backfill (a reconnect storm)', async () => {
+    const { open, commit, reads } = harness();
+    await commit(3);
+    const before = reads();
+    const streams = Array.from({ length: 50 }, () => open(false));
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    // One read of the page for all fifty, and the feed's catch-up as they join: not one read (or two) per stream.
+    expect(reads() - before).toBeLessThanOrEqual(3);
+    const ids = (r: FakeResponse) => [...r.text().matchAll(/^id: evt_(\d+)$/gm)].map((m) => Number(m[1]));
+    for (const { response } of streams) expect(ids(response)).toEqual([1, 2, 3]);
+    await commit(1);
+    for (const { response } of streams) expect(ids(response)).toEqual([1, 2, 3, 4]);
+  });
+
   it('stops listening to the room when its last stream leaves', async () => {
     const { open, bus } = harness();
     const a = open(false);
