@@ -108,7 +108,11 @@ export async function readEverything(base: string, room: ConcludedRoom): Promise
     }
     reads[`${who} /r/${room.slug}`] = await text(base, `/r/${room.slug}`, token, 'text/html');
     // The stream's backfill: a concluded room's stream sends its history and ends.
-    reads[`${who} ${at}/events/stream?since_seq=0`] = await streamBackfill(base, `${at}/events/stream?since_seq=0`, token);
+    reads[`${who} ${at}/events/stream?since_seq=0`] = await streamBackfill(
+      base,
+      `${at}/events/stream?since_seq=0`,
+      token,
+    );
   }
   return reads;
 }

@@ -36,7 +36,10 @@ describe.skipIf(cluster === null)('compact rooms on a Redis Cluster', () => {
       const store = running.service.store as RedisStore;
       // The lock of each room's last write lingers a moment (redis-room-lease.ts); compaction waits it out.
       let compacted = 0;
-      await eventually(async () => (compacted += await store.compactConcludedRooms()) === 2, 10_000);
+      await eventually(async () => {
+        compacted += await store.compactConcludedRooms();
+        return compacted === 2;
+      }, 10_000);
       const after = await Promise.all(rooms.map((room) => readEverything(running.base, room)));
       for (const [i, reads] of after.entries()) {
         expect(Object.keys(reads).filter((read) => reads[read] !== before[i]![read])).toEqual([]);
