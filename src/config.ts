@@ -53,6 +53,12 @@ const envSchema = z.object({
   REDIS_KEY_PREFIX: z.string().default('conclave:'),
   /** A Redis command unanswered this long fails as 503 instead of hanging the request. */
   REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(2000),
+  /**
+   * How commit notices travel between processes on Redis (7 or later): `sharded`, each room's own
+   * channel, heard only by the processes waiting on it; `both`, also the broadcast channel of
+   * versions before it, for the length of a rolling upgrade (docs/operators.md, Upgrading).
+   */
+  COMMIT_NOTICES: z.enum(['sharded', 'both']).default('sharded'),
   DATA_DIR: z.string().min(1).default('./data'),
   PUBLIC_BASE_URL: z.string().url().optional(),
   /** Witnesses that cosign the transparency log's checkpoints: comma-separated `<url> <verifier key>`. */
@@ -164,6 +170,7 @@ export const CONFIG_EXAMPLES: Readonly<Record<Variable, string>> = {
   REDIS_WAIT_TIMEOUT_MS: '1000',
   REDIS_KEY_PREFIX: 'conclave:',
   REDIS_COMMAND_TIMEOUT_MS: '2000',
+  COMMIT_NOTICES: 'sharded',
   DATA_DIR: '/var/lib/conclave',
   PUBLIC_BASE_URL: 'https://conclave.example.org',
   CONCLAVE_SIGNING_KEY_SEED: '$(openssl rand -hex 32)',
@@ -287,6 +294,8 @@ export interface ServiceConfig {
         commandTimeoutMs: number;
         waitReplicas: number;
         waitTimeoutMs: number;
+        /** COMMIT_NOTICES (engagement/redis-fanout.ts). */
+        commitNotices: 'sharded' | 'both';
       };
   dataDir: string;
   baseUrl: string;
@@ -348,6 +357,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
             commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS,
             waitReplicas: e.REDIS_WAIT_REPLICAS,
             waitTimeoutMs: e.REDIS_WAIT_TIMEOUT_MS,
+            commitNotices: e.COMMIT_NOTICES,
           }
         : { kind: 'sqlite', file: path.join(dataDir, 'conclave.db') },
     dataDir,

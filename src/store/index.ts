@@ -13,6 +13,7 @@ export type StoreConfig = (
       commandTimeoutMs?: number;
       waitReplicas?: number;
       waitTimeoutMs?: number;
+      commitNotices?: 'sharded' | 'both';
     }
 ) & {
   /** Epoch ms for idempotency record age; defaults to Date.now. */

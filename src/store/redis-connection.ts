@@ -60,6 +60,11 @@ export interface ConnectOptions {
    * lost is reported as unavailable, not replayed later); `pubsub` retries once and resubscribes.
    */
   role: 'commands' | 'pubsub';
+  /**
+   * A Cluster connection that SSUBSCRIBEs (engagement/redis-fanout.ts): ioredis keeps one subscriber
+   * connection per master and sends each sharded subscription to the node owning its slot.
+   */
+  shardedPubsub?: boolean;
 }
 
 function connectionOptions(options: ConnectOptions): RedisOptions {
@@ -98,6 +103,7 @@ export function createRedisClient(url: string, options: ConnectOptions): RedisCl
       retryDelayOnTryAgain: 100,
       slotsRefreshTimeout: Math.min(options.commandTimeoutMs, 2000),
       scaleReads: 'master',
+      shardedSubscribers: options.shardedPubsub === true,
     });
   } else {
     client = new Redis({ ...redisOptions, host: target.nodes[0]!.host, port: target.nodes[0]!.port });

@@ -57,6 +57,11 @@ export interface RedisStoreOptions {
   clock?: () => number;
   /** A command unanswered this long fails as unavailable. Defaults to 2 s. */
   commandTimeoutMs?: number;
+  /**
+   * COMMIT_NOTICES: `sharded` announces each commit on its room's channel only; `both` also on the
+   * broadcast channel that processes of earlier versions listen to (engagement/redis-fanout.ts).
+   */
+  commitNotices?: 'sharded' | 'both';
 }
 
 /** A request that gets no answer within this time fails as unavailable instead of hanging. */
@@ -96,6 +101,7 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
     { replicas: options.waitReplicas ?? 0, timeoutMs: options.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS },
     options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
     wakeListener,
+    options.commitNotices === 'both',
   );
 }
 
@@ -123,6 +129,8 @@ export class RedisStore implements RoomStore {
     replication: { replicas: number; timeoutMs: number } = { replicas: 0, timeoutMs: 0 },
     deadlineMs = DEFAULT_COMMAND_TIMEOUT_MS,
     private readonly wakeListener: RedisClient | null = null,
+    /** COMMIT_NOTICES=both: also announce commits on the broadcast channel of earlier versions. */
+    broadcastCommits = false,
   ) {
     this.key = keysOf(keyPrefix);
     this.calls = new DeadlineCalls(deadlineMs);
@@ -146,8 +154,8 @@ export class RedisStore implements RoomStore {
     this.tlog = new RedisLogStore(logRedis, keyPrefix, logCalls);
     this.frozenTlog = new RedisLogStore(logRedis, keyPrefix, logCalls, 'frozen');
     this.commits = new RedisRoomCommits(redis, this.key, this.calls, clock, replication, this.tlog, leases, memo, {
-      channel: this.key.commits,
       origin: this.commitOrigin,
+      broadcast: broadcastCommits,
     });
     this.deadlines = new RedisDeadlineIndex(redis, this.key, this.calls);
     this.maintenance = new RedisMaintenance(redis, this.key, keyPrefix, this.calls, clock);
