@@ -103,6 +103,12 @@ export function createRedisClient(url: string, options: ConnectOptions): RedisCl
       retryDelayOnTryAgain: 100,
       slotsRefreshTimeout: Math.min(options.commandTimeoutMs, 2000),
       scaleReads: 'master',
+      // ioredis groups an auto-pipelined command by the slot of its first argument; a script defined
+      // without a fixed key count (the room commit, the log append) starts with its key count, so it
+      // would join the pipeline of whatever slot that number hashes to, and a pipeline mixing nodes is
+      // refused whole ("All keys in the pipeline should belong to the same slots allocation group",
+      // seen as 503s under concurrent commits). They are sent on their own instead.
+      autoPipeliningIgnoredCommands: ['conclaveCommit', 'conclaveLogAppend'],
       shardedSubscribers: options.shardedPubsub === true,
     });
   } else {
