@@ -3,6 +3,7 @@ import type { BenchCase } from '../table.js';
 import { agents } from './agents.js';
 import { chooseManyRooms } from './choose-many-rooms.js';
 import { chooseOneRoom } from './choose-one-room.js';
+import { commitNotices } from './commit-notices.js';
 import { floors } from './floors.js';
 import { handoff } from './handoff.js';
 import { history } from './history.js';
@@ -25,6 +26,7 @@ export const cases: BenchCase[] = [
   handoff,
   history,
   redisFootprint,
+  commitNotices,
   startup,
   idle,
   agents,

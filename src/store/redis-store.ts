@@ -94,6 +94,14 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
     wakeListener.disconnect();
     throw toStoreError(error);
   }
+  const version = await serverVersion(redis).catch(() => null);
+  if (version !== null && version < 7) {
+    redis.disconnect();
+    wakeListener.disconnect();
+    throw new Error(
+      `Redis ${version} is too old: Conclave needs Redis 7 or later (the commit script announces commits with SPUBLISH, sharded pub/sub); upgrade Redis (docs/operators.md, Storage)`,
+    );
+  }
   return new RedisStore(
     redis as ScriptedRedis,
     keyPrefix,
@@ -103,6 +111,13 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
     wakeListener,
     options.commitNotices === 'both',
   );
+}
+
+/** The major version the server reports (on a Cluster, the node that answered), or null. */
+async function serverVersion(redis: RedisClient): Promise<number | null> {
+  const info = await redis.info('server');
+  const match = /redis_version:(\d+)/.exec(info);
+  return match ? Number(match[1]) : null;
 }
 
 export class RedisStore implements RoomStore {
