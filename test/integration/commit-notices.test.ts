@@ -205,3 +205,41 @@ describe.each([
     }
   });
 });
+
+describe('commit notices during a rolling upgrade (COMMIT_NOTICES=both)', () => {
+  it("hands the bus an earlier version's broadcast notices, and not this version's, counting both", async (context) => {
+    const topology = await single();
+    if (!topology) return context.skip();
+    const keys = keysOf(`upgrade-${randomUUID().slice(0, 8)}:`);
+    const commits: string[] = [];
+    const counted: string[] = [];
+    const notices = await RedisCommitNotices.open({
+      url: topology.url,
+      cluster: false,
+      keys,
+      mode: 'both',
+      ownOrigin: 'this-process',
+      onCommit: (slug) => commits.push(slug),
+      onNotice: (channel) => counted.push(channel),
+    });
+    const publisher = new Redis(topology.url);
+    try {
+      // As a process of the earlier version announces its commits: unflagged, on the broadcast channel.
+      await publisher.publish(keys.commits, JSON.stringify({ origin: 'old-process', slug: 'oldroom', head: 4 }));
+      // As this version announces them there during the upgrade: flagged, and also on the room's channel.
+      await publisher.publish(
+        keys.commits,
+        JSON.stringify({ origin: 'new-process', slug: 'newroom', head: 7, sharded: true }),
+      );
+      // This process's own commit, heard back: its bus had it already.
+      await publisher.publish(keys.commits, JSON.stringify({ origin: 'this-process', slug: 'ownroom', head: 1 }));
+      await eventually(() => counted.length === 3);
+      expect(counted).toEqual(['broadcast', 'broadcast', 'broadcast']);
+      expect(commits).toEqual(['oldroom']);
+    } finally {
+      publisher.disconnect();
+      await notices.close();
+      await topology.stop();
+    }
+  });
+});
