@@ -51,6 +51,9 @@ export function parseRedisUrl(value: string, forceCluster = false): RedisTarget 
   };
 }
 
+/** How often a sharded subscriber re-reads the Cluster's slot map (one CLUSTER SLOTS). */
+const SHARDED_SLOTS_REFRESH_MS = 5000;
+
 export interface ConnectOptions {
   cluster?: boolean;
   /** A command unanswered this long fails (unavailable) instead of hanging. */
@@ -110,6 +113,10 @@ export function createRedisClient(url: string, options: ConnectOptions): RedisCl
       // seen as 503s under concurrent commits). They are sent on their own instead.
       autoPipeliningIgnoredCommands: ['conclaveCommit', 'conclaveLogAppend'],
       shardedSubscribers: options.shardedPubsub === true,
+      // A subscriber connection sends no keyed command, so it never meets the MOVED that makes ioredis
+      // re-read the slot map: after a slot migration (no failover) Redis drops the slot's sharded
+      // subscriptions, and only a periodic re-read lets ioredis subscribe them again on the new owner.
+      ...(options.shardedPubsub === true ? { slotsRefreshInterval: SHARDED_SLOTS_REFRESH_MS } : {}),
     });
   } else {
     client = new Redis({ ...redisOptions, host: target.nodes[0]!.host, port: target.nodes[0]!.port });

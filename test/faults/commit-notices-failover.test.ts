@@ -1,8 +1,9 @@
 /**
- * Fault: the master serving a room's notice channel is killed while another process waits on the
- * room (docs/architecture.md, Engagement: commit notices). Its replica takes the slot over; the
- * waiting process's sharded subscription died with the old master, so it must subscribe again on the
- * new one (and re-read the room once confirmed): a commit made after the failover still wakes the wait.
+ * Faults: the slot of a room's notice channel changes hands while another process waits on the room
+ * (docs/architecture.md, Engagement: commit notices): its master is killed and its replica takes
+ * over, or the slot is migrated to another master. Either way the waiting process's sharded
+ * subscription is gone, so it must subscribe again on the new owner (and re-read the room once
+ * confirmed): a commit made afterwards still wakes the wait.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -21,15 +22,17 @@ describe.skipIf(cluster === null)('commit notices across a Cluster failover', ()
     await cluster?.stop();
   });
 
+  const envOf = (prefix: string) => ({
+    STORE: 'redis',
+    REDIS_URL: cluster?.url ?? '',
+    REDIS_CLUSTER: 'true',
+    REDIS_KEY_PREFIX: prefix,
+    CONCLAVE_SIGNING_KEY_SEED: randomBytes(32).toString('hex'),
+  });
+
   it('wakes a long-poll parked before its room’s master died, from a commit made after', async () => {
     const prefix = `failover-${randomUUID().slice(0, 8)}:`;
-    const env = {
-      STORE: 'redis',
-      REDIS_URL: cluster!.url,
-      REDIS_CLUSTER: 'true',
-      REDIS_KEY_PREFIX: prefix,
-      CONCLAVE_SIGNING_KEY_SEED: randomBytes(32).toString('hex'),
-    };
+    const env = envOf(prefix);
     const a = await startService({ env });
     services.push(a);
     const b = await startService({ env });
@@ -69,4 +72,57 @@ describe.skipIf(cluster === null)('commit notices across a Cluster failover', ()
     expect(woken.body).toMatchObject({ status: 'activity' });
     expect(resubscribed).toBeGreaterThan(0);
   }, 120_000);
+
+  it('wakes a long-poll parked before its room’s slot migrated to another master', async () => {
+    const prefix = `migrate-${randomUUID().slice(0, 8)}:`;
+    const env = envOf(prefix);
+    const a = await startService({ env });
+    services.push(a);
+    const b = await startService({ env });
+    services.push(b);
+    const { slug, tokens } = await seatedRoom(a.base, { about: 'Migration' }, 2);
+    const channel = keysOf(prefix).roomCommits(slug);
+    const first = call(b.base, 'GET', `/api/rooms/${slug}/next-action?for=activity&wait=60`, { token: tokens[0] });
+    await eventually(() => b.service.engagement.notices?.rooms.isSubscribed(slug) === true);
+    const from = await cluster!.masterOf(channel);
+    const masters = new Set<number>();
+    for (const port of cluster!.ports) {
+      const role = await redisCli(port, 'ROLE').catch(() => '');
+      if (role.startsWith('master')) masters.add(port);
+    }
+    const to = [...masters].find((port) => port !== from)!;
+    await migrateSlot(from, to, Number((await redisCli(from, 'CLUSTER', 'KEYSLOT', channel)).trim()), [...masters]);
+    // Redis dropped B's subscription with the slot; B finds the new owner and subscribes there.
+    await eventually(async () => {
+      const count = (await redisCli(to, 'PUBSUB', 'SHARDNUMSUB', channel)).trim().split('\n')[1];
+      return Number(count) === 1;
+    }, 30_000);
+    await eventually(async () => {
+      const said = await call(a.base, 'POST', `/api/rooms/${slug}/discuss`, {
+        token: tokens[1],
+        body: { body: 'moved' },
+      });
+      return said.status === 200;
+    }, 30_000);
+    expect((await first).body).toMatchObject({ status: 'activity' });
+  }, 120_000);
 });
+
+/** Moves one slot and its keys from one master to another, as `redis-cli --cluster reshard` does. */
+async function migrateSlot(from: number, to: number, slot: number, masters: number[]): Promise<void> {
+  const idOf = async (port: number) => (await redisCli(port, 'CLUSTER', 'MYID')).trim();
+  const [fromId, toId] = [await idOf(from), await idOf(to)];
+  await redisCli(to, 'CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', fromId);
+  await redisCli(from, 'CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', toId);
+  for (;;) {
+    const keys = (await redisCli(from, 'CLUSTER', 'GETKEYSINSLOT', String(slot), '100'))
+      .trim()
+      .split('\n')
+      .filter(Boolean);
+    if (keys.length === 0) break;
+    await redisCli(from, 'MIGRATE', '127.0.0.1', String(to), '', '0', '5000', 'KEYS', ...keys);
+  }
+  for (const port of [to, from, ...masters.filter((p) => p !== from && p !== to)]) {
+    await redisCli(port, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', toId);
+  }
+}
