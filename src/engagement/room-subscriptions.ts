@@ -4,7 +4,7 @@
  * SSE stream: whatever listens on the CommitBus); it is subscribed once wanted, and unsubscribed
  * once it has been unwanted for `lingerMs` (a waiter that answers and parks again at once does not
  * churn the subscription). Subscribes and unsubscribes decided in one event-loop turn leave as one
- * command each.
+ * command each (on a Cluster, one per room: a command takes channels of one slot, redis-fanout.ts).
  *
  * Why it cannot leave a room subscribed forever, nor a live waiter unsubscribed: each room has at
  * most one command in flight, and whenever one settles (and whenever the room's wish changes) the
