@@ -58,6 +58,12 @@ const envSchema = z.object({
    * compressed value, about a tenth of the memory (docs/operators.md, Redis memory); 0 = never compact.
    */
   REDIS_COMPACT_AFTER_SECONDS: z.coerce.number().int().min(0).max(31_536_000).default(600),
+  /**
+   * How commit notices travel between processes on Redis (7 or later): `sharded`, each room's own
+   * channel, heard only by the processes waiting on it; `both`, also the broadcast channel of
+   * versions before it, for the length of a rolling upgrade (docs/operators.md, Upgrading).
+   */
+  COMMIT_NOTICES: z.enum(['sharded', 'both']).default('sharded'),
   DATA_DIR: z.string().min(1).default('./data'),
   PUBLIC_BASE_URL: z.string().url().optional(),
   /** Witnesses that cosign the transparency log's checkpoints: comma-separated `<url> <verifier key>`. */
@@ -170,6 +176,7 @@ export const CONFIG_EXAMPLES: Readonly<Record<Variable, string>> = {
   REDIS_KEY_PREFIX: 'conclave:',
   REDIS_COMMAND_TIMEOUT_MS: '2000',
   REDIS_COMPACT_AFTER_SECONDS: '600',
+  COMMIT_NOTICES: 'sharded',
   DATA_DIR: '/var/lib/conclave',
   PUBLIC_BASE_URL: 'https://conclave.example.org',
   CONCLAVE_SIGNING_KEY_SEED: '$(openssl rand -hex 32)',
@@ -295,6 +302,8 @@ export interface ServiceConfig {
         waitTimeoutMs: number;
         /** REDIS_COMPACT_AFTER_SECONDS in ms; null = never compact. */
         compactAfterMs: number | null;
+        /** COMMIT_NOTICES (engagement/redis-fanout.ts). */
+        commitNotices: 'sharded' | 'both';
       };
   dataDir: string;
   baseUrl: string;
@@ -357,6 +366,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
             waitReplicas: e.REDIS_WAIT_REPLICAS,
             waitTimeoutMs: e.REDIS_WAIT_TIMEOUT_MS,
             compactAfterMs: e.REDIS_COMPACT_AFTER_SECONDS === 0 ? null : e.REDIS_COMPACT_AFTER_SECONDS * 1000,
+            commitNotices: e.COMMIT_NOTICES,
           }
         : { kind: 'sqlite', file: path.join(dataDir, 'conclave.db') },
     dataDir,

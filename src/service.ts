@@ -93,7 +93,13 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     onConflict: () => metrics?.commitConflict(),
   });
   const engagement = new Engagement(
-    { store, states: registry, clock, onDelivery: (outcome) => metrics?.delivery(outcome) },
+    {
+      store,
+      states: registry,
+      clock,
+      onDelivery: (outcome) => metrics?.delivery(outcome),
+      onNotice: (channel) => metrics?.commitNotice(channel),
+    },
     {
       maxParked: config.maxParkedConnections,
       parkedShares: config.parkedShares,
@@ -105,7 +111,12 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
       webhookMaxPerOrigin: config.webhookMaxPerOrigin,
       redis:
         config.store.kind === 'redis'
-          ? { url: config.store.url, cluster: config.store.cluster, keyPrefix: config.store.keyPrefix }
+          ? {
+              url: config.store.url,
+              cluster: config.store.cluster,
+              keyPrefix: config.store.keyPrefix,
+              commitNotices: config.store.commitNotices,
+            }
           : null,
       userAgent: `Conclave-Webhooks/${SERVICE_VERSION}`,
     },
@@ -117,6 +128,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     openStreams: () => engagement.streams.size,
     pendingDeliveries: () => store.engagement.pendingDeliveries(),
     trippedOrigins: () => engagement.webhooks.trippedOrigins(),
+    noticeRooms: () => engagement.notices?.rooms.subscribed ?? 0,
     logIntegrator: () => integrator?.leader ?? false,
   });
   const adminTokenHash = config.adminToken ? hashSecret(config.adminToken) : null;

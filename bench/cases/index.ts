@@ -4,6 +4,7 @@ import { agents } from './agents.js';
 import { capacity } from './capacity.js';
 import { chooseManyRooms } from './choose-many-rooms.js';
 import { chooseOneRoom } from './choose-one-room.js';
+import { commitNotices } from './commit-notices.js';
 import { floors } from './floors.js';
 import { handoff } from './handoff.js';
 import { history } from './history.js';
@@ -28,6 +29,7 @@ export const cases: BenchCase[] = [
   handoff,
   history,
   redisFootprint,
+  commitNotices,
   startup,
   idle,
   agents,

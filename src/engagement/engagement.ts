@@ -1,7 +1,9 @@
 /**
- * Engagement, composed: the commit path feeds the CommitBus (and, in Redis mode, every other
- * process through pub/sub); long-poll groups and SSE streams listen on the bus; the webhook outbox
- * catches up after each local commit. All of it is a mirror of committed state, never the truth.
+ * Engagement, composed: the commit path feeds the CommitBus (and, in Redis mode, the other processes
+ * waiting on the room, through its sharded channel); long-poll groups, MCP waits and SSE streams
+ * listen on the bus, and the rooms they listen to are the rooms this process subscribes to; the
+ * webhook outbox catches up after each local commit and on its sweep, never on notices. All of it is
+ * a mirror of committed state, never the truth.
  */
 import type { ServerResponse } from 'node:http';
 import type { RoomState } from '../domain/state.js';
@@ -15,7 +17,7 @@ import type { CredentialWatch } from './credential-watch.js';
 import { EventStream, EventStreams } from './event-stream.js';
 import { type LongPollCall, longPoll } from './long-poll.js';
 import { consumeOnRead } from './opener-wakes.js';
-import { RedisCommitFanout } from './redis-fanout.js';
+import { type CommitNoticeMode, type NoticeChannel, RedisCommitNotices } from './redis-fanout.js';
 import { keysOf } from '../store/redis-keys.js';
 import { RoomFeeds } from './room-feed.js';
 import { type StateSource, WaiterRegistry } from './waiters.js';
@@ -38,8 +40,8 @@ export interface EngagementSettings {
   /** Active webhooks to one receiving origin in a room, and across the service. */
   webhookMaxPerOriginPerRoom: number;
   webhookMaxPerOrigin: number;
-  /** Redis mode: where commit notices are published for the other processes. */
-  redis: { url: string; cluster: boolean; keyPrefix: string } | null;
+  /** Redis mode: where commit notices are published for the other processes, and how (COMMIT_NOTICES). */
+  redis: { url: string; cluster: boolean; keyPrefix: string; commitNotices?: CommitNoticeMode } | null;
   userAgent: string;
 }
 
@@ -49,6 +51,8 @@ export interface EngagementDeps {
   clock: Clock;
   /** How each webhook attempt ended (the metrics count them). */
   onDelivery?: (outcome: AttemptOutcome) => void;
+  /** A commit notice reached this process over Redis (the metrics count them). */
+  onNotice?: (channel: NoticeChannel) => void;
 }
 
 export interface EngagementLog {
@@ -65,7 +69,10 @@ export class Engagement {
   readonly webhooks: WebhookWorker;
   readonly streams = new EventStreams();
   private readonly feeds: RoomFeeds;
-  private fanout: RedisCommitFanout | null = null;
+  /** Redis mode, once started: the rooms this process subscribes to, and what it hears. */
+  notices: RedisCommitNotices | null = null;
+  /** Commit notices heard over Redis, per channel (the metric `conclave_commit_notices_received_total`). */
+  readonly noticesReceived: Record<NoticeChannel, number> = { room: 0, broadcast: 0 };
   private log: EngagementLog = { error: () => {} };
 
   constructor(
@@ -104,16 +111,25 @@ export class Engagement {
     this.log = log;
     const { redis } = this.settings;
     if (redis) {
-      // The store announces every commit itself (store/redis-scripts.ts); this listens to the others'.
+      // The store announces every commit itself (store/redis-scripts.ts); this listens to the others'
+      // in the rooms something here waits on.
       const origin = this.deps.store.commitOrigin;
       if (origin === undefined) throw new Error('a store shared over Redis must announce its commits');
-      this.fanout = await RedisCommitFanout.open(
-        redis.url,
-        redis.cluster,
-        keysOf(redis.keyPrefix).commits,
-        origin,
-        (slug, head) => this.bus.notify(slug, head),
-      );
+      const notices = await RedisCommitNotices.open({
+        url: redis.url,
+        cluster: redis.cluster,
+        keys: keysOf(redis.keyPrefix),
+        mode: redis.commitNotices ?? 'sharded',
+        ownOrigin: origin,
+        onCommit: (slug) => this.bus.notify(slug),
+        onNotice: (channel) => {
+          this.noticesReceived[channel]++;
+          this.deps.onNotice?.(channel);
+        },
+        onError: (error) => this.log.error({ err: error }, 'commit notice subscription failed; retrying'),
+      });
+      this.notices = notices;
+      this.bus.watchRooms(notices.rooms);
     }
     await this.webhooks.start();
   }
@@ -126,15 +142,16 @@ export class Engagement {
     this.waiters.releaseAll();
     this.streams.closeAll(RECONNECT_AFTER_MS);
     await this.webhooks.stop();
-    await this.fanout?.close();
-    this.fanout = null;
+    this.bus.watchRooms(null);
+    await this.notices?.close();
+    this.notices = null;
   }
 
   /** The registry's after-commit hook; runs outside the room's turn. */
   onCommit(notice: CommitNotice): void {
     queueMicrotask(() => {
-      // The other processes heard of it from the commit itself (redis-fanout.ts).
-      this.bus.notify(notice.slug, notice.head);
+      // The other processes waiting on the room heard of it from the commit itself (redis-fanout.ts).
+      this.bus.notify(notice.slug);
       // A room the commit found without subscriptions owes no deliveries (one read fewer per commit).
       if (notice.events.length > 0 && notice.subscribed !== false) this.webhooks.noteCommit(notice.slug);
     });

@@ -33,6 +33,8 @@ export interface MetricSources {
   trippedOrigins(): number;
   /** Whether this process holds the transparency log's lease (it sequences receipts). */
   logIntegrator?(): boolean;
+  /** Rooms whose commit notices this process is subscribed to (Redis mode). */
+  noticeRooms?(): number;
 }
 
 const RATE_LIMITED = 'rate_limit.exceeded';
@@ -59,6 +61,7 @@ export class ServiceMetrics implements Observer {
   private readonly deliveries: Counter<'outcome'>;
   private readonly mandates: Counter<'result'>;
   private readonly rateLimited: Counter<'route_class'>;
+  private readonly notices: Counter<'channel'>;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -179,6 +182,20 @@ export class ServiceMetrics implements Observer {
       labelNames: ['route_class'],
       registers,
     });
+    this.notices = new Counter({
+      name: 'conclave_commit_notices_received_total',
+      help: "Commit notices this process received over Redis, by channel: room (the sharded channels of the rooms it waits on) or broadcast (earlier versions' channel, listened to with COMMIT_NOTICES=both).",
+      labelNames: ['channel'],
+      registers,
+    });
+    new Gauge({
+      name: 'conclave_commit_notice_rooms',
+      help: 'Rooms whose commit notices this process is subscribed to (Redis mode): the rooms something here waits on, plus those lingering briefly after.',
+      registers,
+      collect() {
+        this.set(sources.noticeRooms?.() ?? 0);
+      },
+    });
     new Gauge({
       name: 'conclave_webhook_origins_tripped',
       help: 'Receiving origins held back after repeated timeouts (endpoint health), in this process.',
@@ -254,6 +271,11 @@ export class ServiceMetrics implements Observer {
   lock(waitSeconds: number, acquired: boolean): void {
     if (acquired) this.lockWaitSeconds.observe(waitSeconds);
     else this.lockTimeouts.inc();
+  }
+
+  /** A commit notice reached this process over Redis. */
+  commitNotice(channel: 'room' | 'broadcast'): void {
+    this.notices.inc({ channel });
   }
 
   commitConflict(): void {

@@ -14,6 +14,7 @@ export type StoreConfig = (
       waitReplicas?: number;
       waitTimeoutMs?: number;
       compactAfterMs?: number | null;
+      commitNotices?: 'sharded' | 'both';
     }
 ) & {
   /** Epoch ms for idempotency record age; defaults to Date.now. */

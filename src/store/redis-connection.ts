@@ -51,6 +51,9 @@ export function parseRedisUrl(value: string, forceCluster = false): RedisTarget 
   };
 }
 
+/** How often a sharded subscriber re-reads the Cluster's slot map (one CLUSTER SLOTS). */
+const SHARDED_SLOTS_REFRESH_MS = 5000;
+
 export interface ConnectOptions {
   cluster?: boolean;
   /** A command unanswered this long fails (unavailable) instead of hanging. */
@@ -60,6 +63,11 @@ export interface ConnectOptions {
    * lost is reported as unavailable, not replayed later); `pubsub` retries once and resubscribes.
    */
   role: 'commands' | 'pubsub';
+  /**
+   * A Cluster connection that SSUBSCRIBEs (engagement/redis-fanout.ts): ioredis keeps one subscriber
+   * connection per master and sends each sharded subscription to the node owning its slot.
+   */
+  shardedPubsub?: boolean;
 }
 
 function connectionOptions(options: ConnectOptions): RedisOptions {
@@ -98,6 +106,17 @@ export function createRedisClient(url: string, options: ConnectOptions): RedisCl
       retryDelayOnTryAgain: 100,
       slotsRefreshTimeout: Math.min(options.commandTimeoutMs, 2000),
       scaleReads: 'master',
+      // ioredis groups an auto-pipelined command by the slot of its first argument; a script defined
+      // without a fixed key count (the room commit, the log append) starts with its key count, so it
+      // would join the pipeline of whatever slot that number hashes to, and a pipeline mixing nodes is
+      // refused whole ("All keys in the pipeline should belong to the same slots allocation group",
+      // seen as 503s under concurrent commits). They are sent on their own instead.
+      autoPipeliningIgnoredCommands: ['conclaveCommit', 'conclaveLogAppend'],
+      shardedSubscribers: options.shardedPubsub === true,
+      // A subscriber connection sends no keyed command, so it never meets the MOVED that makes ioredis
+      // re-read the slot map: after a slot migration (no failover) Redis drops the slot's sharded
+      // subscriptions, and only a periodic re-read lets ioredis subscribe them again on the new owner.
+      ...(options.shardedPubsub === true ? { slotsRefreshInterval: SHARDED_SLOTS_REFRESH_MS } : {}),
     });
   } else {
     client = new Redis({ ...redisOptions, host: target.nodes[0]!.host, port: target.nodes[0]!.port });

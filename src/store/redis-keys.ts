@@ -39,10 +39,16 @@ export function keysOf(prefix: string) {
     /** The channel on which a let-go lock wakes its waiters; the message is the slug. */
     lockWakes: `${prefix}lockwakes`,
     /**
-     * The channel on which every room commit is announced, as `{origin, slug, head}`, by the commit
-     * script itself (engagement/redis-fanout.ts): a write on one process wakes the waits of the others.
+     * The broadcast channel on which earlier versions announced every room commit, as `{origin, slug,
+     * head}`; the commit script still PUBLISHes there with COMMIT_NOTICES=both (a rolling upgrade).
      */
     commits: `${prefix}commits`,
+    /**
+     * The room's own commit channel, under its hash tag so the commit script (which runs on the
+     * room's node) can SPUBLISH it (engagement/redis-fanout.ts): only the processes waiting on the
+     * room subscribe to it.
+     */
+    roomCommits: (slug: string) => `${room(slug)}:commits`,
     links: (key: string) => `${prefix}links:${key}`,
     /** Under the room's hash tag when the scope names a room, so the commit script can write it. */
     idempotency: (scope: string) => {

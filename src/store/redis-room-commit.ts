@@ -34,8 +34,11 @@ export class RedisRoomCommits {
     private readonly tlog: RedisLogStore,
     private readonly leases: RoomLeases,
     private readonly memo: ExistenceMemo,
-    /** Where the commit script announces each commit, and the origin that names this store there. */
-    private readonly announce: { channel: string; origin: string },
+    /**
+     * Where the commit script announces each commit: the room's sharded channel, the origin that
+     * names this store there, and whether the broadcast channel of earlier versions hears it too.
+     */
+    private readonly announce: { origin: string; broadcast: boolean },
     private readonly compaction: RedisCompaction,
   ) {}
 
@@ -76,8 +79,9 @@ export class RedisRoomCommits {
       slug,
       lingerTtl ?? '',
       // The script announces the commit itself: the other processes hear it in this same round trip.
-      this.announce.channel,
+      this.key.roomCommits(slug),
       this.announce.origin,
+      this.announce.broadcast ? this.key.commits : '',
     ];
     const sentAt = performance.now();
     let version: number;

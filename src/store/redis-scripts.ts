@@ -18,8 +18,10 @@ export const CONFLICT_REPLY = 'CONCLAVE_CONFLICT';
  *   then expected revision ('' = do not check), then this commit's revision, then what becomes of
  *   the fenced lock: '1' to release it with the commit, '2' to release it only if someone waits
  *   for it and otherwise keep it for another TTL (lingering, redis-room-lease.ts), '' to keep it
- *   as it is; then the lock's wake channel, the slug and the TTL (ms, for '2'); then the commit
- *   channel ('' = announce nothing) and the origin its announcement `{origin, slug, head}` carries.
+ *   as it is; then the lock's wake channel, the slug and the TTL (ms, for '2'); then the room's
+ *   commit channel ('' = announce nothing), SPUBLISHed (it shares the room's hash slot), the origin
+ *   its announcement `{origin, slug, head}` carries, and the broadcast channel of earlier versions
+ *   ('' = none), PUBLISHed flagged `sharded` (COMMIT_NOTICES=both, engagement/redis-fanout.ts).
  * A compacted room (redis-compaction.ts) is refused with COMPACTED_REPLY before any check of its history.
  * Returns { version, head, revision, kept, subscribed }: kept is 1 when a '2' commit kept the lock;
  * subscribed is 1 when the room has webhooks (so the engagement reads them only then).
@@ -101,9 +103,13 @@ elseif fence ~= '' and (release == '1' or release == '2') then
     redis.call('PUBLISH', ARGV[archivedAt + 4 + a * 2], ARGV[archivedAt + 5 + a * 2])
   end
 end
-local channel = ARGV[archivedAt + 7 + a * 2]
+local channel, origin, slug = ARGV[archivedAt + 7 + a * 2], ARGV[archivedAt + 8 + a * 2], ARGV[archivedAt + 5 + a * 2]
 if channel ~= '' then
-  redis.call('PUBLISH', channel, cjson.encode({ origin = ARGV[archivedAt + 8 + a * 2], slug = ARGV[archivedAt + 5 + a * 2], head = head }))
+  redis.call('SPUBLISH', channel, cjson.encode({ origin = origin, slug = slug, head = head }))
+end
+local broadcast = ARGV[archivedAt + 9 + a * 2]
+if broadcast ~= nil and broadcast ~= '' then
+  redis.call('PUBLISH', broadcast, cjson.encode({ origin = origin, slug = slug, head = head, sharded = true }))
 end
 return { version, head, revision, kept, redis.call('EXISTS', KEYS[#KEYS]) }
 `;

@@ -63,6 +63,11 @@ export interface RedisStoreOptions {
    * (redis-compaction.ts); null = never. Defaults to null (the service passes its setting).
    */
   compactAfterMs?: number | null;
+  /**
+   * COMMIT_NOTICES: `sharded` announces each commit on its room's channel only; `both` also on the
+   * broadcast channel that processes of earlier versions listen to (engagement/redis-fanout.ts).
+   */
+  commitNotices?: 'sharded' | 'both';
 }
 
 /** A request that gets no answer within this time fails as unavailable instead of hanging. */
@@ -95,6 +100,14 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
     wakeListener.disconnect();
     throw toStoreError(error);
   }
+  const version = await serverVersion(redis).catch(() => null);
+  if (version !== null && version < 7) {
+    redis.disconnect();
+    wakeListener.disconnect();
+    throw new Error(
+      `Redis ${version} is too old: Conclave needs Redis 7 or later (the commit script announces commits with SPUBLISH, sharded pub/sub); upgrade Redis (docs/operators.md, Storage)`,
+    );
+  }
   return new RedisStore(
     redis as ScriptedRedis,
     keyPrefix,
@@ -103,7 +116,15 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
     options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
     wakeListener,
     options.compactAfterMs ?? null,
+    options.commitNotices === 'both',
   );
+}
+
+/** The major version the server reports (on a Cluster, the node that answered), or null. */
+async function serverVersion(redis: RedisClient): Promise<number | null> {
+  const info = await redis.info('server');
+  const match = /redis_version:(\d+)/.exec(info);
+  return match ? Number(match[1]) : null;
 }
 
 export class RedisStore implements RoomStore {
@@ -132,6 +153,8 @@ export class RedisStore implements RoomStore {
     deadlineMs = DEFAULT_COMMAND_TIMEOUT_MS,
     private readonly wakeListener: RedisClient | null = null,
     compactAfterMs: number | null = null,
+    /** COMMIT_NOTICES=both: also announce commits on the broadcast channel of earlier versions. */
+    broadcastCommits = false,
   ) {
     this.key = keysOf(keyPrefix);
     this.calls = new DeadlineCalls(deadlineMs);
@@ -166,10 +189,7 @@ export class RedisStore implements RoomStore {
       this.tlog,
       leases,
       memo,
-      {
-        channel: this.key.commits,
-        origin: this.commitOrigin,
-      },
+      { origin: this.commitOrigin, broadcast: broadcastCommits },
       this.compaction,
     );
     this.deadlines = new RedisDeadlineIndex(redis, this.key, this.calls);

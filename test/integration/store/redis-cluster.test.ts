@@ -52,6 +52,24 @@ describe.skipIf(cluster === null)('RedisStore on a Redis Cluster, acknowledging 
     await store.close();
   });
 
+  it('commits rooms on every master in one event-loop turn, beside reads of other rooms', async () => {
+    // Auto-pipelined, the commit script (no fixed key count) was grouped by the slot of its key count
+    // and refused together with the commands it met there.
+    const store = await openRedisStore({ url, keyPrefix: newPrefix() });
+    try {
+      const slugs = Array.from({ length: 30 }, (_, i) => `turn${i}`);
+      const created = await Promise.allSettled([
+        ...slugs.map((slug) =>
+          store.commit({ slug, expected_version: 0, snapshot: '{}', next_deadline: null, events: [], receipts: [] }),
+        ),
+        ...slugs.map((slug) => store.events(`other-${slug}`, 0, 10)),
+      ]);
+      expect(created.filter((result) => result.status === 'rejected')).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('refuses to acknowledge a write no replica confirmed', async () => {
     const store = await openRedisStore({ url, keyPrefix: newPrefix(), waitReplicas: 2, waitTimeoutMs: 200 });
     // Each master has one replica: WAIT 2 can never be met, so the commit must not report success.

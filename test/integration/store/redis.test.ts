@@ -345,49 +345,68 @@ describe.skipIf(server === null)('RedisStore', () => {
     await store.close();
   });
 
-  it('announces every commit from the commit script itself, naming its store as the origin', async () => {
-    const keyPrefix = newPrefix();
-    const store = await openRedisStore({ url, keyPrefix });
-    const listener = new Redis(url);
-    const heard: unknown[] = [];
-    listener.on('message', (_channel: string, text: string) => heard.push(JSON.parse(text)));
-    await listener.subscribe(`${keyPrefix}commits`);
-    try {
+  it.each([
+    ['sharded', false],
+    ['both', true],
+  ] as const)(
+    "announces every commit from the commit script itself on the room's channel, naming its store as the origin (COMMIT_NOTICES=%s)",
+    async (commitNotices, broadcast) => {
+      const keyPrefix = newPrefix();
+      const store = await openRedisStore({ url, keyPrefix, commitNotices });
+      const listener = new Redis(url);
       const slug = 'ann0unceroom';
-      await store.commit({ slug, expected_version: 0, snapshot: '{}', events: [], receipts: [], next_deadline: null });
-      await store.commit({
-        slug,
-        expected_version: 1,
-        snapshot: '{}',
-        events: [event(1), event(2)],
-        receipts: [],
-        next_deadline: null,
+      const heard: unknown[] = [];
+      const broadcasts: unknown[] = [];
+      listener.on('smessage', (channel: string, text: string) => {
+        expect(channel).toBe(`${keyPrefix}room:{${slug}}:commits`);
+        heard.push(JSON.parse(text));
       });
-      // A refused commit announces nothing.
-      await expect(
-        store.commit({ slug, expected_version: 1, snapshot: '{}', events: [], receipts: [], next_deadline: null }),
-      ).rejects.toThrow();
-      // Messages arrive in order: once the next commit's is heard, a refused one's would have been.
-      await store.commit({
-        slug,
-        expected_version: 2,
-        snapshot: '{}',
-        events: [event(3)],
-        receipts: [],
-        next_deadline: null,
-      });
-      await eventually(async () => heard.length >= 3, 5_000);
-      expect(store.commitOrigin).toMatch(/^[0-9a-f-]{36}$/);
-      expect(heard).toEqual([
-        { origin: store.commitOrigin, slug, head: 0 },
-        { origin: store.commitOrigin, slug, head: 2 },
-        { origin: store.commitOrigin, slug, head: 3 },
-      ]);
-    } finally {
-      await listener.quit();
-      await store.close();
-    }
-  });
+      listener.on('message', (_channel: string, text: string) => broadcasts.push(JSON.parse(text)));
+      await listener.ssubscribe(`${keyPrefix}room:{${slug}}:commits`);
+      await listener.subscribe(`${keyPrefix}commits`);
+      try {
+        await store.commit({
+          slug,
+          expected_version: 0,
+          snapshot: '{}',
+          events: [],
+          receipts: [],
+          next_deadline: null,
+        });
+        await store.commit({
+          slug,
+          expected_version: 1,
+          snapshot: '{}',
+          events: [event(1), event(2)],
+          receipts: [],
+          next_deadline: null,
+        });
+        // A refused commit announces nothing.
+        await expect(
+          store.commit({ slug, expected_version: 1, snapshot: '{}', events: [], receipts: [], next_deadline: null }),
+        ).rejects.toThrow();
+        // Messages arrive in order: once the next commit's is heard, a refused one's would have been.
+        await store.commit({
+          slug,
+          expected_version: 2,
+          snapshot: '{}',
+          events: [event(3)],
+          receipts: [],
+          next_deadline: null,
+        });
+        await eventually(async () => heard.length >= 3, 5_000);
+        expect(store.commitOrigin).toMatch(/^[0-9a-f-]{36}$/);
+        const notices = [0, 2, 3].map((head) => ({ origin: store.commitOrigin, slug, head }));
+        expect(heard).toEqual(notices);
+        // The broadcast channel of earlier versions hears them only during an upgrade, flagged.
+        if (broadcast) await eventually(async () => broadcasts.length >= 3, 5_000);
+        expect(broadcasts).toEqual(broadcast ? notices.map((notice) => ({ ...notice, sharded: true })) : []);
+      } finally {
+        await listener.quit();
+        await store.close();
+      }
+    },
+  );
 
   it("writes a room's deadline-index entry only when the commit may have moved it", async () => {
     const keyPrefix = newPrefix();

@@ -79,7 +79,7 @@ function harness() {
   };
   const commit = async (count: number) => {
     for (let i = 0; i < count; i++) log.push(event(log.length + 1));
-    bus.notify('room', log.length);
+    bus.notify('room');
     await new Promise((resolve) => setTimeout(resolve, 0));
   };
   return { open, commit, bus, reads: () => reads };
