@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config.js';
+import { LISTEN_BACKLOG } from '../../src/http/app.js';
 import { connectionBudget } from '../../src/runtime/file-descriptors.js';
 import { freePort } from '../support/child-service.js';
 import { type RunningService, startService } from '../support/service.js';
@@ -157,6 +158,12 @@ describe('the deployment files', () => {
     expect(parkedPerClient).toBeLessThanOrEqual(
       (config.maxParkedConnections * config.parkedShares.addressPercent) / 100,
     );
+    // A reconnect storm waits in the accept queues (nginx's and the service's) instead of being
+    // dropped: both listen with the service's backlog, and the containers' kernel allows it.
+    expect(template).toContain(`listen \${NGINX_PORT} backlog=${LISTEN_BACKLOG};`);
+    for (const name of ['nginx', 'conclave']) {
+      expect(Number(compose.services[name].sysctls['net.core.somaxconn']), name).toBeGreaterThanOrEqual(LISTEN_BACKLOG);
+    }
     expect(compose.services.conclave.depends_on.redis.condition).toBe('service_healthy');
     expect(compose.services.nginx.depends_on.conclave.condition).toBe('service_healthy');
     expect(compose.services.redis.command).toEqual(['redis-server', '--appendonly', 'yes', '--appendfsync', 'always']);
