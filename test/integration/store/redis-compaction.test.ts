@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { auditRoomLog } from '../../../src/client/room-log.js';
 import { verifyRoomReceiptChain } from '../../../src/receipts/chain.js';
 import { verifyOutcomeSignatures } from '../../../src/receipts/verify.js';
 import type { StoredEvent } from '../../../src/store/port.js';
@@ -99,6 +100,10 @@ describe.skipIf(server === null)('compact rooms on Redis', () => {
         const jwks = JSON.parse((await (await fetch(`${second.base}/.well-known/jwks.json`)).text()) as string);
         expect(verifyRoomReceiptChain(outcome)).toEqual({ ok: true, errors: [] });
         expect(verifyOutcomeSignatures(outcome, jwks).ok).toBe(true);
+        // And the log still proves them: every leaf of the room found, every receipt in the signed tree.
+        const audit = await auditRoomLog({ baseUrl: second.base, slug: room.slug, auth: { token: room.tokens[1]! } });
+        expect(audit).toMatchObject({ ok: true, forks: [], missing: [], unseen: [] });
+        expect(audit.receipts.length).toBe(outcome.decisions.length + 1);
       } finally {
         await second.stop();
       }
