@@ -101,14 +101,15 @@ async function sumOver(rooms: TypicalRoom[], bytes: (room: TypicalRoom) => Promi
 
 /**
  * Compacts each room as the deployment's processes would once it has been idle
- * REDIS_COMPACT_AFTER_SECONDS; returns how many attempts found the room written since their read.
+ * REDIS_COMPACT_AFTER_SECONDS; returns how many attempts found the room locked (or written) since their read.
  */
 async function compactAll(deployment: Deployment, rooms: TypicalRoom[]): Promise<number> {
   const store = await openRedisStore({ url: deployment.cluster.url, cluster: true, keyPrefix: KEY_PREFIX });
   let raced = 0;
   try {
     for (const room of rooms) {
-      // A room just closed may be written once more (the log's append of its conclusion): try again, as the sweep would.
+      // The process that closed the room keeps its lock a moment (a lingering lease, store/redis-room-lease.ts)
+      // and compaction leaves a locked room alone: try again once it lapses, as the sweep would.
       let outcome = await store.compactRoom(room.slug, 0);
       for (let attempt = 1; outcome === 'raced' && attempt < 50; attempt++) {
         raced++;
@@ -194,7 +195,7 @@ export const measureRoomBytes: Step<RoomBytes> = async (deployment) => {
       {
         case: ROWS.concludedRoom,
         ratio: figures.concludedBytesPerRoom / figures.liveBytesPerRoom,
-        note: `${kib(figures.concludedBytesPerRoom)} compacted (ratio = / live) = used_memory per room over the ${count(MANY)} copies, ${kib(many.concludedBytesPerRoom)} (compaction ${(many.compactMs / MANY).toFixed(1)} ms a room), + ${kib(outside)} outside; on the deployment's ${rooms.length} rooms, MEMORY USAGE ${kib(closed)} once closed, ${kib(concluded)} once compacted (own keys ${kib(ownConcluded)}; ${raced} attempts raced a late write and were made again). The processes compact a concluded room after REDIS_COMPACT_AFTER_SECONDS (600 s) idle; this bench at once`,
+        note: `${kib(figures.concludedBytesPerRoom)} compacted (ratio = / live) = used_memory per room over the ${count(MANY)} copies, ${kib(many.concludedBytesPerRoom)} (compaction ${(many.compactMs / MANY).toFixed(1)} ms a room), + ${kib(outside)} outside; on the deployment's ${rooms.length} rooms, MEMORY USAGE ${kib(closed)} once closed, ${kib(concluded)} once compacted (own keys ${kib(ownConcluded)}; ${raced} attempts met the closing process's lingering lock and were made again). The processes compact a concluded room after REDIS_COMPACT_AFTER_SECONDS (600 s) idle; this bench at once`,
       },
     ],
   };
