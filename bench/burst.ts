@@ -34,12 +34,13 @@ export interface Burst {
   close(): void;
 }
 
-export function startBurst(url: string, mode: 'stream' | 'long-poll', authorization?: string): Burst {
+/** `count` requests (BENCH_BURST unless a caller sizes its own, as the capacity case's streams do). */
+export function startBurst(url: string, mode: 'stream' | 'long-poll', authorization?: string, count = BURST): Burst {
   const child = fork(CLIENT, [], {
     env: {
       ...process.env,
       BURST_URL: url,
-      BURST_COUNT: String(BURST),
+      BURST_COUNT: String(count),
       BURST_MODE: mode,
       ...(authorization ? { BURST_AUTHORIZATION: authorization } : {}),
     },

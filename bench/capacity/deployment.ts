@@ -20,6 +20,8 @@ export interface Deployment {
   masters: number[];
   /** The service environment every process runs with (a step starting its own process reuses it). */
   env: Record<string, string>;
+  /** Set once stopDeployment begins: exits from then on are expected. */
+  stopping: boolean;
 }
 
 /** Starts the cluster and `count` service processes; null without redis-server. */
@@ -41,7 +43,14 @@ export async function startDeployment(count: number): Promise<Deployment | null>
   };
   try {
     const processes = await Promise.all(Array.from({ length: count }, () => spawnService(env)));
-    return { cluster, processes, masters: await masterPorts(cluster), env };
+    const deployment = { cluster, processes, masters: await masterPorts(cluster), env, stopping: false };
+    // A process that dies mid-run fails the next step with a refused connection: say which and how.
+    for (const [i, { child }] of processes.entries()) {
+      child.once('exit', (code, signal) => {
+        if (!deployment.stopping) console.error(`capacity: service process ${i + 1} exited (${signal ?? code})`);
+      });
+    }
+    return deployment;
   } catch (error) {
     await cluster.stop();
     throw error;
@@ -49,6 +58,7 @@ export async function startDeployment(count: number): Promise<Deployment | null>
 }
 
 export async function stopDeployment(deployment: Deployment): Promise<void> {
+  deployment.stopping = true;
   await Promise.all(deployment.processes.map((p) => p.stop()));
   await deployment.cluster.stop();
 }

@@ -2,10 +2,6 @@
  * What each measurement of the capacity case hands to the arithmetic (docs/operators.md, Capacity).
  * Every step is one async function of the running deployment that returns its table rows and its
  * figures, so a better measurement replaces a step without touching the others.
- *
- * Two of the inputs are measured here by simple stand-ins until the work that changes them lands:
- * ROOM BYTES (concluded rooms made compact in Redis) and NOTICES (commit notices on per-room sharded
- * channels). Their steps are the ones the case takes from `STEPS` in bench/cases/capacity.ts.
  */
 import type { BenchRow } from '../table.js';
 import type { Deployment } from './deployment.js';
@@ -24,8 +20,9 @@ export interface RoomBytes {
 }
 
 /**
- * NOTICES: how many commit notices each service process receives, against the commits made.
- * Today every process hears every commit (one channel per deployment).
+ * NOTICES: how many commit notices a service process receives, against the commits made by the
+ * whole deployment (the busiest process's: their ratio is the share of commits a process hears,
+ * which with per-room sharded channels follows the share of rooms it waits on).
  */
 export interface NoticeLoad {
   commitsPerSecond: number;

@@ -60,7 +60,8 @@ export function planWrites(figures: CapacityFigures, writesPerSecond: number): W
     mastersForCpu: Math.max(3, Math.ceil(redisCores / ASSUMPTIONS.busyShare)),
     serviceCores,
     processesForWrites: Math.ceil(serviceCores / ASSUMPTIONS.busyShare),
-    // Notices a process receives scale with the deployment's commits, by the share measured.
+    // A process hears the commits of the rooms it waits on (per-room sharded channels): the deployment's
+    // commits times the share measured, which is the share of rooms the measured process waited on.
     noticesPerProcessPerSecond: writesPerSecond * (figures.noticesPerProcessPerSecond / figures.commitsPerSecond),
     receiptsPerSecond,
     integrationHeadroom: figures.receiptsPerSecond / receiptsPerSecond,

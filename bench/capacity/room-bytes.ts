@@ -1,15 +1,22 @@
 /**
- * ROOM BYTES, today's stand-in (bench/capacity/inputs.ts): typical rooms (10 members, 5 decided
- * decisions, 45 messages) built through the service processes, then MEMORY USAGE summed over the
- * deployment's keys before and after, once while the rooms are live and once after they are closed
- * (concluded).
- *   BENCH_CAPACITY_TYPICAL_ROOMS (20)
+ * ROOM BYTES (bench/capacity/inputs.ts): Redis bytes of a typical room (10 members, 5 decided
+ * decisions, 45 messages), live and concluded, concluded rooms stored compact (docs/architecture.md,
+ * Storage, "Compact rooms"). Typical rooms built through the service processes, then closed and
+ * compacted, MEMORY USAGE summed over the deployment's keys at each stage; and the masters'
+ * used_memory over many copies of one such room (bench/redis-room-bytes.ts), the figure the
+ * arithmetic takes.
+ *   BENCH_CAPACITY_TYPICAL_ROOMS (20), BENCH_CAPACITY_MANY_ROOMS (10,000)
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { apiFor, type Deployment, inParallel, KEY_PREFIX, sumOverMasters } from './deployment.js';
+import { openRedisStore } from '../../src/store/redis-store.js';
+import { measureRoomBytes as measureRoomBytesAtScale } from '../redis-room-bytes.js';
+import { apiFor, type Deployment, inParallel, KEY_PREFIX } from './deployment.js';
 import { ROWS, type RoomBytes, type Step } from './inputs.js';
 
 const ROOMS = Number(process.env.BENCH_CAPACITY_TYPICAL_ROOMS ?? 20);
+const MANY = Number(process.env.BENCH_CAPACITY_MANY_ROOMS ?? 10_000);
+const count = (n: number) => n.toLocaleString('en');
 const MEMBERS = 10;
 const DECISIONS = 5;
 const MESSAGES = 45;
@@ -86,8 +93,6 @@ async function ownKeyBytes(deployment: Deployment, slug: string): Promise<number
   return keyBytes(await deployment.cluster.masterOf(`{${slug}}`), `${KEY_PREFIX}*{${slug}}*`);
 }
 
-const dataset = (deployment: Deployment) => sumOverMasters(deployment, 'memory', ['used_memory_dataset']);
-
 async function sumOver(rooms: TypicalRoom[], bytes: (room: TypicalRoom) => Promise<number>): Promise<number> {
   let total = 0;
   for (const room of rooms) total += await bytes(room);
@@ -95,13 +100,63 @@ async function sumOver(rooms: TypicalRoom[], bytes: (room: TypicalRoom) => Promi
 }
 
 /**
- * The figures are every key's MEMORY USAGE grown per room: the room's own keys, its members' token
- * keys and its share of the log. The notes add the room's own keys alone, and the masters'
- * `used_memory_dataset` grown per room (the allocator's view; the replication backlog and client
- * buffers, which a fresh cluster grows into, are outside it).
+ * Compacts each room as the deployment's processes would once it has been idle
+ * REDIS_COMPACT_AFTER_SECONDS; returns how many attempts found the room locked (or written) since their read.
  */
-export const measureRoomBytesToday: Step<RoomBytes> = async (deployment) => {
-  const before = { keys: await allKeyBytes(deployment), dataset: await dataset(deployment) };
+async function compactAll(deployment: Deployment, rooms: TypicalRoom[]): Promise<number> {
+  const store = await openRedisStore({ url: deployment.cluster.url, cluster: true, keyPrefix: KEY_PREFIX });
+  let raced = 0;
+  try {
+    for (const room of rooms) {
+      // The process that closed the room keeps its lock a moment (a lingering lease, store/redis-room-lease.ts)
+      // and compaction leaves a locked room alone: try again once it lapses, as the sweep would.
+      let outcome = await store.compactRoom(room.slug, 0);
+      for (let attempt = 1; outcome === 'raced' && attempt < 50; attempt++) {
+        raced++;
+        await sleep(100);
+        outcome = await store.compactRoom(room.slug, 0);
+      }
+      if (outcome !== 'compacted') throw new Error(`room ${room.slug} did not compact: ${outcome}`);
+    }
+    return raced;
+  } finally {
+    await store.close();
+  }
+}
+
+/** Deletes every key under `prefix` on every master (the many-room copies, so later steps meet the deployment's data only). */
+async function dropPrefix(deployment: Deployment, prefix: string): Promise<void> {
+  for (const port of deployment.masters) {
+    const node = new Redis(port, '127.0.0.1');
+    try {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+        cursor = next;
+        // One slot per command on a Cluster node: unlink key by key, pipelined.
+        if (keys.length > 0) await Promise.all(keys.map((key) => node.unlink(key)));
+      } while (cursor !== '0');
+    } finally {
+      node.disconnect();
+    }
+  }
+}
+
+const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
+
+/**
+ * Two measurements. On the deployment's own rooms: every key's MEMORY USAGE grown per room (the
+ * room's own keys, its members' token keys, its share of the log) live, closed, and compacted (as the
+ * processes do after REDIS_COMPACT_AFTER_SECONDS idle; here at once). Then, on the same Cluster under
+ * its own key prefix, bench/redis-room-bytes.ts over BENCH_CAPACITY_MANY_ROOMS copies of one typical
+ * room: the masters' used_memory grown per room, live and compacted, which counts what MEMORY USAGE
+ * leaves out (the keyspace's own dictionaries, the allocator's rounding). The copies are the room's
+ * own keys only, so the arithmetic takes their used_memory per room plus the MEMORY USAGE per room
+ * of the keys outside the room's slot (its members' tokens, its share of the log), as measured on
+ * the deployment's rooms.
+ */
+export const measureRoomBytes: Step<RoomBytes> = async (deployment) => {
+  const before = await allKeyBytes(deployment);
   const rooms: TypicalRoom[] = [];
   const { processes } = deployment;
   await inParallel(ROOMS, processes.length * 2, async (i) => {
@@ -109,24 +164,38 @@ export const measureRoomBytesToday: Step<RoomBytes> = async (deployment) => {
   });
   const perRoom = (bytes: number) => bytes / rooms.length;
   const ownLive = perRoom(await sumOver(rooms, (room) => ownKeyBytes(deployment, room.slug)));
-  const live = perRoom((await allKeyBytes(deployment)) - before.keys);
+  const live = perRoom((await allKeyBytes(deployment)) - before);
   for (const room of rooms) await apiFor(room.base)('POST', `/api/rooms/${room.slug}/close`, room.creatorToken, {});
+  const closed = perRoom((await allKeyBytes(deployment)) - before);
+  const raced = await compactAll(deployment, rooms);
   const ownConcluded = perRoom(await sumOver(rooms, (room) => ownKeyBytes(deployment, room.slug)));
-  const concluded = perRoom((await allKeyBytes(deployment)) - before.keys);
-  const allocated = perRoom((await dataset(deployment)) - before.dataset);
-  const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
+  const concluded = perRoom((await allKeyBytes(deployment)) - before);
+
+  const prefix = 'capacity-copies:';
+  const started = performance.now();
+  const many = await measureRoomBytesAtScale(deployment.cluster.url, { cluster: true, rooms: MANY, keyPrefix: prefix });
+  const manySeconds = (performance.now() - started) / 1000;
+  await dropPrefix(deployment, prefix);
+
+  // Keys a room adds outside its own slot (its members' tokens, its share of the log): the copies have none.
+  const outside = concluded - ownConcluded;
+  const figures = {
+    liveBytesPerRoom: many.liveBytesPerRoom + outside,
+    concludedBytesPerRoom: many.concludedBytesPerRoom + outside,
+  };
   const shape = `${MEMBERS} members, ${DECISIONS} decided, ${MESSAGES} messages`;
+  const copies = `${count(MANY)} copies of one typical room on the same Cluster (DUMP/RESTORE, then each compacted; ${manySeconds.toFixed(0)} s)`;
   return {
-    figures: { liveBytesPerRoom: live, concludedBytesPerRoom: concluded },
+    figures,
     rows: [
       {
         case: ROWS.liveRoom,
-        note: `${kib(live)}: every key's MEMORY USAGE grown per room over ${rooms.length} rooms (${shape}); the room's own keys ${kib(ownLive)}`,
+        note: `${kib(figures.liveBytesPerRoom)} = the masters' used_memory grown per room over ${copies}, ${kib(many.liveBytesPerRoom)}, + the keys outside the room's slot (members' tokens, log share), ${kib(outside)}; MEMORY USAGE grown per room over ${rooms.length} rooms (${shape}) built on the deployment: ${kib(live)} (the room's own keys ${kib(ownLive)})`,
       },
       {
         case: ROWS.concludedRoom,
-        ratio: concluded / live,
-        note: `${kib(concluded)} once closed (ratio = / live); the room's own keys ${kib(ownConcluded)}; the masters' used_memory_dataset grew ${kib(allocated)} a room`,
+        ratio: figures.concludedBytesPerRoom / figures.liveBytesPerRoom,
+        note: `${kib(figures.concludedBytesPerRoom)} compacted (ratio = / live) = used_memory per room over the ${count(MANY)} copies, ${kib(many.concludedBytesPerRoom)} (compaction ${(many.compactMs / MANY).toFixed(1)} ms a room), + ${kib(outside)} outside; on the deployment's ${rooms.length} rooms, MEMORY USAGE ${kib(closed)} once closed, ${kib(concluded)} once compacted (own keys ${kib(ownConcluded)}; ${raced} attempts met the closing process's lingering lock and were made again). The processes compact a concluded room after REDIS_COMPACT_AFTER_SECONDS (600 s) idle; this bench at once`,
       },
     ],
   };

@@ -1,19 +1,17 @@
 /**
  * What a held event stream costs its process in memory: one process of the deployment, its V8 heap
  * in use (its own /metrics) and its RSS (/proc) before and after BENCH_CAPACITY_STREAMS (2000) SSE
- * streams open on one room from a forked client (bench/sse-client.ts). The baseline is the same
+ * streams open on one room from the burst client (bench/burst.ts). The baseline is the same
  * process before the streams. The figure is the heap grown per stream: an upper bound, since the
  * garbage of opening them may not be collected yet; RSS grows less while the heap has reserved room.
  */
-import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
+import { startBurst } from '../burst.js';
 import { apiFor } from './deployment.js';
 import { ROWS, type Step, type StreamMemory } from './inputs.js';
 
 const STREAMS = Number(process.env.BENCH_CAPACITY_STREAMS ?? 2000);
-const CLIENT = fileURLToPath(new URL('../sse-client.ts', import.meta.url));
 /** Long enough for the opening's garbage to be collected before RSS is read. */
 const SETTLE_MS = 2000;
 
@@ -34,23 +32,15 @@ export const measureStreamMemory: Step<StreamMemory> = async (deployment) => {
   await sleep(SETTLE_MS);
   const before = rssBytes(target.child.pid!);
   const heapBefore = await heapBytes(target.base);
-  const client = fork(CLIENT, [], {
-    env: {
-      ...process.env,
-      SSE_URL: `${target.base}/api/rooms/${room.slug}/events/stream`,
-      SSE_STREAMS: String(STREAMS),
-      SSE_AUTHORIZATION: `Bearer ${room.creator_token}`,
-    },
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
-  });
+  const client = startBurst(
+    `${target.base}/api/rooms/${room.slug}/events/stream`,
+    'stream',
+    `Bearer ${room.creator_token}`,
+    STREAMS,
+  );
   try {
-    const opened = await new Promise<{ opened: number; failed: number }>((resolve, reject) => {
-      client.on('message', (message: Record<string, number>) => {
-        if ('opened' in message) resolve(message as { opened: number; failed: number });
-      });
-      client.once('exit', (code) => reject(new Error(`sse client exited with ${code}`)));
-    });
+    const tally = await client.settled();
+    const opened = { opened: tally.opened, failed: tally.failed + tally.timedOut };
     await sleep(SETTLE_MS);
     const after = rssBytes(target.child.pid!);
     const bytesPerStream = ((await heapBytes(target.base)) - heapBefore) / opened.opened;
@@ -66,6 +56,6 @@ export const measureStreamMemory: Step<StreamMemory> = async (deployment) => {
       ],
     };
   } finally {
-    client.kill('SIGKILL');
+    client.close();
   }
 };

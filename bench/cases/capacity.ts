@@ -5,15 +5,15 @@
  * same run, then the arithmetic itself (bench/capacity/plan.ts) for 1 M and 10 M rooms and 10,000
  * writes a second, printed as the last rows.
  *   BENCH_ONLY=capacity npm run bench
- * Sizes: BENCH_CAPACITY_TYPICAL_ROOMS, _ROOMS, _CONNECTIONS, _COMMITS, _RECEIPTS, _STREAMS, _STARTS
- * (each step's file says what it sizes); BENCH_SECONDS for the write load.
+ * Sizes: BENCH_CAPACITY_TYPICAL_ROOMS, _MANY_ROOMS, _NOTICE_ROOMS, _ROOMS, _CONNECTIONS, _COMMITS,
+ * _RECEIPTS, _STREAMS, _STARTS (each step's file says what it sizes); BENCH_SECONDS for the write load.
  */
 import { type Deployment, startDeployment, stopDeployment } from '../capacity/deployment.js';
-import { type CapacityFigures, type NoticeLoad, ROWS, type RoomBytes, type Step } from '../capacity/inputs.js';
+import { type CapacityFigures, ROWS, type Step } from '../capacity/inputs.js';
 import { measureIntegration } from '../capacity/integration.js';
-import { measureNoticesToday } from '../capacity/notices.js';
+import { measureNotices } from '../capacity/notices.js';
 import { ASSUMPTIONS, planRooms, planWrites } from '../capacity/plan.js';
-import { measureRoomBytesToday } from '../capacity/room-bytes.js';
+import { measureRoomBytes } from '../capacity/room-bytes.js';
 import { measureStartUp } from '../capacity/start-up.js';
 import { measureStreamMemory } from '../capacity/stream-memory.js';
 import { measureWrites } from '../capacity/writes.js';
@@ -21,26 +21,11 @@ import type { BenchCase, BenchContext, BenchRow } from '../table.js';
 
 const PROCESSES = Number(process.env.BENCH_CAPACITY_PROCESSES ?? 3);
 
-/**
- * The two inputs measured by stand-ins until the work that changes them lands: swap in the
- * measurement of compact concluded rooms (ROOM BYTES) and of per-room sharded notices (NOTICES),
- * each wrapped as a Step returning its rows (named by ROWS, which docs/operators.md lists) and these
- * figures, e.g.
- *   roomBytes: async ({ cluster }) => {
- *     const figures = await measureRoomBytes(cluster.url, { cluster: true, rooms: 20 });
- *     return { figures, rows: [{ case: ROWS.liveRoom, note: '…' }, { case: ROWS.concludedRoom, note: '…' }] };
- *   },
- */
-export const STEPS: { roomBytes: Step<RoomBytes>; notices: Step<NoticeLoad> } = {
-  roomBytes: measureRoomBytesToday,
-  notices: measureNoticesToday,
-};
-
 /** Every measurement, in order; each adds its rows and its figures. */
 function steps(context: BenchContext): Step<Partial<CapacityFigures>>[] {
   return [
-    STEPS.roomBytes,
-    STEPS.notices,
+    measureRoomBytes,
+    measureNotices,
     measureWrites(context),
     measureIntegration,
     measureStreamMemory,
@@ -66,7 +51,7 @@ export function planRows(figures: CapacityFigures): BenchRow[] {
     note:
       `redis ${writes.redisCores.toFixed(1)} cores: ${writes.mastersForCpu} masters by CPU; ` +
       `service ${writes.serviceCores.toFixed(1)} cores: ${writes.processesForWrites} processes; ` +
-      `${count(Math.round(writes.noticesPerProcessPerSecond))} notices/s into every process; ` +
+      `${count(Math.round(writes.noticesPerProcessPerSecond))} notices/s into a process waiting on the measured share of rooms; ` +
       `${Math.round(writes.receiptsPerSecond)} receipts/s, the integrator ${writes.integrationHeadroom.toFixed(1)}× that; ` +
       `${count(ASSUMPTIONS.parkedPerProcess)} streams = ${(writes.parkedBytesPerProcess / 2 ** 20).toFixed(0)} MiB a process`,
   });
