@@ -2,8 +2,11 @@
  * What a held event stream costs its process in memory: one process of the deployment, its V8 heap
  * in use (its own /metrics) and its RSS (/proc) before and after BENCH_CAPACITY_STREAMS (2000) SSE
  * streams open on one room from the burst client (bench/burst.ts). The baseline is the same
- * process before the streams. The figure is the heap grown per stream: an upper bound, since the
- * garbage of opening them may not be collected yet; RSS grows less while the heap has reserved room.
+ * process before the streams. The figure is the heap grown per stream, each side the lowest of
+ * HEAP_SAMPLES readings over SETTLE_MS: one reading lands anywhere between two collections, so the
+ * difference of two single readings swung by tens of MiB either way (once below zero); the lowest of
+ * several is the heap just after a collection, what the streams really hold. RSS grows less while
+ * the heap has reserved room.
  */
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,10 +18,22 @@ const STREAMS = Number(process.env.BENCH_CAPACITY_STREAMS ?? 2000);
 /** Long enough for the opening's garbage to be collected before RSS is read. */
 const SETTLE_MS = 2000;
 
+const HEAP_SAMPLES = 10;
+
 /** The process's V8 heap in use, from its own /metrics (prom-client's default figures). */
 async function heapBytes(base: string): Promise<number> {
   const text = await (await fetch(`${base}/metrics`)).text();
   return Number(/^conclave_nodejs_heap_size_used_bytes (\d+)/m.exec(text)?.[1] ?? Number.NaN);
+}
+
+/** The lowest heap reading over SETTLE_MS: the live heap just after a collection. */
+async function settledHeapBytes(base: string): Promise<number> {
+  let lowest = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < HEAP_SAMPLES; i++) {
+    await sleep(SETTLE_MS / HEAP_SAMPLES);
+    lowest = Math.min(lowest, await heapBytes(base));
+  }
+  return lowest;
 }
 
 function rssBytes(pid: number): number {
@@ -29,9 +44,8 @@ function rssBytes(pid: number): number {
 export const measureStreamMemory: Step<StreamMemory> = async (deployment) => {
   const target = deployment.processes[0]!;
   const room = await apiFor(target.base)('POST', '/api/rooms', undefined, { about: 'streams' });
-  await sleep(SETTLE_MS);
+  const heapBefore = await settledHeapBytes(target.base);
   const before = rssBytes(target.child.pid!);
-  const heapBefore = await heapBytes(target.base);
   const client = startBurst(
     `${target.base}/api/rooms/${room.slug}/events/stream`,
     'stream',
@@ -41,9 +55,8 @@ export const measureStreamMemory: Step<StreamMemory> = async (deployment) => {
   try {
     const tally = await client.settled();
     const opened = { opened: tally.opened, failed: tally.failed + tally.timedOut };
-    await sleep(SETTLE_MS);
+    const bytesPerStream = ((await settledHeapBytes(target.base)) - heapBefore) / opened.opened;
     const after = rssBytes(target.child.pid!);
-    const bytesPerStream = ((await heapBytes(target.base)) - heapBefore) / opened.opened;
     const rssPerStream = (after - before) / opened.opened;
     const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
     return {
