@@ -3,18 +3,24 @@
  * frozen, so no caller's path can change what another receives, and serialized once for the REST
  * transport instead of once per caller (http/routes.ts).
  */
-const serialized = new WeakMap<object, Buffer>();
+/** Shared answers, with their JSON bytes once a REST caller has asked for them (MCP serializes its own). */
+const serialized = new WeakMap<object, Buffer | null>();
 
 /** Freezes the answer throughout and marks it shared; returns it. */
 export function shareAnswer<T extends Record<string, unknown>>(answer: T): T {
   deepFreeze(answer);
-  serialized.set(answer, Buffer.from(JSON.stringify(answer)));
+  serialized.set(answer, null);
   return answer;
 }
 
-/** The JSON bytes of a shared answer, or undefined for any other value. */
+/** The JSON bytes of a shared answer (serialized on the first call), or undefined for any other value. */
 export function sharedJson(answer: unknown): Buffer | undefined {
-  return typeof answer === 'object' && answer !== null ? serialized.get(answer) : undefined;
+  if (typeof answer !== 'object' || answer === null) return undefined;
+  const known = serialized.get(answer);
+  if (known !== null) return known;
+  const bytes = Buffer.from(JSON.stringify(answer));
+  serialized.set(answer, bytes);
+  return bytes;
 }
 
 function deepFreeze(value: unknown): void {
