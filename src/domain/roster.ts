@@ -141,6 +141,23 @@ export function roomElectorate(room: RoomData): string[] {
  */
 const roomElectorates = new WeakMap<readonly Member[], { creatorVotes: boolean; ids: string[] }>();
 
+/**
+ * An identity for who holds which seat in a roster: the same object for rosters that differ only by
+ * vote stamps (every seat, id, role, token and binding kept), a new one for any other roster. Lets a
+ * caller that resolved a credential against one roster reuse the answer for the next commit's roster
+ * when only a vote was cast (engagement/credential-watch.ts).
+ */
+export function seatingOf(members: readonly Member[]): object {
+  let seating = seatings.get(members);
+  if (!seating) {
+    seating = {};
+    seatings.set(members, seating);
+  }
+  return seating;
+}
+
+const seatings = new WeakMap<readonly Member[], object>();
+
 /** The roster with one member's vote stamped: who sits where and who may vote are unchanged, so both carry over. */
 export function withVoteStamped(members: Member[], participantId: string, at: number): Member[] {
   const index = seatsById.positions(members).get(participantId);
@@ -149,6 +166,7 @@ export function withVoteStamped(members: Member[], participantId: string, at: nu
   stamped[index] = { ...members[index]!, votedAt: at };
   seatsById.inherit(members, stamped);
   seatsByTokenHash.inherit(members, stamped);
+  seatings.set(stamped, seatingOf(members));
   const known = roomElectorates.get(members);
   if (known) roomElectorates.set(stamped, known);
   return stamped;

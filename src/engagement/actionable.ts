@@ -44,6 +44,16 @@ export interface WakeFacts {
   activity: StoredEvent | null;
 }
 
+/**
+ * Everything `evaluateWake` (and the facts gathered for it) reads of a query, as a key: waiters whose
+ * queries share it get the same wake from the same state, so one evaluation pass evaluates each key
+ * once. A completion wait reads only its watermark; the others read the reader's seat and role too.
+ */
+export function wakeKey(query: WaitQuery): string {
+  if (query.mode === 'completion') return `completion|${query.sinceSeq}`;
+  return `${query.mode}|${query.sinceSeq}|${query.reader.role}|${query.reader.participantId ?? ''}`;
+}
+
 export function evaluateWake(state: RoomState, query: WaitQuery, facts: WakeFacts): Wake | null {
   if (query.mode === 'completion') {
     const decision = completedAfter(state, query.sinceSeq);

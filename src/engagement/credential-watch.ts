@@ -9,6 +9,7 @@
 import { resolveCaller, type AuthSettings, type PresentedCredentials } from '../auth/caller.js';
 import { mandateExpired } from '../auth/mandate-errors.js';
 import { type MandateDeps, verifyMandate } from '../auth/mandates.js';
+import { seatingOf } from '../domain/roster.js';
 import type { RoomState } from '../domain/state.js';
 import { ProtocolError } from '../errors.js';
 import type { Clock } from '../runtime/clock.js';
@@ -92,15 +93,16 @@ export function watchCredential(
   const mandate = presented.verified ?? null;
   const expiresAt = mandate ? mandate.exp * 1000 : null;
 
-  // The seat a credential resolves to depends only on the members, the room's auth mode and its slug:
-  // a commit that changed none of them (most: a choice, a message) is answered from the last check,
-  // without hashing the token again for every parked connection on every commit. Rosters are never
-  // changed in place (domain/roster.ts keys its own memo on the array too).
-  let last: { members: unknown; auth: unknown; seat: string | null } | null = null;
+  // The seat a credential resolves to depends only on the roster's seating, the room's auth mode and
+  // its slug: a commit that changed none of them (most: a choice, whose vote stamp keeps the seating;
+  // a message) is answered from the last check, without hashing the token again for every parked
+  // connection on every commit. Rosters are never changed in place (domain/roster.ts, seatingOf).
+  let last: { seating: object; auth: unknown; seat: string | null } | null = null;
   const currentSeat = (state: RoomState): string | null => {
-    if (last && last.members === state.room.members && last.auth === state.room.config.auth) return last.seat;
+    const seating = seatingOf(state.room.members);
+    if (last && last.seating === seating && last.auth === state.room.config.auth) return last.seat;
     const current = seatAt(context, state);
-    last = { members: state.room.members, auth: state.room.config.auth, seat: current };
+    last = { seating, auth: state.room.config.auth, seat: current };
     return current;
   };
 

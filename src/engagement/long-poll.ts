@@ -5,8 +5,9 @@
 import type { RoomState } from '../domain/state.js';
 import type { Clock } from '../runtime/clock.js';
 import { roomNotFound } from '../runtime/registry.js';
+import { shareAnswer } from '../runtime/shared-answer.js';
 import type { EngagementStore } from '../store/engagement-port.js';
-import type { WaitQuery } from './actionable.js';
+import type { WaitMode, WaitQuery, Wake } from './actionable.js';
 import type { ParkingClaim } from './capacity.js';
 import type { CredentialWatch } from './credential-watch.js';
 import { claimOpenerSeal } from './opener-wakes.js';
@@ -29,7 +30,7 @@ export interface LongPollCall {
   waitSeconds: number;
   /** Whose share of the parking pool the wait takes. */
   claim: ParkingClaim;
-  /** Aborted when the client goes away: the waiter is released at once. */
+  /** Aborted when the client goes away: the waiter is released at once. This call's own (WaiterRegistry.park). */
   signal?: AbortSignal | undefined;
   /** The credential the call was made with, re-checked on every commit while parked. */
   watch?: CredentialWatch | null | undefined;
@@ -40,7 +41,7 @@ export async function longPoll(deps: LongPollDeps, call: LongPollCall): Promise<
     call.waitSeconds === 0
       ? await deps.waiters.evaluateNow(call.slug, call.query)
       : await parkUntilDeliverable(deps, call);
-  if (outcome.kind === 'wake') return wakeBody(outcome.state, call.query.mode, outcome.wake, deps.clock.now());
+  if (outcome.kind === 'wake') return answerOf(outcome.state, call.query.mode, outcome.wake, deps.clock.now());
   if (outcome.kind === 'gone') throw roomNotFound(call.slug);
   // A superseded token or revoked mandate answers with its 401; a revoked invite (the token still
   // works) answers like a timeout, and the next call re-authenticates.
@@ -48,6 +49,22 @@ export async function longPoll(deps: LongPollDeps, call: LongPollCall): Promise<
   const state: RoomState | null = await deps.states.read(call.slug);
   if (!state) throw roomNotFound(call.slug);
   return timeoutBody(state, call.query.mode, deps.clock.now());
+}
+
+/**
+ * The answers built for a wake, by mode and instant: an evaluation pass hands every waiter of a wake key
+ * the same wake (waiters.ts), and `wakeBody` is a pure function of the state the wake came with, the
+ * mode, the wake and the millisecond, so the waiters of one commit woken within the same millisecond
+ * share one answer instead of building ten thousand equal ones. Kept while the wake object lives.
+ */
+const answers = new WeakMap<Wake, { mode: WaitMode; now: number; body: Record<string, unknown> }>();
+
+function answerOf(state: RoomState, mode: WaitMode, wake: Wake, now: number): Record<string, unknown> {
+  const known = answers.get(wake);
+  if (known && known.mode === mode && known.now === now) return known.body;
+  const body = shareAnswer(wakeBody(state, mode, wake, now));
+  answers.set(wake, { mode, now, body });
+  return body;
 }
 
 /** Parks; an opener-seal wake is consumed on delivery, and only the consumer that wins it gets it. */

@@ -7,7 +7,15 @@
  */
 import type { RoomState } from '../domain/state.js';
 import type { RoomStore, StoredEvent } from '../store/port.js';
-import { evaluateWake, factsNeeded, isActivityFor, type WaitQuery, type Wake, type WakeFacts } from './actionable.js';
+import {
+  evaluateWake,
+  factsNeeded,
+  isActivityFor,
+  type WaitQuery,
+  type Wake,
+  type WakeFacts,
+  wakeKey,
+} from './actionable.js';
 import type { ParkingCapacity, ParkingClaim } from './capacity.js';
 import type { CommitBus } from './commit-bus.js';
 import type { CredentialWatch, SessionEnd } from './credential-watch.js';
@@ -112,7 +120,8 @@ export class WaiterRegistry {
   /**
    * Parks a waiter until a wake, `waitMs` of wall time, the signal, or the end of the credential it was
    * opened with (`watch`, re-checked on every evaluation). Throws 503 when the pool is full, 429 when the
-   * claim's address or credential already holds its share.
+   * claim's address or credential already holds its share. `signal` must be the call's own (a
+   * request's): its abort listener is not removed on release.
    */
   park(
     slug: string,
@@ -143,7 +152,9 @@ export class WaiterRegistry {
         waiter.finish();
         clearTimeout(timer);
         disarm();
-        signal?.removeEventListener('abort', abort);
+        // The abort listener stays: the signal is this call's own and is dropped with it, an abort
+        // after release delivers nothing (the waiter is finished), and unhooking a listener from an
+        // AbortSignal was a twelfth of the CPU of waking 10,000 waiters (docs/performance.md).
         group.waiters.delete(waiter);
         if (group.waiters.size === 0 && this.groups.get(slug) === group) {
           group.unlisten();
@@ -202,6 +213,9 @@ export class WaiterRegistry {
       return;
     }
     const facts = new FactGatherer(this.deps.store, state);
+    // One outcome per wake key (actionable.ts): a room's ten thousand waiters with the same query are
+    // evaluated once and handed the same outcome, which lets long-poll.ts build its answer once too.
+    const outcomes = new Map<string, WaitOutcome | null>();
     for (const waiter of waiters) {
       if (!waiter.open) continue;
       const end = waiter.watch?.check(state);
@@ -209,8 +223,14 @@ export class WaiterRegistry {
         waiter.deliver({ kind: 'ended', end });
         continue;
       }
-      const wake = evaluateWake(state, waiter.query, await facts.gather(waiter.query));
-      if (wake) waiter.deliver({ kind: 'wake', state, wake });
+      const key = wakeKey(waiter.query);
+      let outcome = outcomes.get(key);
+      if (outcome === undefined) {
+        const wake = evaluateWake(state, waiter.query, await facts.gather(waiter.query));
+        outcome = wake ? { kind: 'wake', state, wake } : null;
+        outcomes.set(key, outcome);
+      }
+      if (outcome) waiter.deliver(outcome);
     }
   }
 }

@@ -9,6 +9,7 @@ import { IDEMPOTENCY_KEY, parseOperationInput } from '../operations/input.js';
 import type { Services } from '../operations/services.js';
 import type { AnyOperation, RequestContext } from '../operations/types.js';
 import { roomNotFound } from '../runtime/registry.js';
+import { sharedJson } from '../runtime/shared-answer.js';
 import { unreadableBody } from './body.js';
 import { runOperation } from '../operations/run.js';
 
@@ -115,7 +116,10 @@ async function handle(services: Services, operation: AnyOperation, request: Fast
   if (ctx.replayed) reply.header('idempotent-replayed', 'true');
   for (const [name, value] of Object.entries(ctx.responseHeaders)) reply.header(name, value);
   if (operation.noStore) reply.header('cache-control', 'no-store');
-  return reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(result));
+  // A shared answer (a long-poll wake) was serialized once for all its callers.
+  return reply
+    .header('content-type', 'application/json; charset=utf-8')
+    .send(sharedJson(result) ?? JSON.stringify(result));
 }
 
 /**

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import type { Clock } from '../../src/runtime/clock.js';
 import { createService, type Service } from '../../src/service.js';
+import { afterAll, beforeAll } from 'vitest';
 import { checkResponse } from './openapi-responses.js';
 
 /** Suites send many requests from 127.0.0.1; the rate-limit suites turn the limiters back on. */
@@ -58,6 +59,18 @@ export async function startService(
  * A small JSON client: returns status, headers and the parsed body; never throws on HTTP errors, but
  * throws when the body does not match the OpenAPI document (test/support/openapi-responses.ts).
  */
+/** One service for a describe block: started before its tests, stopped after them. Read it inside tests. */
+export function suiteService(options: Parameters<typeof startService>[0] = {}): () => RunningService {
+  let running: RunningService | undefined;
+  beforeAll(async () => {
+    running = await startService(options);
+  });
+  afterAll(async () => {
+    await running?.stop();
+  });
+  return () => running!;
+}
+
 export async function call(
   base: string,
   method: string,

@@ -1,6 +1,6 @@
 /** The roster's remembered lookups (src/domain/roster.ts): by token hash and by seat name, across the rosters a room's writes make. */
 import { describe, expect, it } from 'vitest';
-import { memberByTokenHash, uniqueDisplayName, withVoteStamped } from '../../../src/domain/roster.js';
+import { memberByTokenHash, seatingOf, uniqueDisplayName, withVoteStamped } from '../../../src/domain/roster.js';
 import type { Member, RoomData } from '../../../src/domain/types.js';
 
 function seat(id: string, displayName: string, tokenHash: string | null): Member {
@@ -66,5 +66,15 @@ describe('uniqueDisplayName', () => {
     const renamed = members.map((m) => (m.id === 'p1' ? { ...m, displayName: 'Countess' } : m));
     expect(uniqueDisplayName(room(renamed), 'Ada')).toBe('Ada');
     expect(uniqueDisplayName(room(renamed), 'countess')).toBe('countess (2)');
+  });
+});
+
+describe('seatingOf', () => {
+  it('stays the same across vote stamps and changes with any other roster', () => {
+    const members = roster();
+    const stamped = withVoteStamped(withVoteStamped(members, 'p1', 42), 'p2', 43);
+    expect(seatingOf(stamped)).toBe(seatingOf(members));
+    expect(seatingOf([...members, seat('p4', 'Linus', 'h4')])).not.toBe(seatingOf(members));
+    expect(seatingOf(members.slice())).not.toBe(seatingOf(members));
   });
 });
