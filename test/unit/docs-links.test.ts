@@ -60,7 +60,15 @@ describe('the guide in docs/', () => {
     const read = `${readFileSync('src/config.ts', 'utf8')}${readFileSync('src/cli/main.ts', 'utf8')}${readFileSync('src/cli/credentials.ts', 'utf8')}`;
     // Words in capitals that are not service variables: an HTTP method, a signal, a Dockerfile
     // instruction, Redis commands, the bench's case filter (bench/run.ts reads it).
-    const notVariables = new Set(['POST', 'SIGTERM', 'HEALTHCHECK', 'LASTSAVE', 'SPUBLISH', 'SSUBSCRIBE', 'BENCH_ONLY']);
+    const notVariables = new Set([
+      'POST',
+      'SIGTERM',
+      'HEALTHCHECK',
+      'LASTSAVE',
+      'SPUBLISH',
+      'SSUBSCRIBE',
+      'BENCH_ONLY',
+    ]);
     const unknown: string[] = [];
     for (const page of pages.filter((p) => p !== 'docs/architecture.md')) {
       for (const match of readFileSync(page, 'utf8').matchAll(/`([A-Z][A-Z0-9_]{3,})(?:=[^`]*)?`/g)) {
