@@ -43,6 +43,8 @@ export async function startBenchService(env: Record<string, string> = {}) {
     'localhost',
     '127.0.0.1',
   );
+  // The position keys, derived before the first seal as the service process does (src/server-process.ts).
+  service.services.positions?.all();
   service.services.baseUrl = base;
   return { service, base, dataDir };
 }

@@ -23,6 +23,10 @@ export async function runServer(env: NodeJS.ProcessEnv = process.env): Promise<v
     throw listenProblem(error, config.host, config.port);
   }
   service.app.log.info({ store: config.store.kind, base_url: config.baseUrl }, 'conclave listening');
+  // Each signing key's position key (a hash and a scalar multiplication, 50-80 ms here) is derived
+  // on first use: now, while not yet ready, rather than inside the first seal's wake of everyone
+  // parked on the room (docs/performance.md, One commit, ten thousand long-polls).
+  service.services.positions?.all();
   warnOnLowFileLimit(service.app.log);
 
   let closing = false;
