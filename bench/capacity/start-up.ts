@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BUILT_SERVICE } from '../../test/support/built.js';
 import { percentile } from '../../test/support/ledger.js';
-import { FLOOR_SOURCE, timeStart } from '../cases/startup.js';
+import { timeFloorStart, timeStart } from '../cases/startup.js';
 import { ROWS, type StartUp, type Step } from './inputs.js';
 
 const STARTS = Number(process.env.BENCH_CAPACITY_STARTS ?? 3);
@@ -19,11 +19,7 @@ export const measureStartUp: Step<StartUp> = async (deployment) => {
   const floor: number[] = [];
   const ready: number[] = [];
   for (let i = 0; i < STARTS; i++) {
-    const [bare] = await timeStart(
-      spawn(process.execPath, ['-e', FLOOR_SOURCE], { stdio: ['ignore', 'pipe', 'ignore'] }),
-      ['listening'],
-    );
-    floor.push(bare!);
+    floor.push(await timeFloorStart());
     const dataDir = await mkdtemp(path.join(tmpdir(), 'conclave-bench-capacity-'));
     try {
       const [warm] = await timeStart(

@@ -14,7 +14,7 @@ import { untilPrinted } from '../child-output.js';
 import type { BenchCase, BenchRow } from '../table.js';
 
 const STARTS = 3;
-export const FLOOR_SOURCE =
+const FLOOR_SOURCE =
   "require('node:http').createServer((q, s) => s.end('ok')).listen(0, '127.0.0.1', () => console.log('listening'))";
 
 const median = (values: number[]) => percentile(values, 50);
@@ -34,6 +34,15 @@ export async function timeStart(child: ChildProcess, markers: string[]): Promise
   return times;
 }
 
+/** Milliseconds from spawning a bare node:http server to its listening: the floor of every start-up row. */
+export async function timeFloorStart(): Promise<number> {
+  const [bare] = await timeStart(
+    spawn(process.execPath, ['-e', FLOOR_SOURCE], { stdio: ['ignore', 'pipe', 'ignore'] }),
+    ['listening'],
+  );
+  return bare!;
+}
+
 export const startup: BenchCase = {
   id: 'startup',
   async run() {
@@ -41,11 +50,7 @@ export const startup: BenchCase = {
     const listening: number[] = [];
     const ready: number[] = [];
     for (let i = 0; i < STARTS; i++) {
-      const [bare] = await timeStart(
-        spawn(process.execPath, ['-e', FLOOR_SOURCE], { stdio: ['ignore', 'pipe', 'ignore'] }),
-        ['listening'],
-      );
-      floor.push(bare!);
+      floor.push(await timeFloorStart());
       const dataDir = await mkdtemp(path.join(tmpdir(), 'conclave-bench-startup-'));
       try {
         const [live, warm] = await timeStart(
