@@ -116,32 +116,6 @@ export async function mastersCpuSeconds(deployment: Deployment): Promise<{ user:
   };
 }
 
-export type Api = (method: string, path: string, token?: string, body?: unknown) => Promise<Record<string, any>>;
-
-/**
- * JSON calls to one process; a 503 (back-pressure on a loaded machine) is retried as a client would,
- * after a short pause. Any other refusal throws: the case's numbers count only what succeeded.
- */
-export function apiFor(base: string): Api {
-  return async (method, path, token, body) => {
-    for (;;) {
-      const response = await fetch(`${base}${path}`, {
-        method,
-        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      });
-      if (response.status === 503) {
-        await response.arrayBuffer();
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        continue;
-      }
-      const json = (await response.json()) as Record<string, any>;
-      if (response.status >= 400) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
-      return json;
-    }
-  };
-}
-
 /** Runs `work(i)` for i in [0, count) with at most `parallel` at once. */
 export async function inParallel(count: number, parallel: number, work: (i: number) => Promise<void>): Promise<void> {
   let next = 0;

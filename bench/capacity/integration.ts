@@ -15,7 +15,8 @@ import { Cluster } from 'ioredis';
 import { verifyCheckpoint } from '../../src/client/tlog.js';
 import { LOG_LEASE_SLUG } from '../../src/store/tlog-port.js';
 import { keysOf } from '../../src/store/redis-keys.js';
-import { apiFor, inParallel, KEY_PREFIX } from './deployment.js';
+import { inParallel, KEY_PREFIX } from './deployment.js';
+import { apiFor } from '../bench-service.js';
 import { type IntegrationRate, ROWS, type Step } from './inputs.js';
 
 const RECEIPTS = Number(process.env.BENCH_CAPACITY_RECEIPTS ?? 4000);

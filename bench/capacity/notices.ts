@@ -13,7 +13,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster } from 'ioredis';
-import { apiFor, type Deployment, inParallel, KEY_PREFIX } from './deployment.js';
+import { type Deployment, inParallel, KEY_PREFIX } from './deployment.js';
+import { apiFor } from '../bench-service.js';
 import { type NoticeLoad, ROWS, type Step } from './inputs.js';
 
 const ROOMS = Number(process.env.BENCH_CAPACITY_NOTICE_ROOMS ?? 200);

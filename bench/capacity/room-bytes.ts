@@ -11,7 +11,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { openRedisStore } from '../../src/store/redis-store.js';
 import { measureRoomBytes as measureRoomBytesAtScale } from '../redis-room-bytes.js';
-import { apiFor, type Deployment, inParallel, KEY_PREFIX } from './deployment.js';
+import { type Deployment, inParallel, KEY_PREFIX } from './deployment.js';
+import { apiFor } from '../bench-service.js';
 import { ROWS, type RoomBytes, type Step } from './inputs.js';
 
 const ROOMS = Number(process.env.BENCH_CAPACITY_TYPICAL_ROOMS ?? 20);

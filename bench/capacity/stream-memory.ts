@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startBurst } from '../burst.js';
-import { apiFor } from './deployment.js';
+import { apiFor } from '../bench-service.js';
 import { ROWS, type Step, type StreamMemory } from './inputs.js';
 
 const STREAMS = Number(process.env.BENCH_CAPACITY_STREAMS ?? 2000);

@@ -14,7 +14,8 @@ import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import { processCpuMs } from '../process-cpu.js';
 import type { BenchContext } from '../table.js';
-import { apiFor, commandCalls, type Deployment, inParallel, mastersCpuSeconds } from './deployment.js';
+import { commandCalls, type Deployment, inParallel, mastersCpuSeconds } from './deployment.js';
+import { apiFor } from '../bench-service.js';
 import { ROWS, type Step, type WriteCost } from './inputs.js';
 
 const run = promisify(execFile);

@@ -13,7 +13,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LISTEN_BACKLOG } from '../../src/http/app.js';
-import { startBenchService } from '../bench-service.js';
+import { apiFor, startBenchService } from '../bench-service.js';
 import { againstFloor, BURST, burstRow, preciseNow, startBurst } from '../burst.js';
 import type { BenchCase, BenchRow } from '../table.js';
 
@@ -64,23 +64,16 @@ async function floor(): Promise<BenchRow> {
 
 async function service(): Promise<BenchRow> {
   const { service, base, dataDir } = await startBenchService({ MAX_PARKED_CONNECTIONS: String(BURST * 2) });
-  const api = async (url: string, token: string | undefined, body: unknown) => {
-    const response = await fetch(`${base}${url}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: JSON.stringify(body),
-    });
-    return (await response.json()) as Record<string, any>;
-  };
+  const api = apiFor(base);
   try {
-    const room = await api('/api/rooms', undefined, {
+    const room = await api('POST', '/api/rooms', undefined, {
       question: 'Wake everyone?',
       options: ['yes', 'no'],
       config: { early_close: true, settle_window: 0 },
     });
     const { slug, creator_token: creator } = room as { slug: string; creator_token: string };
-    const other = (await api(`/api/rooms/${slug}/join`, undefined, {})).participant_token as string;
-    await api(`/api/rooms/${slug}/choose`, creator, { choice: 'yes' });
+    const other = (await api('POST', `/api/rooms/${slug}/join`, undefined, {})).participant_token as string;
+    await api('POST', `/api/rooms/${slug}/choose`, creator, { choice: 'yes' });
     const burst = startBurst(
       `${base}/api/rooms/${slug}/next-action?for=completion&wait=50`,
       'long-poll',
@@ -92,7 +85,7 @@ async function service(): Promise<BenchRow> {
     const stop = service.engagement.bus.listen(slug, () => {
       trigger ||= preciseNow();
     });
-    const deciding = await api(`/api/rooms/${slug}/choose`, other, { choice: 'yes' });
+    const deciding = await api('POST', `/api/rooms/${slug}/choose`, other, { choice: 'yes' });
     if (deciding.status !== 'resolved')
       throw new Error(`the deciding choice did not seal: ${JSON.stringify(deciding)}`);
     const { arrivals, tally } = await burst.arrivals();

@@ -14,7 +14,7 @@ import { rm } from 'node:fs/promises';
 import { createServer, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LISTEN_BACKLOG } from '../../src/http/app.js';
-import { startBenchService } from '../bench-service.js';
+import { apiFor, startBenchService } from '../bench-service.js';
 import { againstFloor, BURST, burstRow, preciseNow, startBurst } from '../burst.js';
 import type { BenchCase, BenchRow } from '../table.js';
 
@@ -57,16 +57,12 @@ async function floor(): Promise<BenchRow> {
 
 async function service(): Promise<BenchRow> {
   const { service, base, dataDir } = await startBenchService({ MAX_PARKED_CONNECTIONS: String(BURST * 2) });
-  const api = async (url: string, token: string | undefined, body: unknown) => {
-    const response = await fetch(`${base}${url}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: JSON.stringify(body),
-    });
-    return (await response.json()) as Record<string, any>;
-  };
+  const api = apiFor(base);
   try {
-    const room = await api('/api/rooms', undefined, { question: 'Stream to everyone?', options: ['yes', 'no'] });
+    const room = await api('POST', '/api/rooms', undefined, {
+      question: 'Stream to everyone?',
+      options: ['yes', 'no'],
+    });
     const { slug, creator_token: token } = room as { slug: string; creator_token: string };
     const opening = preciseNow();
     const burst = startBurst(`${base}/api/rooms/${slug}/events/stream`, 'stream', `Bearer ${token}`);
@@ -78,7 +74,7 @@ async function service(): Promise<BenchRow> {
     const stop = service.engagement.bus.listen(slug, () => {
       trigger ||= preciseNow();
     });
-    const posted = await api(`/api/rooms/${slug}/discuss`, token, { body: 'One event to all.' });
+    const posted = await api('POST', `/api/rooms/${slug}/discuss`, token, { body: 'One event to all.' });
     if (!posted.ok && posted.error) throw new Error(`discuss refused: ${JSON.stringify(posted)}`);
     const { arrivals, tally } = await burst.arrivals();
     stop();
