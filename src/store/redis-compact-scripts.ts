@@ -61,8 +61,9 @@ return {
  * KEYS as above, then the room's lock. ARGV: the version and revision the value was made from, the
  * compact value, this compaction's token. Writes the value and deletes the expanded keys in one step,
  * only while the room is still expanded at that version and revision (a commit since, or another
- * compaction, leaves it alone) and nobody holds its lock (a holder is about to write it: retention,
- * say, which expanded it). Returns 1 when compacted.
+ * compaction, leaves it alone), nobody holds its lock (a holder is about to write it: retention,
+ * say, which expanded it) and it was not expanded moments ago (the expansion's marker, below, is
+ * still under \`:compact\`). Returns 1 when compacted.
  */
 export const COMPACT_ROOM_SCRIPT = `
 local room = KEYS[1]
@@ -70,7 +71,7 @@ local stored = redis.call('HMGET', room, 'version', 'revision', 'compacted')
 if not stored[1] or stored[3] or tonumber(stored[1]) ~= tonumber(ARGV[1]) or (stored[2] or '') ~= ARGV[2] then
   return 0
 end
-if redis.call('EXISTS', KEYS[7]) == 1 then return 0 end
+if redis.call('EXISTS', KEYS[7]) == 1 or redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 redis.call('SET', KEYS[2], ARGV[3])
 redis.call('HSET', room, 'compacted', ARGV[4])
 redis.call('HDEL', room, 'snapshot')
@@ -84,20 +85,22 @@ return 1
 `;
 
 /**
- * ARGV: the compaction token the value was read under, the snapshot, event count n, then n × (seq,
- * id, JSON), receipt count m, then m × JSON, archived count a, then a × (seq, bytes). Writes the
- * expanded layout back and deletes the compact value in one step, only while the room is still
- * compacted under that token. Returns 1 when expanded.
+ * ARGV: the compaction token the value was read under, the hold in ms, the snapshot, event count n,
+ * then n × (seq, id, JSON), receipt count m, then m × JSON, archived count a, then a × (seq, bytes).
+ * Writes the expanded layout back in one step, only while the room is still compacted under that
+ * token, and replaces the compact value with a marker that lapses after the hold: until then no
+ * compaction takes the room back, so the write the expansion was for always gets its turn (a
+ * compactor as eager as can be could otherwise win every round against it). Returns 1 when expanded.
  */
 export const EXPAND_ROOM_SCRIPT = `
 local room = KEYS[1]
 if redis.call('HGET', room, 'compacted') ~= ARGV[1] then return 0 end
-local n = tonumber(ARGV[3])
+local n = tonumber(ARGV[4])
 for i = 0, n - 1 do
-  redis.call('ZADD', KEYS[3], ARGV[4 + i * 3], ARGV[6 + i * 3])
-  redis.call('HSET', KEYS[4], ARGV[5 + i * 3], ARGV[4 + i * 3])
+  redis.call('ZADD', KEYS[3], ARGV[5 + i * 3], ARGV[7 + i * 3])
+  redis.call('HSET', KEYS[4], ARGV[6 + i * 3], ARGV[5 + i * 3])
 end
-local receiptAt = 4 + n * 3
+local receiptAt = 5 + n * 3
 local m = tonumber(ARGV[receiptAt])
 for j = 1, m do
   redis.call('RPUSH', KEYS[5], ARGV[receiptAt + j])
@@ -106,8 +109,8 @@ local archivedAt = receiptAt + m + 1
 for i = 0, tonumber(ARGV[archivedAt]) - 1 do
   redis.call('ZADD', KEYS[6], ARGV[archivedAt + 1 + i * 2], ARGV[archivedAt + 2 + i * 2])
 end
-redis.call('HSET', room, 'snapshot', ARGV[2])
+redis.call('HSET', room, 'snapshot', ARGV[3])
 redis.call('HDEL', room, 'compacted')
-redis.call('DEL', KEYS[2])
+redis.call('SET', KEYS[2], 'expanded', 'PX', ARGV[2])
 return 1
 `;

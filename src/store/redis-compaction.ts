@@ -44,6 +44,8 @@ const FIRST_SWEEP_MS = 60_000;
 /** Rooms whose compaction this process has scheduled; past it they are left to the sweep. */
 const MAX_SCHEDULED = 10_000;
 const EXPAND_TRIES = 3;
+/** After an expansion, how long no compaction takes the room back: the write it was for lands first. */
+const EXPANDED_HOLD_MS = 5_000;
 
 export class RedisCompaction {
   private readonly scheduled = new Map<string, NodeJS.Timeout>();
@@ -135,7 +137,7 @@ export class RedisCompaction {
       const read = await this.read(slug, 'load');
       if (!read.compacted) return false;
       const { room, token } = read;
-      const args: Arg[] = [token, room.snapshot, room.events.length];
+      const args: Arg[] = [token, EXPANDED_HOLD_MS, room.snapshot, room.events.length];
       for (const text of room.events) {
         const { seq, id } = JSON.parse(text) as { seq: number; id: string };
         args.push(seq, id, text);

@@ -143,16 +143,45 @@ describe.skipIf(server === null)('compact rooms on Redis', () => {
       const compactions = (async () => {
         while (compacting) outcomes.add(await compactor.compactRoom('r4c1ngr00m', 0));
       })();
-      // Unlocked commits (version-checked only), so a compaction can land between a load and its commit.
-      await commitEvents(writer, 'r4c1ngr00m', 30, false);
-      compacting = false;
-      await compactions;
+      try {
+        // Unlocked commits (version-checked only), so a compaction can land between a load and its commit.
+        await commitEvents(writer, 'r4c1ngr00m', 30, false);
+      } finally {
+        compacting = false;
+        await compactions;
+      }
       expect(outcomes.has('compacted')).toBe(true);
       const events = await compactor.events('r4c1ngr00m', 0, 100);
       expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 31 }, (_, i) => i + 1));
       expect((await compactor.load('r4c1ngr00m'))?.head).toBe(31);
     } finally {
       await Promise.all([writer.close(), compactor.close()]);
+    }
+  });
+
+  it('lets the write an expansion was for land before any compaction takes the room back', async () => {
+    const keyPrefix = newPrefix();
+    const store = await openRedisStore({ url, keyPrefix });
+    const redis = new Redis(url);
+    const marker = `${keyPrefix}room:{h0ldr00m00}:compact`;
+    try {
+      await commitEvents(store, 'h0ldr00m00', 2);
+      expect(await store.compactRoom('h0ldr00m00', 0)).toBe('compacted');
+      // The commit is refused by the compacted layout, expands the room, and commits.
+      await commitEvents(store, 'h0ldr00m00', 1, false);
+      // Without the hold an eager compactor takes the room back at once, and a writer that loaded
+      // before it is refused again — in a loop, every round (CI saw three in a row).
+      expect(await store.compactRoom('h0ldr00m00', 0)).toBe('raced');
+      const hold = await redis.pttl(marker);
+      expect(hold).toBeGreaterThan(0);
+      expect(hold).toBeLessThanOrEqual(5_000);
+      await redis.pexpire(marker, 1);
+      await eventually(async () => (await redis.exists(marker)) === 0);
+      expect(await store.compactRoom('h0ldr00m00', 0)).toBe('compacted');
+      expect((await store.events('h0ldr00m00', 0, 10)).map((e) => e.seq)).toEqual([1, 2, 3]);
+    } finally {
+      redis.disconnect();
+      await store.close();
     }
   });
 
