@@ -56,7 +56,7 @@ const ROOM_STATE: Readonly<Record<string, readonly ErrorCode[]>> = {
   choose: [...DECISION_ACT, 'choice.invalid_option', 'choice.not_eligible'],
   chooseByGet: [...DECISION_ACT, 'choice.invalid_option', 'choice.not_eligible'],
   abstain: [...DECISION_ACT, 'choice.not_eligible'],
-  closeRoom: ['room.concluded', 'decision.already_open'],
+  closeRoom: ['room.concluded', 'decision.not_open'],
   createInvite: ['room.concluded'],
   revokeInvite: ['invite.invalid', 'vendor:conclave:not_found'],
   updateMemberRole: ['room.concluded', 'vendor:conclave:not_found'],

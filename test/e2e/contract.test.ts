@@ -353,6 +353,15 @@ describe('the OpenAPI document', () => {
     expect(codesOf('401')).toContain('auth.required');
     expect(doc.paths['/api/rooms'].post.responses['404']).toBeUndefined();
   });
+
+  it('lists the code close answers while a decision is open (call checks the answer against the document)', async () => {
+    const created = await call(svc.base, 'POST', '/api/rooms', { body: { question: 'Ship?', options: ['yes', 'no'] } });
+    const refused = await call(svc.base, 'POST', `/api/rooms/${created.body.slug}/close`, {
+      token: created.body.creator_token,
+      body: {},
+    });
+    expect([refused.status, refused.body.error.code]).toEqual([400, 'decision.not_open']);
+  });
 });
 
 describe('path parameters on REST', () => {
