@@ -32,10 +32,17 @@ export const propose = {
     .object({
       slug: z.string().describe('The room slug.'),
       decision: z.number().int().describe('The decision number.'),
-      accepted: z.boolean().describe('Whether the option was added (false: it was already on the slate).'),
+      accepted: z
+        .boolean()
+        .describe(
+          'Whether the option is on the slate: true when added, and also when the same text (or an alias N / #N) was already there (reason says so); false when the slate is frozen.',
+        ),
       options: z.array(z.string()).describe('The slate after the proposal.'),
       choosing_open: z.boolean().describe('Whether choices are accepted now.'),
-      reason: z.string().optional().describe('Why the option was not added, when it was not.'),
+      reason: z
+        .string()
+        .optional()
+        .describe('Why the slate did not change: the option was already on it, or the slate is frozen.'),
     })
     .meta({ id: 'ProposeResponse', description: 'The slate after the proposal.' }),
   requestSchemaName: 'ProposeRequest',

@@ -1940,13 +1940,13 @@ interface components {
       slug: string;
       /** @description The decision number. */
       decision: number;
-      /** @description Whether the option was added (false: it was already on the slate). */
+      /** @description Whether the option is on the slate: true when added, and also when the same text (or an alias N / #N) was already there (reason says so); false when the slate is frozen. */
       accepted: boolean;
       /** @description The slate after the proposal. */
       options: string[];
       /** @description Whether choices are accepted now. */
       choosing_open: boolean;
-      /** @description Why the option was not added, when it was not. */
+      /** @description Why the slate did not change: the option was already on it, or the slate is frozen. */
       reason?: string;
     };
     /** @description One option of a score or quadratic ballot, and its points. */
