@@ -222,7 +222,8 @@ export class ConclaveClient {
 
   /**
    * Resolves with the room's outcome once decision `decision` (default: the room's oldest open one at
-   * the time of the call) is sealed, long-polling `for=completion` in between.
+   * the time of the call) is sealed, long-polling `for=completion` in between; once a later decision
+   * is sealed first, that wait would answer at once every time, so it follows the event stream instead.
    */
   async waitForOutcome(
     input: RoomInput<{
@@ -240,6 +241,10 @@ export class ConclaveClient {
       if (target === undefined || row === undefined || row.receipt_hash !== null) return current;
       const remaining = Math.floor((giveUpAt - Date.now()) / 1000);
       if (remaining <= 0) throw new ConclaveNetworkError('timeout', `decision ${target} was not sealed in time`);
+      if (current.decisions.some((d) => d.seq > target && d.receipt_hash !== null)) {
+        current = await this.outcomeOnStream(slug, target, giveUpAt, options);
+        continue;
+      }
       await this.awaitNextAction({
         slug,
         for: 'completion',
@@ -248,6 +253,43 @@ export class ConclaveClient {
         ...options,
       });
       current = await this.outcome({ slug, ...options });
+    }
+  }
+
+  /**
+   * The outcome once decision `target` is sealed or the deadline passes, from the room's event stream:
+   * opened after the head read before the outcome, so a seal in between is on the stream.
+   */
+  private async outcomeOnStream(
+    slug: string,
+    target: number,
+    giveUpAt: number,
+    options: CallOptions,
+  ): Promise<W.Outcome> {
+    const { current_through } = (await this.getRoom({ slug, ...options })) as { current_through: number };
+    let current = await this.outcome({ slug, ...options });
+    const sealed = () => current.decisions.find((d) => d.seq === target)?.receipt_hash != null;
+    if (sealed()) return current;
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(onAbort, Math.max(0, giveUpAt - Date.now()));
+    try {
+      for await (const { event } of this.streamEvents({
+        slug,
+        ...options,
+        since_seq: current_through,
+        signal: stop.signal,
+      })) {
+        if (event !== 'decision.completed') continue;
+        current = await this.outcome({ slug, ...options });
+        if (sealed()) return current;
+      }
+      return current;
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      stop.abort();
     }
   }
 

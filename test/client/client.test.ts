@@ -183,6 +183,40 @@ describe('ConclaveClient over real HTTP', () => {
     expect(report.errors).toEqual([]);
   });
 
+  it('waits for an earlier decision without spinning while a later one is already sealed', async () => {
+    const created = await anonymous.createRoom({
+      question: 'First?',
+      options: ['a', 'b'],
+      config: { max_open_decisions: 2, early_close: true, settle_window: 0, voting_window: 600 },
+      display_name: 'owner',
+    });
+    const room = created.slug;
+    let requests = 0;
+    const counting: typeof fetch = (input, init) => {
+      requests++;
+      return fetch(input, init);
+    };
+    const opener = new ConclaveClient({ baseUrl: svc.base, token: created.creator_token, fetch: counting });
+    const other = new ConclaveClient({
+      baseUrl: svc.base,
+      token: (await anonymous.joinRoom({ slug: room, display_name: 'other' })).participant_token ?? undefined,
+    });
+    await opener.ask({ slug: room, question: 'Second?', options: ['x', 'y'] } as any);
+    await opener.choose({ slug: room, choice: 'x', decision: 2 });
+    await other.choose({ slug: room, choice: 'x', decision: 2 });
+    expect((await opener.outcome({ slug: room })).decisions.find((d) => d.seq === 2)?.receipt_hash).toMatch(/^sha256:/);
+    requests = 0;
+    const waiting = opener.waitForOutcome({ slug: room, decision: 1, timeoutMs: 20_000 });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // A wait for completion past decision 0 answers at once with sealed decision 2: looping on it
+    // made hundreds of requests in this half second.
+    expect(requests).toBeLessThanOrEqual(4);
+    await opener.choose({ slug: room, choice: 'a', decision: 1 });
+    await other.choose({ slug: room, choice: 'a', decision: 1 });
+    const outcome = await waiting;
+    expect(outcome.decisions.find((d) => d.seq === 1)?.receipt_hash).toMatch(/^sha256:/);
+  });
+
   it('lists the rooms a token holds a seat in (MCP list_rooms)', async () => {
     const listed = await member.listRooms();
     expect(listed.rooms.map((r: any) => r.slug)).toContain(slug);
