@@ -9,12 +9,14 @@
  * The built entry is started with its import of the app held (test/support/hold-app/) until the
  * test writes a file, so the early window lasts as long as each test needs, on any machine.
  */
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ChildService, isServing, spawnService } from '../support/child-service.js';
+import { repoRoot } from '../support/built.js';
 import { eventually } from '../support/engagement.js';
 
 interface Answer {
@@ -217,6 +219,21 @@ describe('start-up: listening before the app has loaded', () => {
       keptAlive.destroy();
     }
   }, 120_000);
+
+  it("loads the app from the build's one-file bundle (scripts/bundle-server.ts)", async () => {
+    // Every spawned service of the suite runs it, so they all test the bundle, not the modules.
+    expect(existsSync(path.join(repoRoot, 'dist/src/bundle/server-process.js'))).toBe(true);
+    service = await spawnHeld();
+    const loads = new Promise<string>((resolve) => {
+      service!.child.stderr?.on('data', (chunk: Buffer) => {
+        const line = chunk.toString().match(/hold-app: (\S+)/);
+        if (line) resolve(line[1]!);
+      });
+    });
+    await release(service);
+    expect(await loads).toMatch(/\/dist\/src\/bundle\/server-process\.js$/);
+    await eventually(() => isServing(service!.base), 60_000);
+  }, 60_000);
 
   it('stops at once on SIGTERM while loading', async () => {
     service = await spawnHeld();

@@ -11,6 +11,10 @@ export function initialize(data) {
 export async function resolve(specifier, context, nextResolve) {
   if (until && specifier.endsWith('/server-process.js')) {
     while (!existsSync(until)) await sleep(10);
+    const resolved = await nextResolve(specifier, context);
+    // Which module the entry loads (the bundle or the modules one by one), for the test to read.
+    process.stderr.write(`hold-app: ${resolved.url}\n`);
+    return resolved;
   }
   return nextResolve(specifier, context);
 }
