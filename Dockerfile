@@ -16,7 +16,8 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src src
 COPY machines machines
 COPY scripts scripts
-# Compiles to dist/ and bundles the pages' scripts into dist/public/, then drops the dev dependencies.
+# Compiles to dist/, bundles the pages' scripts into dist/public/ and the app into one module
+# (dist/src/bundle/, what the entry loads once it listens), then drops the dev dependencies.
 RUN npm run build && npm prune --omit=dev
 
 FROM node:26-trixie-slim AS runtime

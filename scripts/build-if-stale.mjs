@@ -19,6 +19,7 @@ const SOURCES = [
   'src',
   'machines',
   'scripts/bundle-pages.ts',
+  'scripts/bundle-server.ts',
   'package.json',
   'package-lock.json',
   'tsconfig.json',

@@ -1,7 +1,7 @@
-/** Process entry of `npm start` (and of `conclave serve`): the service from the environment. */
-import { runServer } from './server-process.js';
+/** Process entry of `npm start` (and of `conclave serve`): the service from the environment (src/start.ts). */
+import { startServer } from './start.js';
 
-runServer().catch((error) => {
+startServer().catch((error) => {
   console.error(error instanceof Error ? error.message : error);
   process.exit(1);
 });

@@ -1,28 +1,56 @@
 /** The service as a process: build from the environment, listen, and shut down gracefully on signals. */
 import { isIPv4 } from 'node:net';
 import { LISTEN_BACKLOG } from './http/app.js';
+import type { EarlyServer } from './http/early-server.js';
 import { configProblem, loadConfig, type ServiceConfig, trustProxyWarning } from './config.js';
 import { LOW_FILE_LIMIT, openFileLimit } from './runtime/file-descriptors.js';
 import { capHeapGrowth } from './runtime/heap-growth.js';
 import { createService } from './service.js';
 import { warmUp } from './warm-up.js';
 
-export async function runServer(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export interface RunOptions {
+  /**
+   * The server the entry already listens with (src/start.ts): the app takes it over instead of
+   * listening itself. null or absent: the app listens.
+   */
+  early?: EarlyServer | null;
+  /** Called once this process's own SIGTERM/SIGINT handlers are installed (the entry's give way). */
+  signalsTaken?: () => void;
+}
+
+export async function runServer(env: NodeJS.ProcessEnv = process.env, options: RunOptions = {}): Promise<void> {
   // Before anything big is allocated: garbage may pile up to twice the live heap, not four times.
   capHeapGrowth();
+  const early = options.early ?? null;
   const config = loadConfig(env);
-  const service = await createService(config);
+  const service = await createService(config, early ? { server: early } : {});
   service.services.warming = config.warmupTurns > 0;
   warnOnDefaultBaseUrl(config, service.app.log);
   const trustWarning = trustProxyWarning(config);
   if (trustWarning) service.app.log.warn({ variable: 'TRUST_PROXY' }, trustWarning);
-  try {
-    await service.app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
-  } catch (error) {
-    await service.close().catch(() => undefined);
-    throw listenProblem(error, config.host, config.port);
+  if (early) {
+    // Listening since the entry's first moments; from this turn on the app answers every request.
+    try {
+      await service.app.ready();
+    } catch (error) {
+      await service.close().catch(() => undefined);
+      throw error;
+    }
+    early.handOver();
+    service.app.log.info(
+      { store: config.store.kind, base_url: config.baseUrl, address: early.url },
+      'conclave serving',
+    );
+  } else {
+    try {
+      await service.app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
+    } catch (error) {
+      await service.close().catch(() => undefined);
+      throw listenProblem(error, config.host, config.port);
+    }
+    service.app.log.info({ store: config.store.kind, base_url: config.baseUrl }, 'conclave listening');
+    service.app.log.info({ store: config.store.kind, base_url: config.baseUrl }, 'conclave serving');
   }
-  service.app.log.info({ store: config.store.kind, base_url: config.baseUrl }, 'conclave listening');
   // Each signing key's position key (a hash and a scalar multiplication, 50-80 ms here) is derived
   // on first use: now, while not yet ready, rather than inside the first seal's wake of everyone
   // parked on the room (docs/performance.md, One commit, ten thousand long-polls).
@@ -46,6 +74,7 @@ export async function runServer(env: NodeJS.ProcessEnv = process.env): Promise<v
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  options.signalsTaken?.();
 
   // Listening first (and the signals handled), so liveness answers at once; ready once the first
   // burst will meet compiled code (src/warm-up.ts), within WARMUP_MAX_MS however slow the machine.

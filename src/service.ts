@@ -10,6 +10,7 @@ import { hashSecret } from './auth/secrets.js';
 import type { ServiceConfig } from './config.js';
 import { Engagement } from './engagement/engagement.js';
 import { buildHttpApp } from './http/app.js';
+import type { EarlyServer } from './http/early-server.js';
 import { eventStreamRoute } from './http/event-stream-route.js';
 import type { Capabilities } from './http/meta.js';
 import { registerLogRoutes } from './http/log-routes.js';
@@ -37,8 +38,9 @@ import { TransparencyLog } from './tlog/log.js';
 import { frozenLogOrigin } from './tlog/note-signer.js';
 import { PositionLabels } from './tlog/position-labels.js';
 import { Witnesses } from './tlog/witness.js';
+import { SERVICE_VERSION } from './service-version.js';
 
-export const SERVICE_VERSION = '0.1.0';
+export { SERVICE_VERSION };
 
 export const CAPABILITIES: Capabilities = { mcp: true, mandates: true, longPoll: true, sse: true, webhooks: true };
 
@@ -60,7 +62,14 @@ export interface Service {
   close(): Promise<void>;
 }
 
-export async function createService(config: ServiceConfig, options: { clock?: Clock } = {}): Promise<Service> {
+export async function createService(
+  config: ServiceConfig,
+  options: {
+    clock?: Clock;
+    /** A server already listening (src/start.ts) for the app to take over; without it the app makes its own. */
+    server?: EarlyServer;
+  } = {},
+): Promise<Service> {
   const clock = options.clock ?? systemClock;
   secureDataDir(config.dataDir);
   const store = await openStore({ ...config.store, clock: () => clock.now() });
@@ -215,6 +224,7 @@ export async function createService(config: ServiceConfig, options: { clock?: Cl
     onRequest: limitsByCaller ? [rateLimitHook(rateLimits, () => clock.now())] : [],
     revocations: () => identity.revocations(),
     metrics,
+    ...(options.server ? { server: options.server } : {}),
   });
   scheduler = new DeadlineScheduler(
     store,

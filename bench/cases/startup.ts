@@ -1,7 +1,8 @@
 /**
  * Process start-up, cold, of the built service as `npm start` runs it (bench/run.ts builds it first):
- * to listening (liveness answers) and to ready (the warm-up over, /readyz 200), beside a bare
- * node:http process started the same way (the floor: what starting Node itself costs here).
+ * to listening (liveness answers, before the app's modules load: src/start.ts), to serving (the app
+ * answers on that socket) and to ready (the warm-up over, /readyz 200), beside a bare node:http
+ * process started the same way (the floor: what starting Node itself costs here).
  * Median of three starts each.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -48,19 +49,21 @@ export const startup: BenchCase = {
   async run() {
     const floor: number[] = [];
     const listening: number[] = [];
+    const serving: number[] = [];
     const ready: number[] = [];
     for (let i = 0; i < STARTS; i++) {
       floor.push(await timeFloorStart());
       const dataDir = await mkdtemp(path.join(tmpdir(), 'conclave-bench-startup-'));
       try {
-        const [live, warm] = await timeStart(
+        const [live, loaded, warm] = await timeStart(
           spawn(process.execPath, [BUILT_SERVICE], {
             env: { ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info' },
             stdio: ['ignore', 'pipe', 'ignore'],
           }),
-          ['conclave listening', 'conclave ready'],
+          ['conclave listening', 'conclave serving', 'conclave ready'],
         );
         listening.push(live!);
+        serving.push(loaded!);
         ready.push(warm!);
       } finally {
         await rm(dataDir, { recursive: true, force: true });
@@ -73,6 +76,11 @@ export const startup: BenchCase = {
         p50: median(listening),
         ratio: median(listening) / median(floor),
         note: `liveness from here; bar ≤ 1 s; ratio = / floor; starts ${listening.map(Math.round).join('/')} ms`,
+      },
+      {
+        case: 'start-up to serving (built, cold)',
+        p50: median(serving),
+        note: `the app answers (its modules loaded); starts ${serving.map(Math.round).join('/')} ms`,
       },
       {
         case: 'start-up to ready (built, cold)',

@@ -64,8 +64,8 @@ program
   .command('serve')
   .description('run the service (what `npm start` runs), configured by the environment (see README)')
   .action(async () => {
-    const { runServer } = await import('../server-process.js');
-    await runServer();
+    const { startServer } = await import('../start.js');
+    await startServer();
   });
 
 registerKeyCommands(program);

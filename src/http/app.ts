@@ -13,6 +13,14 @@ import type { AnyOperation } from '../operations/types.js';
 import { installBackPressure } from './back-pressure.js';
 import { installConnectionGuard } from './connection-guard.js';
 import { installSlowRequestGuard } from './slow-requests.js';
+import {
+  CORRELATION_ID,
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  KEEP_ALIVE_TIMEOUT_MS,
+  NODE_SERVER_OPTIONS,
+  REQUEST_TIMEOUT_MS,
+} from './http-server.js';
+import type { EarlyServer } from './early-server.js';
 import { BODY_LIMIT, installBodyParsing } from './body.js';
 import { clientErrorHandler, frameworkErrors, installEarlyBodyLimit, installHostCheck } from './edge-errors.js';
 import { installErrorHandling } from './errors.js';
@@ -49,22 +57,16 @@ export interface HttpOptions {
   trustProxy?: true | string[] | undefined;
   /** Socket limits: the per-address cap (undefined = derived from the descriptor limit) and the header timeout. */
   sockets?: { maxPerAddress?: number | undefined; headersTimeoutMs?: number };
+  /**
+   * A server already listening (src/start.ts): fastify takes it instead of creating one, and app.ts
+   * serves it once the caller hands it over (EarlyServer.handOver). Its slow-request guard is already
+   * timing it; the connection guard counts the sockets it accepted before.
+   */
+  server?: EarlyServer;
 }
 
-/** A client sends its headers in milliseconds; ten seconds covers a slow link and stops a stalled one. */
-const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
-/**
- * Connections the kernel may hold completed for the service before it accepts them (capped by the
- * kernel's net.core.somaxconn). Node's default of 511 overflows in a reconnect storm: the kernel then
- * drops the handshake's last packet and the request sent right behind it, and the client's TCP sends
- * the request again only after its retransmission back-off (seconds), so a connection the service
- * accepts later may stay silent long past the header timeout through no fault of the client's.
- */
-export const LISTEN_BACKLOG = 8192;
-/** The whole request, body included (4 MiB at most), must arrive within this; responses are not bounded by it. */
-const REQUEST_TIMEOUT_MS = 30_000;
+export { LISTEN_BACKLOG } from './http-server.js';
 
-const CORRELATION_ID = /^[\x21-\x7e]{1,128}$/;
 const CORS_METHODS = 'GET, POST, PATCH, DELETE, OPTIONS';
 const CORS_HEADERS =
   'Authorization, Content-Type, X-Mandate, X-Room-Password, Idempotency-Key, X-Correlation-Id, X-Confirm-Delete, Last-Event-ID, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id, X-Body-Signature, X-Timestamp';
@@ -127,11 +129,11 @@ export async function buildHttpApp(
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     frameworkErrors,
     clientErrorHandler,
-    // Node's own refusal of a missing Host has an empty body; installHostCheck answers with the envelope.
-    // Node's header and request timeouts are off: they also expire requests that arrived whole while
-    // the event loop was busy. slow-requests.ts times what the client keeps waiting instead.
-    http: { requireHostHeader: false, headersTimeout: 0 },
+    // The same server either way (http-server.ts): made here, or made and listening before the app loaded.
+    ...(options.server ? { serverFactory: options.server.serverFactory } : {}),
+    http: { ...NODE_SERVER_OPTIONS },
     requestTimeout: 0,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     return503OnClosing: true,
     forceCloseConnections: true,
   });
@@ -142,14 +144,20 @@ export async function buildHttpApp(
   installHostCheck(app);
   installPageSecurity(app);
   installEarlyBodyLimit(app.server);
-  installConnectionGuard(app, options.trustProxy, options.sockets?.maxPerAddress);
+  const connections = installConnectionGuard(app, options.trustProxy, options.sockets?.maxPerAddress);
   // The header timeout runs from the moment the socket connects, so a socket that never sends a byte
-  // is closed by it too (test/adversary/connections.test.ts).
-  const stopTiming = installSlowRequestGuard(app.server, {
-    headersTimeoutMs: headersTimeout,
-    requestTimeoutMs: Math.max(REQUEST_TIMEOUT_MS, headersTimeout),
-  });
+  // is closed by it too (test/adversary/connections.test.ts). A server that listened before the app
+  // existed has been timed since its first connection.
+  const stopTiming = options.server
+    ? options.server.stopTiming
+    : installSlowRequestGuard(app.server, {
+        headersTimeoutMs: headersTimeout,
+        requestTimeoutMs: Math.max(REQUEST_TIMEOUT_MS, headersTimeout),
+      });
   app.addHook('onClose', async () => stopTiming());
+  if (options.server) {
+    for (const socket of options.server.openSockets()) connections.adopt(socket);
+  }
 
   await app.register(cors, {
     delegator: (request, callback) => {
@@ -181,5 +189,15 @@ export async function buildHttpApp(
   registerVisualizerPage(app);
   registerPageAssets(app);
   for (const extend of options.extensions ?? []) await extend(app);
+  if (options.server) {
+    // fastify closes only a server it listened with itself; this one the same way, as app.close()'s
+    // first onClose hook (they run last registered first), after the preClose hooks: every
+    // connection closed (forceCloseConnections), then the listener.
+    const { server } = options.server;
+    app.addHook('onClose', async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+  }
   return app;
 }

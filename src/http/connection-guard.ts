@@ -56,7 +56,15 @@ export class ConnectionGuard {
     server.on('connection', (socket: Socket) => this.admit(socket));
     server.on('request', (request: IncomingMessage, response: ServerResponse) => this.busy(request.socket, response));
     // Accept errors surface as 'error' on a listening server; unhandled, they would end the process.
-    server.on('listening', () => server.on('error', (error: NodeJS.ErrnoException) => this.acceptFailed(error)));
+    // A server listening already (src/start.ts) has its listen behind it: the handler goes on now.
+    const onAcceptError = () => server.on('error', (error: NodeJS.ErrnoException) => this.acceptFailed(error));
+    if (server.listening) onAcceptError();
+    else server.on('listening', onAcceptError);
+  }
+
+  /** Counts a socket the server accepted before this guard was attached, as if it connected now. */
+  adopt(socket: Socket): void {
+    if (!socket.destroyed) this.admit(socket);
   }
 
   get openSockets(): number {

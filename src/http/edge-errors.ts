@@ -6,11 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type ErrorSpec, envelope, invalidInput } from '../errors.js';
+import { envelope, invalidInput } from '../errors.js';
 import { BODY_LIMIT } from './body.js';
 import { bodyTooLarge, sendError } from './errors.js';
+
+export { clientErrorHandler } from './client-errors.js';
 
 /** Fastify's `frameworkErrors` option: router failures answered as envelopes. */
 export function frameworkErrors(error: { code?: string }, request: FastifyRequest, reply: FastifyReply): void {
@@ -21,51 +22,6 @@ export function frameworkErrors(error: { code?: string }, request: FastifyReques
   const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
   sendError(reply, request, refusal.toSpec(), status);
 }
-
-/** Fastify's `clientErrorHandler`: what Node's parser refused, as an envelope on a closing connection. */
-export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, spec] = clientErrorSpec(error.code);
-  if (socket.writable) socket.write(rawResponse(status, spec));
-  socket.destroy();
-}
-
-function clientErrorSpec(code: string | undefined): [number, ErrorSpec] {
-  if (code === 'HPE_HEADER_OVERFLOW') {
-    return [431, { code: 'input.invalid', message: 'The request headers exceed 16 KiB. Send smaller headers.' }];
-  }
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    return [408, { code: 'input.invalid', message: 'The request was not received in time. Send it again.' }];
-  }
-  return [
-    400,
-    {
-      code: 'input.invalid',
-      message: 'The request is not well-formed HTTP/1.1 (framing, Content-Length or headers). Send a valid request.',
-    },
-  ];
-}
-
-/** A complete HTTP/1.1 response written straight to a socket, for when no request object exists. */
-function rawResponse(status: number, spec: ErrorSpec): string {
-  const body = JSON.stringify(envelope(spec, randomUUID()));
-  return [
-    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}`,
-    'Content-Type: application/json; charset=utf-8',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    'Cache-Control: no-store',
-    'Connection: close',
-    '',
-    body,
-  ].join('\r\n');
-}
-
-const STATUS_TEXT: Record<number, string> = {
-  400: 'Bad Request',
-  408: 'Request Timeout',
-  413: 'Payload Too Large',
-  431: 'Request Header Fields Too Large',
-};
 
 /** HTTP/1.1 requires Host (RFC 9112 §3.2); Node's own refusal has no body, so the check is ours. */
 export function installHostCheck(app: FastifyInstance): void {

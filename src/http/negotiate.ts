@@ -4,8 +4,6 @@
  * HTML is chosen only when the Accept header ranks text/html above application/json — a missing
  * header, `*\/*` and `application/json` keep the JSON every client reads today.
  */
-import type { FastifyRequest } from 'fastify';
-
 function quality(accept: string, type: string): number {
   let best = -1;
   for (const part of accept.split(',')) {
@@ -27,9 +25,16 @@ export function prefersHtml(accept: string | undefined): boolean {
 /** Paths that belong to the API and its documents: their errors stay JSON whatever the Accept header says. */
 const API_PATH = /^\/(?:api|mcp|v1|\.well-known|oauth|metrics|healthz|readyz)(?:[/?]|$)/;
 
+/** What negotiation reads of a request: a fastify request, or node's own before the app loads (early-server.ts). */
+export interface NegotiatedRequest {
+  method?: string | undefined;
+  url?: string | undefined;
+  headers: { accept?: string | undefined };
+}
+
 /** A browser navigating to a page (not an API path) that would rather read HTML. */
-export function wantsPage(request: FastifyRequest): boolean {
+export function wantsPage(request: NegotiatedRequest): boolean {
   if (request.method !== 'GET' && request.method !== 'HEAD') return false;
-  if (API_PATH.test(request.url)) return false;
+  if (API_PATH.test(request.url ?? '/')) return false;
   return prefersHtml(request.headers.accept);
 }

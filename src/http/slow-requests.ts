@@ -20,7 +20,7 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { clientErrorHandler } from './edge-errors.js';
+import { clientErrorHandler } from './client-errors.js';
 
 export interface SlowRequestSettings {
   headersTimeoutMs: number;

@@ -261,7 +261,8 @@ describe('the conclave command line', () => {
     try {
       await eventually(
         () =>
-          fetch(`http://127.0.0.1:${port}/healthz`).then(
+          // The app's own route (/healthz answers while its modules load: src/start.ts).
+          fetch(`http://127.0.0.1:${port}/.well-known/jwks.json`).then(
             (r) => r.ok,
             () => false,
           ),

@@ -131,7 +131,8 @@ async function startService(env: Record<string, string>): Promise<Service> {
   const giveUpAt = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`service exited at start (${child.exitCode}); see ${logFile}`);
-    const up = await fetch(`${base}/healthz`).then(
+    // The app's own route: /healthz answers while the modules still load (src/start.ts).
+    const up = await fetch(`${base}/.well-known/jwks.json`).then(
       (r) => r.ok,
       () => false,
     );

@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { eventually } from './engagement.js';
 import { killWithTestProcess } from './kill-with-test-process.js';
 import { BUILT_SERVICE, repoRoot } from './built.js';
@@ -29,11 +30,17 @@ export async function spawnService(
     dataDir?: string;
     /** A command the node process is started through, e.g. `['prlimit', '--nofile=1024:1024']`. */
     wrapper?: string[];
+    /**
+     * Hold the app's modules until this file exists (test/support/hold-app/): the process answers
+     * from its early server (src/http/early-server.ts) until then, and this resolves once it listens.
+     */
+    holdAppUntil?: string;
   } = {},
 ): Promise<ChildService> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'conclave-peer-')));
   const port = options.port ?? (await freePort());
-  const [command, ...args] = [...(options.wrapper ?? []), process.execPath, BUILT_SERVICE];
+  const hold = options.holdAppUntil ? ['--import', HOLD_APP] : [];
+  const [command, ...args] = [...(options.wrapper ?? []), process.execPath, ...hold, BUILT_SERVICE];
   const child = spawn(command!, args, {
     cwd: repoRoot,
     // No start-up warm-up unless a test asks for it (src/warm-up.ts): it only adds seconds to every spawn here.
@@ -42,6 +49,7 @@ export async function spawnService(
       LOG_LEVEL: 'warn',
       WARMUP_TURNS: '0',
       ...env,
+      ...(options.holdAppUntil ? { HOLD_APP_UNTIL: options.holdAppUntil } : {}),
       PORT: String(port),
       HOST: '127.0.0.1',
       DATA_DIR: dataDir,
@@ -59,10 +67,7 @@ export async function spawnService(
   const base = `http://127.0.0.1:${port}`;
   await eventually(async () => {
     if (child.exitCode !== null) throw new Error(`the service process exited with ${child.exitCode}:\n${output}`);
-    return fetch(`${base}/healthz`).then(
-      (r) => r.ok,
-      () => false,
-    );
+    return options.holdAppUntil ? isLive(base) : isServing(base);
     // A fleet of three starting at once on a busy 2-core machine took over 30 s.
   }, 90_000);
   return {
@@ -79,6 +84,27 @@ export async function spawnService(
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+const HOLD_APP = pathToFileURL(path.join(repoRoot, 'test/support/hold-app/register.mjs')).href;
+
+/** Liveness answers: from the moment the process listens, before its app has loaded (src/start.ts). */
+export function isLive(base: string): Promise<boolean> {
+  return fetch(`${base}/healthz`).then(
+    (r) => r.ok,
+    () => false,
+  );
+}
+
+/**
+ * The app answers: liveness alone says only that the process listens (its early server answers it
+ * while the app loads); the signing keys are the app's, served as soon as it has taken the socket.
+ */
+export function isServing(base: string): Promise<boolean> {
+  return fetch(`${base}/.well-known/jwks.json`).then(
+    (r) => r.ok,
+    () => false,
+  );
 }
 
 /** Binds port 0 to let the OS pick a free port, then hands it over. */
