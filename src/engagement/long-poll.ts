@@ -76,11 +76,13 @@ function answerOf(state: RoomState, mode: WaitMode, wake: Wake, now: number): Re
 
 /**
  * Parks; an opener-seal wake to a participant is consumed on delivery, and only the consumer that wins
- * it gets it. Any other wake is answered as it comes (`call.answer`).
+ * it gets it. Any other wake is answered as it comes (`call.answer`), unless it comes while an
+ * opener-seal claim is out: the claim's outcome decides which wake this call returns.
  */
 async function parkUntilDeliverable(deps: LongPollDeps, call: LongPollCall): Promise<WaitOutcome> {
   const participantId = call.query.reader.participantId;
   const answer = call.answer;
+  let claiming = false;
   const parked = deps.waiters.park(
     call.slug,
     call.query,
@@ -90,7 +92,7 @@ async function parkUntilDeliverable(deps: LongPollDeps, call: LongPollCall): Pro
     call.watch ?? null,
     answer &&
       ((wake, state) => {
-        if (wake.kind !== 'opener_seal' || participantId === null)
+        if (!claiming && (wake.kind !== 'opener_seal' || participantId === null))
           answer(answerOf(state, call.query.mode, wake, deps.clock.now()));
       }),
   );
@@ -98,7 +100,10 @@ async function parkUntilDeliverable(deps: LongPollDeps, call: LongPollCall): Pro
     for (;;) {
       const outcome = await parked.next();
       if (outcome.kind !== 'wake' || outcome.wake.kind !== 'opener_seal' || participantId === null) return outcome;
-      if (await claimOpenerSeal(deps.store, call.slug, participantId, outcome.wake.decision.data.id)) return outcome;
+      claiming = true;
+      const claimed = await claimOpenerSeal(deps.store, call.slug, participantId, outcome.wake.decision.data.id);
+      claiming = false;
+      if (claimed) return outcome;
       parked.recheck();
     }
   } finally {
