@@ -34,6 +34,12 @@ export interface LongPollCall {
   signal?: AbortSignal | undefined;
   /** The credential the call was made with, re-checked on every commit while parked. */
   watch?: CredentialWatch | null | undefined;
+  /**
+   * The transport's writer of a wake's answer (REST: http/routes.ts): called inside the evaluation pass
+   * that wakes the wait, with the answer the call then also returns, so the pass writes every answer
+   * it wakes in one go, before any waiter's promise chain runs (docs/architecture.md, Engagement).
+   */
+  answer?: ((answer: Record<string, unknown>) => void) | undefined;
 }
 
 export async function longPoll(deps: LongPollDeps, call: LongPollCall): Promise<Record<string, unknown>> {
@@ -52,23 +58,31 @@ export async function longPoll(deps: LongPollDeps, call: LongPollCall): Promise<
 }
 
 /**
- * The answers built for a wake, by mode and instant: an evaluation pass hands every waiter of a wake key
- * the same wake (waiters.ts), and `wakeBody` is a pure function of the state the wake came with, the
- * mode, the wake and the millisecond, so the waiters of one commit woken within the same millisecond
- * share one answer instead of building ten thousand equal ones. Kept while the wake object lives.
+ * The answer built for a wake: an evaluation pass hands every waiter of a wake key the same wake
+ * (waiters.ts), and `wakeBody` is a pure function of the state the wake came with, the mode, the wake
+ * and the instant, so the waiters one pass wakes share one answer, built at the instant the first of
+ * them is answered, instead of ten thousand equal ones (or one per millisecond the pass takes to write
+ * them). A wake lives only as long as the pass's waiters hold it; `wait=0` evaluates a fresh one.
  */
-const answers = new WeakMap<Wake, { mode: WaitMode; now: number; body: Record<string, unknown> }>();
+const answers = new WeakMap<Wake, { mode: WaitMode; body: Record<string, unknown> }>();
 
 function answerOf(state: RoomState, mode: WaitMode, wake: Wake, now: number): Record<string, unknown> {
   const known = answers.get(wake);
-  if (known && known.mode === mode && known.now === now) return known.body;
+  if (known && known.mode === mode) return known.body;
   const body = shareAnswer(wakeBody(state, mode, wake, now));
-  answers.set(wake, { mode, now, body });
+  answers.set(wake, { mode, body });
   return body;
 }
 
-/** Parks; an opener-seal wake is consumed on delivery, and only the consumer that wins it gets it. */
+/**
+ * Parks; an opener-seal wake to a participant is consumed on delivery, and only the consumer that wins
+ * it gets it. Any other wake is answered as it comes (`call.answer`), unless it comes while an
+ * opener-seal claim is out: the claim's outcome decides which wake this call returns.
+ */
 async function parkUntilDeliverable(deps: LongPollDeps, call: LongPollCall): Promise<WaitOutcome> {
+  const participantId = call.query.reader.participantId;
+  const answer = call.answer;
+  let claiming = false;
   const parked = deps.waiters.park(
     call.slug,
     call.query,
@@ -76,13 +90,20 @@ async function parkUntilDeliverable(deps: LongPollDeps, call: LongPollCall): Pro
     call.claim,
     call.signal,
     call.watch ?? null,
+    answer &&
+      ((wake, state) => {
+        if (!claiming && (wake.kind !== 'opener_seal' || participantId === null))
+          answer(answerOf(state, call.query.mode, wake, deps.clock.now()));
+      }),
   );
   try {
     for (;;) {
       const outcome = await parked.next();
-      const participantId = call.query.reader.participantId;
       if (outcome.kind !== 'wake' || outcome.wake.kind !== 'opener_seal' || participantId === null) return outcome;
-      if (await claimOpenerSeal(deps.store, call.slug, participantId, outcome.wake.decision.data.id)) return outcome;
+      claiming = true;
+      const claimed = await claimOpenerSeal(deps.store, call.slug, participantId, outcome.wake.decision.data.id);
+      claiming = false;
+      if (claimed) return outcome;
       parked.recheck();
     }
   } finally {

@@ -56,11 +56,16 @@ class Waiter {
   private held: WaitOutcome | null = null;
   private taker: ((outcome: WaitOutcome) => void) | null = null;
   private finished = false;
+  /** The query's wake key (actionable.ts), made once: every pass reads it. */
+  readonly key: string;
 
   constructor(
     readonly query: WaitQuery,
     readonly watch: CredentialWatch | null,
-  ) {}
+    private readonly onWake: WakeListener | null,
+  ) {
+    this.key = wakeKey(query);
+  }
 
   get open(): boolean {
     return !this.finished && this.held === null;
@@ -69,6 +74,7 @@ class Waiter {
   deliver(outcome: WaitOutcome): void {
     if (!this.open) return;
     if (outcome.kind !== 'wake') this.finished = true;
+    else this.onWake?.(outcome.wake, outcome.state);
     if (this.taker) {
       const take = this.taker;
       this.taker = null;
@@ -93,6 +99,12 @@ class Waiter {
     this.finished = true;
   }
 }
+
+/**
+ * Told of each wake delivered to a waiter, synchronously, inside the evaluation pass that found it
+ * (before the waiter's `next()` resolves): long-poll.ts writes the REST answer from here.
+ */
+export type WakeListener = (wake: Wake, state: RoomState) => void;
 
 /** One parked long-poll, as seen by its caller. */
 export interface ParkedWait {
@@ -121,7 +133,7 @@ export class WaiterRegistry {
    * Parks a waiter until a wake, `waitMs` of wall time, the signal, or the end of the credential it was
    * opened with (`watch`, re-checked on every evaluation). Throws 503 when the pool is full, 429 when the
    * claim's address or credential already holds its share. `signal` must be the call's own (a
-   * request's): its abort listener is not removed on release.
+   * request's): its abort listener is not removed on release. `onWake` hears each wake as it is delivered.
    */
   park(
     slug: string,
@@ -130,9 +142,10 @@ export class WaiterRegistry {
     claim: ParkingClaim,
     signal?: AbortSignal,
     watch: CredentialWatch | null = null,
+    onWake: WakeListener | null = null,
   ): ParkedWait {
     const leave = this.deps.capacity.enter(claim);
-    const waiter = new Waiter(query, watch);
+    const waiter = new Waiter(query, watch, onWake);
     const group = this.groupOf(slug);
     group.waiters.add(waiter);
     const timer = setTimeout(() => waiter.deliver({ kind: 'timeout' }), waitMs);
@@ -223,12 +236,11 @@ export class WaiterRegistry {
         waiter.deliver({ kind: 'ended', end });
         continue;
       }
-      const key = wakeKey(waiter.query);
-      let outcome = outcomes.get(key);
+      let outcome = outcomes.get(waiter.key);
       if (outcome === undefined) {
         const wake = evaluateWake(state, waiter.query, await facts.gather(waiter.query));
         outcome = wake ? { kind: 'wake', state, wake } : null;
-        outcomes.set(key, outcome);
+        outcomes.set(waiter.key, outcome);
       }
       if (outcome) waiter.deliver(outcome);
     }

@@ -24,15 +24,30 @@ export const PAGE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** Every response's security headers, and a page's (text/html), as [name, value] pairs in the order they are set. */
+const FOR_EVERY_RESPONSE: readonly (readonly [string, string])[] = [
+  ['x-content-type-options', 'nosniff'],
+  ['referrer-policy', 'no-referrer'],
+];
+const FOR_PAGES: readonly (readonly [string, string])[] = [
+  ...FOR_EVERY_RESPONSE,
+  ['content-security-policy', PAGE_CSP],
+  ['x-frame-options', 'DENY'],
+];
+
+/**
+ * The security headers of a response with this content type. The hook below sets them; a response
+ * written outside fastify's send path (a woken long-poll, http/routes.ts) sets the same list itself.
+ */
+export function securityHeaders(contentType: unknown): readonly (readonly [string, string])[] {
+  return typeof contentType === 'string' && contentType.toLowerCase().startsWith('text/html')
+    ? FOR_PAGES
+    : FOR_EVERY_RESPONSE;
+}
+
 export function installPageSecurity(app: FastifyInstance): void {
   app.addHook('onSend', async (_request, reply, payload) => {
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('referrer-policy', 'no-referrer');
-    const type = reply.getHeader('content-type');
-    if (typeof type === 'string' && type.toLowerCase().startsWith('text/html')) {
-      reply.header('content-security-policy', PAGE_CSP);
-      reply.header('x-frame-options', 'DENY');
-    }
+    for (const [name, value] of securityHeaders(reply.getHeader('content-type'))) reply.header(name, value);
     return payload;
   });
 }

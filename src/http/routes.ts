@@ -3,14 +3,16 @@
  * then body parsing, then the operation's zod input, then the handler (the check order of docs/architecture.md, Errors). The
  * transport adds nothing of its own beyond reading credentials and headers.
  */
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { invalidInput } from '../errors.js';
 import { IDEMPOTENCY_KEY, parseOperationInput } from '../operations/input.js';
 import type { Services } from '../operations/services.js';
 import type { AnyOperation, RequestContext } from '../operations/types.js';
 import { roomNotFound } from '../runtime/registry.js';
-import { sharedJson } from '../runtime/shared-answer.js';
+import { type SharedJson, sharedJson } from '../runtime/shared-answer.js';
 import { unreadableBody } from './body.js';
+import { securityHeaders } from './page-security.js';
 import { runOperation } from '../operations/run.js';
 
 const CREDENTIAL_QUERY_KEYS = ['token', 'access_token', 'mandate', 'password', 'invite'];
@@ -112,14 +114,73 @@ async function handle(services: Services, operation: AnyOperation, request: Fast
   const { input, invalid } = parseOperationInput(operation, { ...fields, ...params });
   const ctx = requestContext(services, request, `${request.method} ${path}`, usesBody ? (body ?? {}) : query);
   watchClientGone(ctx, reply);
+  if (request.method === 'GET') ctx.answerWoken = (answer) => answerWoken(operation, ctx, reply, answer);
   const result = await runOperation(operation, ctx, input, invalid);
-  if (ctx.replayed) reply.header('idempotent-replayed', 'true');
-  for (const [name, value] of Object.entries(ctx.responseHeaders)) reply.header(name, value);
-  if (operation.noStore) reply.header('cache-control', 'no-store');
+  // Already written from inside its wake (answerWoken).
+  if (reply.sent) return reply;
   // A shared answer (a long-poll wake) was serialized once for all its callers.
-  return reply
-    .header('content-type', 'application/json; charset=utf-8')
-    .send(sharedJson(result) ?? JSON.stringify(result));
+  const shared = sharedJson(result);
+  if (shared !== undefined && request.method === 'GET') return sendShared(operation, ctx, reply, shared);
+  answerHeaders(operation, ctx, (name, value) => reply.header(name, value));
+  return reply.send(shared?.bytes ?? JSON.stringify(result));
+}
+
+/** The headers the route adds to an operation's answer, each through `set`. */
+function answerHeaders(
+  operation: AnyOperation,
+  ctx: RequestContext,
+  set: (name: string, value: string) => unknown,
+): void {
+  if (ctx.replayed) set('idempotent-replayed', 'true');
+  for (const [name, value] of Object.entries(ctx.responseHeaders)) set(name, value);
+  if (operation.noStore) set('cache-control', 'no-store');
+  set('content-type', 'application/json; charset=utf-8');
+}
+
+/**
+ * A long-poll's answer, written from inside the evaluation pass that woke it (engagement/waiters.ts):
+ * the pass writes every answer it wakes in one go, and each waiter's promise chain, run afterwards,
+ * finds its reply sent. Never throws into the pass: an answer that cannot be written ends its response.
+ */
+function answerWoken(
+  operation: AnyOperation,
+  ctx: RequestContext,
+  reply: FastifyReply,
+  answer: Record<string, unknown>,
+): void {
+  const shared = sharedJson(answer);
+  if (reply.sent || shared === undefined) return;
+  try {
+    sendShared(operation, ctx, reply, shared);
+  } catch (error) {
+    reply.log.error({ err: error }, 'a woken long-poll could not be answered');
+    reply.raw.destroy();
+  }
+}
+
+/**
+ * Writes a shared answer (the long-polls one commit wakes, engagement/long-poll.ts) with the same
+ * status, headers and body fastify's send path would, without that path (docs/performance.md, One
+ * commit, ten thousand long-polls): the headers the hooks and the handler set on the reply, the
+ * route's own (answerHeaders), the security headers page-security.ts's onSend hook adds, the prepared
+ * Content-Length, in that order, set on the header object Node writes as fastify's reply.header would.
+ * What fastify does when the response finishes still runs (the onResponse hooks: metrics; the access
+ * log), as do the server's own listeners (the slow-request and connection guards). The test
+ * test/e2e/long-poll-shared-wake.test.ts holds every woken answer to the one the normal path gives.
+ * HEAD, whose body fastify's HEAD route drops, keeps the normal path.
+ */
+function sendShared(operation: AnyOperation, ctx: RequestContext, reply: FastifyReply, json: SharedJson): FastifyReply {
+  reply.hijack();
+  // The reply holds header values as fastify was given them; Node writes each as `${value}`.
+  const headers = reply.getHeaders() as OutgoingHttpHeaders;
+  answerHeaders(operation, ctx, (name, value) => {
+    headers[name.toLowerCase()] = value;
+  });
+  for (const [name, value] of securityHeaders(headers['content-type'])) headers[name] = value;
+  headers['content-length'] = json.length;
+  reply.raw.writeHead(reply.statusCode, headers);
+  reply.raw.end(json.bytes);
+  return reply;
 }
 
 /**

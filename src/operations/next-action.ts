@@ -69,6 +69,7 @@ export const nextAction = {
       waitSeconds: Math.min(input.wait ?? DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS),
       claim: parkingClaim(ctx.clientIp, ctx.credentials),
       signal: ctx.signal,
+      answer: ctx.answerWoken,
       // A superseded token or revoked mandate ends the wait at the next commit (docs/architecture.md).
       watch: watchCredential(services, input.slug, state, ctx.credentials),
     });

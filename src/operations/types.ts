@@ -34,6 +34,11 @@ export interface RequestContext {
   responseHeaders: Record<string, string>;
   /** Aborted when the client goes away (a parked long-poll is released at once). */
   signal?: AbortSignal;
+  /**
+   * Writes a shared answer (engagement/long-poll.ts) as the response at once, from inside the wake that
+   * made it (REST GET only; http/routes.ts). The operation's result is then not sent again.
+   */
+  answerWoken?: (answer: Record<string, unknown>) => void;
 }
 
 export interface OperationDef<I = unknown> {

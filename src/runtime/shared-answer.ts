@@ -3,8 +3,15 @@
  * frozen, so no caller's path can change what another receives, and serialized once for the REST
  * transport instead of once per caller (http/routes.ts).
  */
-/** Shared answers, with their JSON bytes once a REST caller has asked for them (MCP serializes its own). */
-const serialized = new WeakMap<object, Buffer | null>();
+
+/** A shared answer's JSON bytes, and their length as the Content-Length header's value. */
+export interface SharedJson {
+  readonly bytes: Buffer;
+  readonly length: string;
+}
+
+/** Shared answers, with their JSON once a REST caller has asked for it (MCP serializes its own). */
+const serialized = new WeakMap<object, SharedJson | null>();
 
 /** Freezes the answer throughout and marks it shared; returns it. */
 export function shareAnswer<T extends Record<string, unknown>>(answer: T): T {
@@ -13,14 +20,15 @@ export function shareAnswer<T extends Record<string, unknown>>(answer: T): T {
   return answer;
 }
 
-/** The JSON bytes of a shared answer (serialized on the first call), or undefined for any other value. */
-export function sharedJson(answer: unknown): Buffer | undefined {
+/** The JSON of a shared answer (serialized on the first call), or undefined for any other value. */
+export function sharedJson(answer: unknown): SharedJson | undefined {
   if (typeof answer !== 'object' || answer === null) return undefined;
   const known = serialized.get(answer);
   if (known !== null) return known;
   const bytes = Buffer.from(JSON.stringify(answer));
-  serialized.set(answer, bytes);
-  return bytes;
+  const json = { bytes, length: String(bytes.length) };
+  serialized.set(answer, json);
+  return json;
 }
 
 function deepFreeze(value: unknown): void {
