@@ -89,8 +89,8 @@ export function burstRow(name: string, trigger: number, arrivals: number[], tall
   };
 }
 
-/** The service row beside its floor: p99 over the floor's p99 (target ≤ 1.2). */
-export function againstFloor(row: BenchRow, floor: BenchRow): BenchRow {
+/** A row beside its floor: p99 over the floor's p99, and what that ratio is read against (the target ≤ 1.2, by default). */
+export function againstFloor(row: BenchRow, floor: BenchRow, reading = 'target ≤ 1.2'): BenchRow {
   const ratio = row.p99 !== undefined && floor.p99 ? row.p99 / floor.p99 : undefined;
-  return { ...row, ratio, note: `p99 ratio vs the floor row (target ≤ 1.2); ${row.note}` };
+  return { ...row, ratio, note: `p99 ratio vs the floor row (${reading}); ${row.note}` };
 }

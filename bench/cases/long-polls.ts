@@ -2,14 +2,17 @@
  * A reconnect storm of long-polls: 10,000 `for=completion` long-polls on one room in one burst from one
  * client, all woken by one commit (the deciding choice seals the decision), beside its floor in the
  * same run: a bare node:http server taking the same burst from the same client, holding every GET and
- * answering all with one pre-serialized body. Both rows: how many of the burst were served (woken),
- * how many were answered 408 (must be none), and each answer's arrival minus the trigger instant (the
- * service's commit notice; the floor's first write), from a forked client (bench/burst-client.ts).
+ * answering all with one pre-serialized body; and a third row, the same floor answering with the
+ * service's own headers and body (read from the service after its burst), so the table shows what the
+ * answer's bytes cost this machine apart from the service's work. Every row: how many of the burst were
+ * served (woken), how many were answered 408 (must be none), and each answer's arrival minus the
+ * trigger instant (the service's commit notice; the floor's first write), from a forked client
+ * (bench/burst-client.ts).
  * bench/long-poll-10k.ts measures the same wake with the process's memory, opened gradually.
  *   BENCH_ONLY=long-polls npm run bench      (BENCH_BURST=10000 by default)
  */
 import { rm } from 'node:fs/promises';
-import { createServer, type ServerResponse } from 'node:http';
+import { createServer, get, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LISTEN_BACKLOG } from '../../src/http/app.js';
@@ -27,9 +30,25 @@ async function parkedAll(parked: () => number): Promise<number> {
   return (performance.now() - started) / 1000;
 }
 
-async function floor(): Promise<BenchRow> {
+/** What a floor answers every parked GET with: its status line's headers and body. */
+interface FloorAnswer {
+  headers: [string, string][];
+  body: Buffer;
+}
+
+const BARE: FloorAnswer = {
+  headers: [['content-type', 'application/json']],
+  body: Buffer.from(JSON.stringify({ status: 'actionable', reason: 'completion', decision: { seq: 1 } })),
+};
+
+/**
+ * A bare node:http server taking the burst and answering every parked GET with `answer` in one loop:
+ * with the two-header reply, the floor of the case; with the service's own headers and body (the
+ * same-bytes row), what answering those bytes costs this machine before any of the service's work.
+ */
+async function floor(name: string, answer: FloorAnswer = BARE): Promise<BenchRow> {
   const parked: ServerResponse[] = [];
-  const body = Buffer.from(JSON.stringify({ status: 'actionable', reason: 'completion', decision: { seq: 1 } }));
+  const { body } = answer;
   const server = createServer((_request, response) => {
     parked.push(response);
   });
@@ -43,14 +62,14 @@ async function floor(): Promise<BenchRow> {
     await sleep(500);
     const trigger = preciseNow();
     for (const response of parked) {
-      response.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+      response.writeHead(200, [...answer.headers.flat(), 'content-length', String(body.length)]);
       response.end(body);
     }
     const written = preciseNow() - trigger;
     const { arrivals, tally } = await burst.arrivals();
     burst.close();
     return burstRow(
-      `floor: ${BURST} long-polls in one burst, bare node:http`,
+      name,
       trigger,
       arrivals,
       tally,
@@ -62,7 +81,29 @@ async function floor(): Promise<BenchRow> {
   }
 }
 
-async function service(): Promise<BenchRow> {
+/** Headers Node's server writes itself on every answer (the floor's too): not copied into the same-bytes floor. */
+const NODE_OWN = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
+
+/** One answer of the service as the woken long-polls got it (status 200): its headers in order and its body. */
+function answerOf(url: string, authorization: string): Promise<FloorAnswer> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers: { authorization } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        if (response.statusCode !== 200) return reject(new Error(`the service answered ${response.statusCode}`));
+        const headers: [string, string][] = [];
+        for (let i = 0; i < response.rawHeaders.length; i += 2) {
+          const name = response.rawHeaders[i]!.toLowerCase();
+          if (!NODE_OWN.has(name)) headers.push([name, response.rawHeaders[i + 1]!]);
+        }
+        resolve({ headers, body: Buffer.concat(chunks) });
+      });
+    }).on('error', reject);
+  });
+}
+
+async function service(): Promise<{ row: BenchRow; answer: FloorAnswer }> {
   const { service, base, dataDir } = await startBenchService({ MAX_PARKED_CONNECTIONS: String(BURST * 2) });
   const api = apiFor(base);
   try {
@@ -91,13 +132,16 @@ async function service(): Promise<BenchRow> {
     const { arrivals, tally } = await burst.arrivals();
     stop();
     burst.close();
-    return burstRow(
+    const row = burstRow(
       `${BURST} long-polls in one burst, one commit wakes all`,
       trigger,
       arrivals,
       tally,
       `all parked in ${parkSeconds.toFixed(1)} s; commit notice to answer`,
     );
+    // The same call answered at once: the status, headers and body every woken long-poll received.
+    const answer = await answerOf(`${base}/api/rooms/${slug}/next-action?for=completion&wait=0`, `Bearer ${creator}`);
+    return { row, answer };
   } finally {
     await service.close();
     await rm(dataDir, { recursive: true, force: true });
@@ -107,7 +151,12 @@ async function service(): Promise<BenchRow> {
 export const longPolls: BenchCase = {
   id: 'long-polls',
   async run() {
-    const bare = await floor();
-    return [bare, againstFloor(await service(), bare)];
+    const bare = await floor(`floor: ${BURST} long-polls in one burst, bare node:http`);
+    const { row, answer } = await service();
+    const sameBytes = await floor(
+      `floor with the service's bytes: ${answer.headers.length} headers, ${answer.body.length} B body`,
+      answer,
+    );
+    return [bare, againstFloor(row, bare), againstFloor(sameBytes, bare, "the service's bytes alone")];
   },
 };
