@@ -127,7 +127,7 @@ describe('start-up: listening before the app has loaded', () => {
       const apiAsBrowser = await call(service.base, 'GET', '/v1/openapi.json', { headers: { accept: 'text/html' } });
       expect(apiAsBrowser.headers['content-type']).toBe('application/json; charset=utf-8');
 
-      expect(service.output()).toContain('conclave listening');
+      await eventually(() => service!.output().includes('conclave listening'), 10_000);
       expect(service.output()).not.toContain('conclave serving');
 
       await release(service);
@@ -139,6 +139,8 @@ describe('start-up: listening before the app has loaded', () => {
       expect(after.status).toBe(200);
       expect(JSON.parse(after.body)).toHaveProperty('keys');
 
+      // The log line reaches the captured output through a pipe, possibly after /readyz said 200.
+      await eventually(() => service!.output().includes('conclave ready'), 10_000);
       const log = service.output();
       expect(log.indexOf('conclave listening')).toBeLessThan(log.indexOf('conclave serving'));
       expect(log.indexOf('conclave serving')).toBeLessThan(log.indexOf('conclave ready'));
@@ -249,6 +251,7 @@ describe('start-up: listening before the app has loaded', () => {
     const code = exited(service);
     await release(service);
     expect(await code).toBe(1);
-    expect(service.output()).toMatch(/STORE: .*must be one of sqlite, redis/);
+    // 'exit' can come before the last of the process's output has been read from its pipe.
+    await eventually(() => /STORE: .*must be one of sqlite, redis/.test(service!.output()), 10_000);
   }, 60_000);
 });
