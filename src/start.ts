@@ -80,14 +80,28 @@ export async function listenFirst(env: NodeJS.ProcessEnv): Promise<EarlyServer |
  * loads in about two thirds of the time or less; module by module otherwise (under tsx, or a dist/
  * compiled without `npm run build`).
  */
-async function loadApp(): Promise<typeof import('./server-process.js')> {
-  const bundle = new URL('./bundle/server-process.js', import.meta.url);
-  if (existsSync(bundle)) return (await import(bundle.href)) as typeof import('./server-process.js');
+export async function loadApp(): Promise<AppModule> {
+  const bundle = bundledApp();
+  if (bundle !== null) return (await import(bundle.href)) as AppModule;
   return import('./server-process.js');
 }
 
-/** The process: `npm start` (src/main.ts) and `conclave serve`. */
-export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export type AppModule = typeof import('./server-process.js');
+
+/** The build's one-file bundle of the app, or null when there is none. */
+export function bundledApp(): URL | null {
+  const bundle = new URL('./bundle/server-process.js', import.meta.url);
+  return existsSync(bundle) ? bundle : null;
+}
+
+/**
+ * The process: `npm start` (src/main.ts) and `conclave serve`. `load` brings the app in once the
+ * process listens (a test holds it there: test/support/hold-app/).
+ */
+export async function startServer(
+  env: NodeJS.ProcessEnv = process.env,
+  load: () => Promise<AppModule> = loadApp,
+): Promise<void> {
   // Node 22.1+ keeps the compiled modules in a cache directory, so the next start skips parsing them.
   module.enableCompileCache?.();
   // Before anything big is allocated: garbage may pile up to twice the live heap, not four times.
@@ -104,7 +118,7 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
     process.once('SIGTERM', exitOnSignal);
     process.once('SIGINT', exitOnSignal);
   }
-  const { runServer } = await loadApp();
+  const { runServer } = await load();
   await runServer(env, {
     early,
     signalsTaken: () => {

@@ -8,7 +8,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { eventually } from './engagement.js';
 import { killWithTestProcess } from './kill-with-test-process.js';
 import { BUILT_SERVICE, repoRoot } from './built.js';
@@ -39,8 +38,8 @@ export async function spawnService(
 ): Promise<ChildService> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'conclave-peer-')));
   const port = options.port ?? (await freePort());
-  const hold = options.holdAppUntil ? ['--import', HOLD_APP] : [];
-  const [command, ...args] = [...(options.wrapper ?? []), process.execPath, ...hold, BUILT_SERVICE];
+  const entry = options.holdAppUntil ? HELD_ENTRY : BUILT_SERVICE;
+  const [command, ...args] = [...(options.wrapper ?? []), process.execPath, entry];
   const child = spawn(command!, args, {
     cwd: repoRoot,
     // No start-up warm-up unless a test asks for it (src/warm-up.ts): it only adds seconds to every spawn here.
@@ -86,7 +85,8 @@ export async function spawnService(
   };
 }
 
-const HOLD_APP = pathToFileURL(path.join(repoRoot, 'test/support/hold-app/register.mjs')).href;
+/** The built entry with its app's load held until a file exists (test/support/hold-app/entry.mjs). */
+const HELD_ENTRY = path.join(repoRoot, 'test/support/hold-app/entry.mjs');
 
 /** Liveness answers: from the moment the process listens, before its app has loaded (src/start.ts). */
 export function isLive(base: string): Promise<boolean> {
