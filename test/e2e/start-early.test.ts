@@ -10,9 +10,10 @@
  * test writes a file, so the early window lasts as long as each test needs, on any machine.
  */
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ChildService, isServing, spawnService } from '../support/child-service.js';
@@ -60,8 +61,6 @@ function release(service: ChildService): Promise<void> {
 }
 
 async function spawnHeld(env: Record<string, string> = {}): Promise<ChildService> {
-  const { mkdtemp } = await import('node:fs/promises');
-  const { tmpdir } = await import('node:os');
   const dataDir = await mkdtemp(path.join(tmpdir(), 'conclave-early-'));
   return spawnService(
     { LOG_LEVEL: 'info', ...env },
