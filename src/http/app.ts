@@ -12,6 +12,7 @@ import type { Services } from '../operations/services.js';
 import type { AnyOperation } from '../operations/types.js';
 import { installBackPressure } from './back-pressure.js';
 import { installConnectionGuard } from './connection-guard.js';
+import { CORS_POLICY, crossOrigin } from './cors-policy.js';
 import { installSlowRequestGuard } from './slow-requests.js';
 import {
   CORRELATION_ID,
@@ -66,12 +67,6 @@ export interface HttpOptions {
 }
 
 export { LISTEN_BACKLOG } from './http-server.js';
-
-const CORS_METHODS = 'GET, POST, PATCH, DELETE, OPTIONS';
-const CORS_HEADERS =
-  'Authorization, Content-Type, X-Mandate, X-Room-Password, Idempotency-Key, X-Correlation-Id, X-Confirm-Delete, Last-Event-ID, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id, X-Body-Signature, X-Timestamp';
-/** The approval page and its approve call (and revocation, not among the cross-origin routes) are same-origin only. */
-const NO_CORS = /^\/(?:oauth\/device(?:[/?]|$)|oauth\/revoke(?:[/?]|$)|r\/)/;
 
 const META_PATHS = [
   '/.well-known/svc.json',
@@ -161,17 +156,8 @@ export async function buildHttpApp(
 
   await app.register(cors, {
     delegator: (request, callback) => {
-      const path = request.url ?? '';
-      if (NO_CORS.test(path)) return callback(null, { origin: false });
-      callback(null, {
-        origin: '*',
-        methods: CORS_METHODS,
-        allowedHeaders: CORS_HEADERS,
-        exposedHeaders: 'Retry-After, X-Correlation-Id, Idempotent-Replayed',
-        maxAge: 600,
-        optionsSuccessStatus: 204,
-        strictPreflight: false,
-      });
+      if (!crossOrigin(request.url ?? '')) return callback(null, { origin: false });
+      callback(null, { ...CORS_POLICY });
     },
   });
 

@@ -148,6 +148,55 @@ describe('start-up: listening before the app has loaded', () => {
     }
   }, 120_000);
 
+  it('answers with the CORS and security headers the app gives the same request, a preflight as the app does', async () => {
+    service = await spawnHeld();
+    const origin = { origin: 'https://client.example' };
+    const requests: [string, string, Record<string, string>][] = [
+      ['GET', '/healthz', origin],
+      ['GET', '/readyz', origin],
+      ['GET', '/api/rooms/some-room', origin],
+      ['POST', '/api/rooms', { ...origin, 'content-type': 'application/json' }],
+      [
+        'OPTIONS',
+        '/api/rooms',
+        { ...origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      ],
+      // Same-origin only (cors-policy.ts): no CORS headers from either; a page's security headers.
+      ['GET', '/r/some-room', { ...origin, accept: 'text/html' }],
+    ];
+    /** The CORS and security headers of each answer, and whether the preflight was answered 204. */
+    const headersOf = async () => {
+      const seen: Record<string, unknown>[] = [];
+      for (const [method, urlPath, headers] of requests) {
+        const answer = await call(service!.base, method, urlPath, {
+          headers,
+          // Refused by the app too (malformed JSON): an error answer, as the early one is.
+          ...(method === 'POST' ? { body: '{' } : {}),
+        });
+        const kept = Object.entries(answer.headers)
+          .filter(([name]) =>
+            /^(access-control-|x-content-type-options$|referrer-policy$|content-security-policy$|x-frame-options$|vary$)/.test(
+              name,
+            ),
+          )
+          .sort(([a], [b]) => a.localeCompare(b));
+        seen.push({
+          request: `${method} ${urlPath}`,
+          ...(method === 'OPTIONS' ? { status: answer.status } : {}),
+          ...Object.fromEntries(kept),
+        });
+      }
+      return seen;
+    };
+    const early = await headersOf();
+    expect(early[2]).toMatchObject({ 'access-control-allow-origin': '*', 'x-content-type-options': 'nosniff' });
+    expect(early[4]).toMatchObject({ status: 204 });
+
+    await release(service);
+    await eventually(async () => (await call(service!.base, 'GET', '/readyz')).status === 200, 60_000);
+    expect(early).toEqual(await headersOf());
+  }, 120_000);
+
   it('answers every request exactly once across the handover', async () => {
     service = await spawnHeld();
     const base = service.base;
