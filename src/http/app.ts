@@ -13,7 +13,7 @@ import type { AnyOperation } from '../operations/types.js';
 import { installBackPressure } from './back-pressure.js';
 import { installConnectionGuard } from './connection-guard.js';
 import { CORS_POLICY, crossOrigin } from './cors-policy.js';
-import { installSlowRequestGuard } from './slow-requests.js';
+import { installSlowRequestGuard, slowRequestLogFields } from './slow-requests.js';
 import {
   CORRELATION_ID,
   DEFAULT_HEADERS_TIMEOUT_MS,
@@ -143,13 +143,14 @@ export async function buildHttpApp(
   // The header timeout runs from the moment the socket connects, so a socket that never sends a byte
   // is closed by it too (test/adversary/connections.test.ts). A server that listened before the app
   // existed has been timed since its first connection.
-  const stopTiming = options.server
-    ? options.server.stopTiming
+  const timing = options.server
+    ? options.server.timing
     : installSlowRequestGuard(app.server, {
         headersTimeoutMs: headersTimeout,
         requestTimeoutMs: Math.max(REQUEST_TIMEOUT_MS, headersTimeout),
       });
-  app.addHook('onClose', async () => stopTiming());
+  timing.reportTo((cut) => app.log.info(slowRequestLogFields(cut), 'request refused'));
+  app.addHook('onClose', async () => timing.stop());
   if (options.server) {
     for (const socket of options.server.openSockets()) connections.adopt(socket);
   }

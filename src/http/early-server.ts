@@ -27,7 +27,7 @@ import { CORS_POLICY, corsHeaders, crossOrigin } from './cors-policy.js';
 import { CORRELATION_ID, createServiceServer, LISTEN_BACKLOG, REQUEST_TIMEOUT_MS } from './http-server.js';
 import { wantsPage } from './negotiate.js';
 import { securityHeaders } from './page-security.js';
-import { installSlowRequestGuard } from './slow-requests.js';
+import { installSlowRequestGuard, type SlowRequestTiming } from './slow-requests.js';
 
 export interface EarlyServerSettings {
   port: number;
@@ -61,8 +61,8 @@ export interface EarlyServer {
   url: string;
   /** fastify's `serverFactory`: the app takes this server (app.ts) and keeps its handler for the handover. */
   serverFactory: (handler: RequestListener) => Server;
-  /** The slow-request sweep's stop (app.close() calls it). */
-  stopTiming: () => void;
+  /** The slow-request guard: app.close() stops it, and the entry, then the app, log its cuts. */
+  timing: SlowRequestTiming;
   /** The sockets accepted so far that are still open. */
   openSockets(): Socket[];
   /** From this turn on, the app answers every request; the early answers stop. */
@@ -87,7 +87,7 @@ export async function listenEarly(settings: EarlyServerSettings): Promise<EarlyS
   server.on('request', answer);
   server.on('checkContinue', continueEarly);
   server.on('clientError', clientErrorHandler);
-  const stopTiming = installSlowRequestGuard(server, {
+  const timing = installSlowRequestGuard(server, {
     headersTimeoutMs: settings.headersTimeoutMs,
     requestTimeoutMs: Math.max(REQUEST_TIMEOUT_MS, settings.headersTimeoutMs),
   });
@@ -99,7 +99,7 @@ export async function listenEarly(settings: EarlyServerSettings): Promise<EarlyS
       resolve();
     });
   }).catch((error: unknown) => {
-    stopTiming();
+    timing.stop();
     throw error;
   });
   server.on('error', acceptFailed);
@@ -119,7 +119,7 @@ export async function listenEarly(settings: EarlyServerSettings): Promise<EarlyS
       server.off('checkContinue', continueEarly);
       return server;
     },
-    stopTiming,
+    timing,
     openSockets: () => [...sockets],
     handOver() {
       if (appHandler === null) throw new Error('the app has not taken the server (serverFactory)');

@@ -266,6 +266,34 @@ describe('start-up: listening before the app has loaded', () => {
       // The two adopted sockets still serve (they only count as idle, and nothing needed their room).
       const again = await call(service.base, 'GET', '/.well-known/jwks.json', { agent: keptAlive });
       expect(again.status).toBe(200);
+
+      // A client trickling its head one byte a second is cut off by the same guard, and each cut is
+      // one `request refused` line naming the deadline and the address: by the entry's log while
+      // loading (the silent socket above), by the app's logger after.
+      const trickling = await open('127.0.3.3');
+      const dribble = setInterval(() => trickling.socket.write('G'), 1000);
+      try {
+        expect(await trickling.closed).toMatch(/^HTTP\/1\.1 408/);
+      } finally {
+        clearInterval(dribble);
+      }
+      const cut = (address: string) =>
+        service!
+          .output()
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as Record<string, unknown>)
+          .find((record) => record.msg === 'request refused' && record.remote_address === address);
+      for (const address of ['127.0.3.1', '127.0.3.3']) {
+        await eventually(() => cut(address) !== undefined, 10_000);
+        expect(cut(address), address).toMatchObject({
+          level: 30,
+          status: 408,
+          error_code: 'input.invalid',
+          limit: 'headers',
+          timeout_ms: 1000,
+        });
+      }
     } finally {
       keptAlive.destroy();
     }
