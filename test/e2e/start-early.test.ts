@@ -10,7 +10,7 @@
  * test writes a file, so the early window lasts as long as each test needs, on any machine.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -302,6 +302,14 @@ describe('start-up: listening before the app has loaded', () => {
   it("loads the app from the build's one-file bundle (scripts/bundle-server.ts)", async () => {
     // Every spawned service of the suite runs it, so they all test the bundle, not the modules.
     expect(existsSync(path.join(repoRoot, 'dist/src/bundle/server-process.js'))).toBe(true);
+    // Its source map lies beside it, named at its end (read only under --enable-source-maps), and
+    // leads back to the service's TypeScript sources.
+    const bundle = await readFile(path.join(repoRoot, 'dist/src/bundle/server-process.js'), 'utf8');
+    expect(bundle.trimEnd().endsWith('//# sourceMappingURL=server-process.js.map')).toBe(true);
+    const map = JSON.parse(await readFile(path.join(repoRoot, 'dist/src/bundle/server-process.js.map'), 'utf8')) as {
+      sources: string[];
+    };
+    expect(map.sources).toEqual(expect.arrayContaining(['../../../src/server-process.ts', '../../../src/http/app.ts']));
     service = await spawnHeld();
     const loads = new Promise<string>((resolve) => {
       service!.child.stderr?.on('data', (chunk: Buffer) => {
