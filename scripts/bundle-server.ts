@@ -8,6 +8,12 @@
  * better-sqlite3 stays outside (a native addon, loaded from node_modules). The bundle sits two
  * directories below dist/, as the modules it replaces did, so what they find beside themselves
  * (dist/public/, docs/, package.json, node_modules through createRequire) is found the same way.
+ *
+ * Its source map, server-process.js.map beside it, leads through tsc's maps back to src/*.ts.
+ * 'linked' (a sourceMappingURL comment) rather than 'inline' or 'external': Node reads the map only
+ * when source maps are on (NODE_OPTIONS=--enable-source-maps, docs/operators.md, Start), so a start
+ * without them loads no more than before; 'external' writes the map without the comment, and Node
+ * would never find it.
  */
 import { build } from 'esbuild';
 
@@ -23,6 +29,9 @@ await build({
   // The oldest line package.json's engines accept.
   target: 'node20.19',
   external: ['better-sqlite3'],
+  sourcemap: 'linked',
+  // Stack traces need only the files' names and lines: without the sources' text the map is under half the size.
+  sourcesContent: false,
   // CommonJS dependencies call require() for node's modules; an ES module has none of its own.
   banner: { js: "import { createRequire as createRequireOfBundle } from 'node:module';\nconst require = createRequireOfBundle(import.meta.url);" },
   logLevel: 'warning',

@@ -16,6 +16,7 @@ import module from 'node:module';
 import { hostname } from 'node:os';
 import { DEFAULT_HEADERS_TIMEOUT_MS } from './http/http-server.js';
 import { type EarlyServer, listenEarly } from './http/early-server.js';
+import { slowRequestLogFields } from './http/slow-requests.js';
 import { capHeapGrowth } from './runtime/heap-growth.js';
 import { SERVICE_VERSION } from './service-version.js';
 
@@ -72,6 +73,8 @@ export async function listenFirst(env: NodeJS.ProcessEnv): Promise<EarlyServer |
   const early = await listenEarly({ ...settings, version: SERVICE_VERSION }).catch(() => null);
   if (early === null) return null;
   logInfo(settings.logLevel, { address: early.url }, 'conclave listening');
+  // Until the app's logger takes over (app.ts), a request cut off for slowness is logged here.
+  early.timing.reportTo((cut) => logInfo(settings.logLevel, slowRequestLogFields(cut), 'request refused'));
   return early;
 }
 

@@ -12,7 +12,8 @@ import type { Services } from '../operations/services.js';
 import type { AnyOperation } from '../operations/types.js';
 import { installBackPressure } from './back-pressure.js';
 import { installConnectionGuard } from './connection-guard.js';
-import { installSlowRequestGuard } from './slow-requests.js';
+import { CORS_POLICY, crossOrigin } from './cors-policy.js';
+import { installSlowRequestGuard, slowRequestLogFields } from './slow-requests.js';
 import {
   CORRELATION_ID,
   DEFAULT_HEADERS_TIMEOUT_MS,
@@ -66,12 +67,6 @@ export interface HttpOptions {
 }
 
 export { LISTEN_BACKLOG } from './http-server.js';
-
-const CORS_METHODS = 'GET, POST, PATCH, DELETE, OPTIONS';
-const CORS_HEADERS =
-  'Authorization, Content-Type, X-Mandate, X-Room-Password, Idempotency-Key, X-Correlation-Id, X-Confirm-Delete, Last-Event-ID, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id, X-Body-Signature, X-Timestamp';
-/** The approval page and its approve call (and revocation, not among the cross-origin routes) are same-origin only. */
-const NO_CORS = /^\/(?:oauth\/device(?:[/?]|$)|oauth\/revoke(?:[/?]|$)|r\/)/;
 
 const META_PATHS = [
   '/.well-known/svc.json',
@@ -148,30 +143,22 @@ export async function buildHttpApp(
   // The header timeout runs from the moment the socket connects, so a socket that never sends a byte
   // is closed by it too (test/adversary/connections.test.ts). A server that listened before the app
   // existed has been timed since its first connection.
-  const stopTiming = options.server
-    ? options.server.stopTiming
+  const timing = options.server
+    ? options.server.timing
     : installSlowRequestGuard(app.server, {
         headersTimeoutMs: headersTimeout,
         requestTimeoutMs: Math.max(REQUEST_TIMEOUT_MS, headersTimeout),
       });
-  app.addHook('onClose', async () => stopTiming());
+  timing.reportTo((cut) => app.log.info(slowRequestLogFields(cut), 'request refused'));
+  app.addHook('onClose', async () => timing.stop());
   if (options.server) {
     for (const socket of options.server.openSockets()) connections.adopt(socket);
   }
 
   await app.register(cors, {
     delegator: (request, callback) => {
-      const path = request.url ?? '';
-      if (NO_CORS.test(path)) return callback(null, { origin: false });
-      callback(null, {
-        origin: '*',
-        methods: CORS_METHODS,
-        allowedHeaders: CORS_HEADERS,
-        exposedHeaders: 'Retry-After, X-Correlation-Id, Idempotent-Replayed',
-        maxAge: 600,
-        optionsSuccessStatus: 204,
-        strictPreflight: false,
-      });
+      if (!crossOrigin(request.url ?? '')) return callback(null, { origin: false });
+      callback(null, { ...CORS_POLICY });
     },
   });
 

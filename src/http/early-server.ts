@@ -7,9 +7,11 @@
  * Until the handover it answers by itself: liveness (`/healthz`) 200 with the body a healthy
  * process gives, `/readyz` 503 `not_ready` (the same as while the warm-up runs), and every other
  * request 503 `vendor:conclave:unavailable` with Retry-After, as an envelope, or as a page for a
- * browser navigating to one (src/http/negotiate.ts). It imports only node's modules and the few
- * of the service's that guard a socket (slow-requests.ts, client-errors.ts), so the entry stays
- * small: what it imports is what every start waits for before it listens.
+ * browser navigating to one (src/http/negotiate.ts), each with the app's CORS and security headers.
+ * It imports only node's modules and the few of the service's that guard a socket (slow-requests.ts,
+ * client-errors.ts) or say what the app's answers carry (cors-policy.ts, page-security.ts, whose
+ * fastify import is a type's), so the entry stays small: what it imports is what every start waits
+ * for before it listens.
  *
  * The handover is one synchronous step between two events: the early request listener is removed
  * and fastify's added in the same turn, so every request is answered by exactly one of them. The
@@ -21,9 +23,11 @@ import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'n
 import type { Socket } from 'node:net';
 import { type ErrorSpec, envelope } from '../errors.js';
 import { clientErrorHandler } from './client-errors.js';
+import { CORS_POLICY, corsHeaders, crossOrigin } from './cors-policy.js';
 import { CORRELATION_ID, createServiceServer, LISTEN_BACKLOG, REQUEST_TIMEOUT_MS } from './http-server.js';
 import { wantsPage } from './negotiate.js';
-import { installSlowRequestGuard } from './slow-requests.js';
+import { securityHeaders } from './page-security.js';
+import { installSlowRequestGuard, type SlowRequestTiming } from './slow-requests.js';
 
 export interface EarlyServerSettings {
   port: number;
@@ -57,8 +61,8 @@ export interface EarlyServer {
   url: string;
   /** fastify's `serverFactory`: the app takes this server (app.ts) and keeps its handler for the handover. */
   serverFactory: (handler: RequestListener) => Server;
-  /** The slow-request sweep's stop (app.close() calls it). */
-  stopTiming: () => void;
+  /** The slow-request guard: app.close() stops it, and the entry, then the app, log its cuts. */
+  timing: SlowRequestTiming;
   /** The sockets accepted so far that are still open. */
   openSockets(): Socket[];
   /** From this turn on, the app answers every request; the early answers stop. */
@@ -83,7 +87,7 @@ export async function listenEarly(settings: EarlyServerSettings): Promise<EarlyS
   server.on('request', answer);
   server.on('checkContinue', continueEarly);
   server.on('clientError', clientErrorHandler);
-  const stopTiming = installSlowRequestGuard(server, {
+  const timing = installSlowRequestGuard(server, {
     headersTimeoutMs: settings.headersTimeoutMs,
     requestTimeoutMs: Math.max(REQUEST_TIMEOUT_MS, settings.headersTimeoutMs),
   });
@@ -95,7 +99,7 @@ export async function listenEarly(settings: EarlyServerSettings): Promise<EarlyS
       resolve();
     });
   }).catch((error: unknown) => {
-    stopTiming();
+    timing.stop();
     throw error;
   });
   server.on('error', acceptFailed);
@@ -115,7 +119,7 @@ export async function listenEarly(settings: EarlyServerSettings): Promise<EarlyS
       server.off('checkContinue', continueEarly);
       return server;
     },
-    stopTiming,
+    timing,
     openSockets: () => [...sockets],
     handOver() {
       if (appHandler === null) throw new Error('the app has not taken the server (serverFactory)');
@@ -129,14 +133,28 @@ export async function listenEarly(settings: EarlyServerSettings): Promise<EarlyS
   };
 }
 
-/** The answers before the app has loaded: liveness, not ready, and 503 for the rest. */
+/**
+ * The answers before the app has loaded: liveness, not ready, a CORS preflight as the app answers it
+ * (it depends on the path alone, not on anything still loading: without it a browser would not send
+ * the call, and a preflight answered 503 is a CORS failure to the browser), and 503 for the rest.
+ * Each carries the CORS and security headers the app's answer would (cors-policy.ts,
+ * page-security.ts), so a browser client reads the 503 and its Retry-After.
+ */
 function answerEarly(request: IncomingMessage, response: ServerResponse, liveness: string): void {
   const given = request.headers['x-correlation-id'];
   const requestId = typeof given === 'string' && CORRELATION_ID.test(given) ? given : randomUUID();
-  const path = (request.url ?? '/').split('?')[0]!.replace(/(.)\/+$/, '$1');
+  const url = request.url ?? '/';
+  const path = url.split('?')[0]!.replace(/(.)\/+$/, '$1');
   const method = request.method ?? 'GET';
   const read = method === 'GET' || method === 'HEAD';
+  const preflight = method === 'OPTIONS';
   response.setHeader('x-correlation-id', requestId);
+  for (const [name, value] of corsHeaders(url, preflight)) response.setHeader(name, value);
+  if (preflight && crossOrigin(url)) {
+    response.writeHead(CORS_POLICY.optionsSuccessStatus, { 'content-length': 0, ...securityHeaderObject(undefined) });
+    response.end();
+    return;
+  }
   response.setHeader('cache-control', 'no-store');
   if (read && path === '/healthz') {
     send(response, 200, 'application/json; charset=utf-8', liveness);
@@ -144,9 +162,9 @@ function answerEarly(request: IncomingMessage, response: ServerResponse, livenes
     send(response, 503, 'application/json; charset=utf-8', NOT_READY);
   } else {
     response.setHeader('retry-after', String(STARTING_RETRY_AFTER_SECONDS));
-    response.setHeader('vary', 'Accept');
+    // The answer depends on Accept (a page for a browser), as the app's error answers (errors.ts).
+    response.setHeader('vary', `${response.getHeader('vary')}, Accept`);
     if (wantsPage(request)) {
-      response.setHeader('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'");
       send(response, 503, 'text/html; charset=utf-8', startingPage(requestId));
     } else {
       send(response, 503, 'application/json; charset=utf-8', JSON.stringify(envelope(STARTING, requestId)));
@@ -154,8 +172,16 @@ function answerEarly(request: IncomingMessage, response: ServerResponse, livenes
   }
 }
 
+function securityHeaderObject(contentType: string | undefined): Record<string, string> {
+  return Object.fromEntries(securityHeaders(contentType));
+}
+
 function send(response: ServerResponse, status: number, type: string, body: string): void {
-  response.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
+  response.writeHead(status, {
+    'content-type': type,
+    'content-length': Buffer.byteLength(body),
+    ...securityHeaderObject(type),
+  });
   response.end(body);
 }
 

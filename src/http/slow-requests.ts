@@ -22,6 +22,24 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { clientErrorHandler } from './client-errors.js';
 
+/** A request cut off: which deadline it missed, and the client's address (the peer's: a proxy's behind one). */
+export interface SlowRequestCut {
+  limit: 'headers' | 'request';
+  remoteAddress: string | undefined;
+  /** The deadline missed, in milliseconds. */
+  timeoutMs: number;
+  /** Whether it was answered 408 (not when a response had begun: that socket is only closed). */
+  answered408: boolean;
+}
+
+/** What the process entry and the app wire to the guard (early-server.ts, app.ts): stop it, and hear of each cut. */
+export interface SlowRequestTiming {
+  /** Stops the sweep. */
+  stop(): void;
+  /** From now on, `report` is told of each request cut off (it replaces the one before). */
+  reportTo(report: (cut: SlowRequestCut) => void): void;
+}
+
 export interface SlowRequestSettings {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
@@ -54,6 +72,8 @@ const TIMED_OUT = Object.assign(new Error('The request was not received in time.
 export class SlowRequestGuard {
   private readonly sockets = new Map<Socket, Tracked>();
   private readonly now: () => number;
+  /** Told of each request cut off; the app logs them (app.ts). Nothing is told before one is set. */
+  report: (cut: SlowRequestCut) => void = () => undefined;
 
   constructor(private readonly settings: SlowRequestSettings) {
     this.now = settings.now ?? (() => performance.now());
@@ -120,32 +140,59 @@ export class SlowRequestGuard {
         // A kept-alive socket has begun its next request.
         tracked.waitingSince = now;
       }
-      if (this.late(tracked, now)) nominees.push({ socket, tracked });
+      if (this.late(tracked, now) !== null) nominees.push({ socket, tracked });
     }
     return nominees;
   }
 
-  /** Whether the client is keeping this socket's request waiting past its timeout. */
-  private late(tracked: Tracked, now: number): boolean {
+  /** Which deadline the client is keeping this socket's request waiting past, if any. */
+  private late(tracked: Tracked, now: number): SlowRequestCut['limit'] | null {
     const { headersTimeoutMs, requestTimeoutMs } = this.settings;
-    if (tracked.waitingSince !== null && now - tracked.waitingSince >= headersTimeoutMs) return true;
+    if (tracked.waitingSince !== null && now - tracked.waitingSince >= headersTimeoutMs) return 'headers';
     for (const { since, request } of tracked.inFlight.values()) {
-      if (!request.complete && now - since >= requestTimeoutMs) return true;
+      if (!request.complete && now - since >= requestTimeoutMs) return 'request';
     }
-    return false;
+    return null;
   }
 
   private judge({ socket, tracked }: Nominee): void {
-    if (socket.destroyed || this.sockets.get(socket) !== tracked || !this.late(tracked, this.now())) return;
+    if (socket.destroyed || this.sockets.get(socket) !== tracked) return;
+    const limit = this.late(tracked, this.now());
+    if (limit === null) return;
+    // Read before the socket closes: a destroyed socket no longer knows its peer.
+    const remoteAddress = socket.remoteAddress;
     const answered = [...tracked.inFlight.values()].some(({ response }) => response.headersSent);
     // Mid-response there is no room for a 408: the socket only closes.
     if (answered) socket.destroy();
     else clientErrorHandler(TIMED_OUT, socket);
     this.sockets.delete(socket);
+    const timeoutMs = limit === 'headers' ? this.settings.headersTimeoutMs : this.settings.requestTimeoutMs;
+    this.report({ limit, remoteAddress, timeoutMs, answered408: !answered });
   }
 }
 
+/**
+ * A cut as a log line's fields: one `request refused` line at info like every other refusal of a
+ * client (errors.ts, logRefusal), with the deadline missed and the peer's address, so a slow-client
+ * attack shows in the log. Nothing the client sent is in it: no header, no path.
+ */
+export function slowRequestLogFields(cut: SlowRequestCut): Record<string, unknown> {
+  return {
+    ...(cut.answered408 ? { status: 408, error_code: 'input.invalid' } : {}),
+    limit: cut.limit,
+    timeout_ms: cut.timeoutMs,
+    remote_address: cut.remoteAddress,
+  };
+}
+
 /** Times the requests of `server`; Node's own header and request timeouts must be off (app.ts). */
-export function installSlowRequestGuard(server: Server, settings: SlowRequestSettings): () => void {
-  return new SlowRequestGuard(settings).attach(server);
+export function installSlowRequestGuard(server: Server, settings: SlowRequestSettings): SlowRequestTiming {
+  const guard = new SlowRequestGuard(settings);
+  const stop = guard.attach(server);
+  return {
+    stop,
+    reportTo(report) {
+      guard.report = report;
+    },
+  };
 }

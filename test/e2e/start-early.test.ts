@@ -10,7 +10,7 @@
  * test writes a file, so the early window lasts as long as each test needs, on any machine.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -148,6 +148,55 @@ describe('start-up: listening before the app has loaded', () => {
     }
   }, 120_000);
 
+  it('answers with the CORS and security headers the app gives the same request, a preflight as the app does', async () => {
+    service = await spawnHeld();
+    const origin = { origin: 'https://client.example' };
+    const requests: [string, string, Record<string, string>][] = [
+      ['GET', '/healthz', origin],
+      ['GET', '/readyz', origin],
+      ['GET', '/api/rooms/some-room', origin],
+      ['POST', '/api/rooms', { ...origin, 'content-type': 'application/json' }],
+      [
+        'OPTIONS',
+        '/api/rooms',
+        { ...origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      ],
+      // Same-origin only (cors-policy.ts): no CORS headers from either; a page's security headers.
+      ['GET', '/r/some-room', { ...origin, accept: 'text/html' }],
+    ];
+    /** The CORS and security headers of each answer, and whether the preflight was answered 204. */
+    const headersOf = async () => {
+      const seen: Record<string, unknown>[] = [];
+      for (const [method, urlPath, headers] of requests) {
+        const answer = await call(service!.base, method, urlPath, {
+          headers,
+          // Refused by the app too (malformed JSON): an error answer, as the early one is.
+          ...(method === 'POST' ? { body: '{' } : {}),
+        });
+        const kept = Object.entries(answer.headers)
+          .filter(([name]) =>
+            /^(access-control-|x-content-type-options$|referrer-policy$|content-security-policy$|x-frame-options$|vary$)/.test(
+              name,
+            ),
+          )
+          .sort(([a], [b]) => a.localeCompare(b));
+        seen.push({
+          request: `${method} ${urlPath}`,
+          ...(method === 'OPTIONS' ? { status: answer.status } : {}),
+          ...Object.fromEntries(kept),
+        });
+      }
+      return seen;
+    };
+    const early = await headersOf();
+    expect(early[2]).toMatchObject({ 'access-control-allow-origin': '*', 'x-content-type-options': 'nosniff' });
+    expect(early[4]).toMatchObject({ status: 204 });
+
+    await release(service);
+    await eventually(async () => (await call(service!.base, 'GET', '/readyz')).status === 200, 60_000);
+    expect(early).toEqual(await headersOf());
+  }, 120_000);
+
   it('answers every request exactly once across the handover', async () => {
     service = await spawnHeld();
     const base = service.base;
@@ -217,6 +266,34 @@ describe('start-up: listening before the app has loaded', () => {
       // The two adopted sockets still serve (they only count as idle, and nothing needed their room).
       const again = await call(service.base, 'GET', '/.well-known/jwks.json', { agent: keptAlive });
       expect(again.status).toBe(200);
+
+      // A client trickling its head one byte a second is cut off by the same guard, and each cut is
+      // one `request refused` line naming the deadline and the address: by the entry's log while
+      // loading (the silent socket above), by the app's logger after.
+      const trickling = await open('127.0.3.3');
+      const dribble = setInterval(() => trickling.socket.write('G'), 1000);
+      try {
+        expect(await trickling.closed).toMatch(/^HTTP\/1\.1 408/);
+      } finally {
+        clearInterval(dribble);
+      }
+      const cut = (address: string) =>
+        service!
+          .output()
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as Record<string, unknown>)
+          .find((record) => record.msg === 'request refused' && record.remote_address === address);
+      for (const address of ['127.0.3.1', '127.0.3.3']) {
+        await eventually(() => cut(address) !== undefined, 10_000);
+        expect(cut(address), address).toMatchObject({
+          level: 30,
+          status: 408,
+          error_code: 'input.invalid',
+          limit: 'headers',
+          timeout_ms: 1000,
+        });
+      }
     } finally {
       keptAlive.destroy();
     }
@@ -225,6 +302,14 @@ describe('start-up: listening before the app has loaded', () => {
   it("loads the app from the build's one-file bundle (scripts/bundle-server.ts)", async () => {
     // Every spawned service of the suite runs it, so they all test the bundle, not the modules.
     expect(existsSync(path.join(repoRoot, 'dist/src/bundle/server-process.js'))).toBe(true);
+    // Its source map lies beside it, named at its end (read only under --enable-source-maps), and
+    // leads back to the service's TypeScript sources.
+    const bundle = await readFile(path.join(repoRoot, 'dist/src/bundle/server-process.js'), 'utf8');
+    expect(bundle.trimEnd().endsWith('//# sourceMappingURL=server-process.js.map')).toBe(true);
+    const map = JSON.parse(await readFile(path.join(repoRoot, 'dist/src/bundle/server-process.js.map'), 'utf8')) as {
+      sources: string[];
+    };
+    expect(map.sources).toEqual(expect.arrayContaining(['../../../src/server-process.ts', '../../../src/http/app.ts']));
     service = await spawnHeld();
     const loads = new Promise<string>((resolve) => {
       service!.child.stderr?.on('data', (chunk: Buffer) => {

@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SlowRequestGuard } from '../../../src/http/slow-requests.js';
+import { type SlowRequestCut, SlowRequestGuard } from '../../../src/http/slow-requests.js';
 
 const HEADERS_MS = 1000;
 const REQUEST_MS = 3000;
@@ -16,6 +16,7 @@ describe('slow-request guard', () => {
   let now = 0;
   let stop: () => void;
   const sockets: Socket[] = [];
+  let cuts: SlowRequestCut[] = [];
 
   beforeEach(async () => {
     now = 0;
@@ -27,6 +28,8 @@ describe('slow-request guard', () => {
     server.headersTimeout = 0;
     server.requestTimeout = 0;
     guard = new SlowRequestGuard({ headersTimeoutMs: HEADERS_MS, requestTimeoutMs: REQUEST_MS, now: () => now });
+    cuts = [];
+    guard.report = (cut) => cuts.push(cut);
     stop = guard.attach(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   });
@@ -58,10 +61,12 @@ describe('slow-request guard', () => {
     now = HEADERS_MS - 1;
     await guard.sweep();
     expect(socket.destroyed).toBe(false);
+    expect(cuts).toEqual([]);
     now = HEADERS_MS;
     await guard.sweep();
     await closed;
     expect(received()).toMatch(/^HTTP\/1\.1 408/);
+    expect(cuts).toEqual([{ limit: 'headers', remoteAddress: '127.0.0.1', timeoutMs: HEADERS_MS, answered408: true }]);
   });
 
   it('cuts off a body that has not arrived by the request deadline, counted from the connection', async () => {
@@ -73,6 +78,7 @@ describe('slow-request guard', () => {
     await guard.sweep();
     await closed;
     expect(received()).toMatch(/^HTTP\/1\.1 408/);
+    expect(cuts).toEqual([{ limit: 'request', remoteAddress: '127.0.0.1', timeoutMs: REQUEST_MS, answered408: true }]);
   });
 
   it('leaves alone a request that arrived whole, and an idle kept-alive connection, however late', async () => {
@@ -82,5 +88,6 @@ describe('slow-request guard', () => {
     expect(socket.destroyed).toBe(false);
     expect(received()).toMatch(/^HTTP\/1\.1 200/);
     expect(guard.tracked).toBe(1);
+    expect(cuts).toEqual([]);
   });
 });
