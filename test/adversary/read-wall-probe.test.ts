@@ -15,6 +15,7 @@
 import { describe, expect, it } from 'vitest';
 import { OPERATIONS } from '../../src/operations/table.js';
 import { freshAgentKey, selfIssuedMandate } from '../support/mandates.js';
+import { listRoomsByMandate } from '../support/mcp-clients.js';
 import { call, suiteService } from '../support/service.js';
 
 const PASSWORD = 'correct horse battery staple';
@@ -119,5 +120,32 @@ describe('the read wall, probed', () => {
       body: { choice: { alpha: 1, beta: 0 } },
     });
     expect(within.status, JSON.stringify(within.body)).toBe(200);
+  });
+
+  it('lists in MCP list_rooms only the rooms whose reads accept the credential', async () => {
+    const { base } = svc();
+    const { slug, creator_token } = await room({ visibility: 'private' }, PASSWORD);
+    const mandate = selfIssuedMandate(freshAgentKey());
+    const joined = await call(base, 'POST', `/api/rooms/${slug}/join`, {
+      headers: { 'x-mandate': mandate },
+      body: { display_name: 'mandate agent', password: PASSWORD },
+    });
+    expect(joined.status, JSON.stringify(joined.body)).toBe(200);
+    const listed = () => listRoomsByMandate(base, mandate);
+    const readable = async () =>
+      (await call(base, 'GET', `/api/rooms/${slug}`, { headers: { 'x-mandate': mandate } })).status;
+    const setAuth = async (auth: string) => {
+      const set = await call(base, 'PATCH', `/api/rooms/${slug}/settings`, {
+        token: creator_token,
+        body: { settings: { auth } },
+      });
+      expect(set.status, JSON.stringify(set.body)).toBe(200);
+    };
+    expect([await readable(), await listed()]).toEqual([200, [slug]]);
+    // The operator takes mandates out of the room: its reads refuse the seat's mandate, so does the list.
+    await setAuth('token_only');
+    expect([await readable(), await listed()]).toEqual([401, []]);
+    await setAuth('either');
+    expect([await readable(), await listed()]).toEqual([200, [slug]]);
   });
 });
