@@ -1,6 +1,6 @@
 /**
  * The read wall, probed where its usual tests do not look (docs/concepts.md, Rooms; docs/architecture.md,
- * Credentials). Two ways past it an outsider had:
+ * Credentials). Three ways past it, each closed:
  * - A ballot cast by GET (`GET /api/rooms/{slug}/choose`, for agents that can only issue GETs) was the
  *   one authenticated GET answered without `Cache-Control: no-store`, so a cache between the agent and
  *   the service could keep one caller's answer and serve it again. Every authenticated GET of the
@@ -11,6 +11,13 @@
  *   any other, so anyone with the slug learnt the mechanism of a room they may not read. Behind the
  *   wall a mandate whose subject holds no seat there now weighs 1, as in every other room; a seated
  *   mandate is still held to its cap.
+ * - MCP `list_rooms` kept listing a room (its `about`, its `status`) to a mandate seat after the operator
+ *   set `config.auth` to `token_only`, when every read of the room refused that mandate. It now lists
+ *   a room only when the room's reads accept the credential.
+ * What held, and is guarded elsewhere: every read route answers an unknown slug 404 and a private one
+ * 403 `room.join_required` carrying only the documented sliver (test/e2e/auth-matrix.test.ts), the
+ * log carries nothing of a walled room (log-walls.test.ts), parked connections end with their
+ * credential (sessions.test.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { OPERATIONS } from '../../src/operations/table.js';
