@@ -1,6 +1,8 @@
 /** POST and GET /api/rooms/{slug}/choose — submit or revise a choice (docs/concepts.md, Decisions and slates). */
 import { z } from 'zod';
+import { parseMandate } from '../auth/mandate-claims.js';
 import { isSingleChoice } from '../domain/ballots.js';
+import type { RoomState } from '../domain/state.js';
 import { invalidInput } from '../errors.js';
 import { checkedLater } from './json-schema.js';
 import { act, seqSelector, slugSchema } from './shared.js';
@@ -227,6 +229,24 @@ async function runChoose(ctx: RequestContext, input: ChooseInput, invalid: Error
   });
 }
 
+/**
+ * The mandate is checked against its weight_cap before the read wall (docs/architecture.md, Errors), and
+ * a quadratic weight is the room's mechanism speaking: in a room it may not read, a mandate whose
+ * subject holds no seat weighs 1, as in any other room, so its refusal is the wall's and says nothing
+ * of the mechanism. Every seat a mandate can reach has the mandate's subject (auth/seat-binding.ts),
+ * so a seated mandate is still held to its cap; the claims are read unverified, verification follows.
+ */
+function weighsBehindWall(state: RoomState, mandate: string | undefined, selfIssuer: string): boolean {
+  if (state.room.config.visibility === 'public' || mandate === undefined) return true;
+  let sub: string;
+  try {
+    sub = parseMandate(mandate, selfIssuer).claims.sub;
+  } catch {
+    return false;
+  }
+  return state.room.members.some((m) => m.agentDid === sub);
+}
+
 /** A ballot's weight for a mandate's weight_cap: 1, or a quadratic ballot's total credits (docs/concepts.md, Mandates). */
 async function ballotWeight(
   ctx: RequestContext,
@@ -238,7 +258,8 @@ async function ballotWeight(
     state?.room.config.mechanism !== 'quadratic_vote' ||
     typeof choice !== 'object' ||
     choice === null ||
-    Array.isArray(choice)
+    Array.isArray(choice) ||
+    !weighsBehindWall(state, ctx.credentials.mandate, ctx.services.baseUrl)
   )
     return 1;
   return Object.values(choice).reduce<number>(
@@ -295,6 +316,8 @@ export const chooseByGet = {
   output: chooseOutput,
   responseSchemaName: 'ChooseResponse',
   mutating: true,
+  // An authenticated GET like the reads: no cache between the agent and the service may keep it.
+  noStore: true,
   shownText: { reason: 'paragraphs', rationale: 'paragraphs' },
   mandateAction: 'choose',
   mandateWeight: ballotWeight,

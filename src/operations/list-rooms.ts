@@ -3,11 +3,13 @@
  * where the mandate's subject is seated, or the single room a participant token belongs to.
  */
 import { z } from 'zod';
-import { authRequired } from '../auth/caller.js';
+import { type AuthSettings, authRequired, type PresentedCredentials, resolveCaller } from '../auth/caller.js';
 import { hashSecret } from '../auth/secrets.js';
-import { issuerOwnsSeat } from '../auth/seat-binding.js';
 import { iso, roomStatus } from '../domain/views/common.js';
 import { roomStatusSchema } from '../domain/views/schemas.js';
+import type { RoomState } from '../domain/state.js';
+import type { Member } from '../domain/types.js';
+import { ProtocolError } from '../errors.js';
 import { roomUrl } from '../runtime/sealing.js';
 import type { OperationDef, RequestContext } from './types.js';
 
@@ -38,6 +40,21 @@ export async function linkSeat(ctx: RequestContext, slug: string, token: string 
   const now = ctx.services.clock.now();
   if (token !== null) await ctx.services.store.linkRoom(`token:${hashSecret(token)}`, slug, now);
   if (ctx.credentials.verified) await ctx.services.store.linkRoom(mandateLinkKey(ctx.credentials.verified), slug, now);
+}
+
+/**
+ * The seat the credential reads the room with, as the room's reads resolve it (auth/caller.ts, the room's
+ * `config.auth` included): a room whose reads refuse the credential — its seat reached by a mandate
+ * after the operator set `token_only`, a superseded token — is not listed either.
+ */
+function readingSeat(state: RoomState, credentials: PresentedCredentials, auth: AuthSettings): Member | undefined {
+  try {
+    const caller = resolveCaller(state, { ...credentials }, auth, 'read');
+    return caller.kind === 'member' ? caller.member : undefined;
+  } catch (error) {
+    if (error instanceof ProtocolError) return undefined;
+    throw error;
+  }
 }
 
 export const listRooms = {
@@ -78,16 +95,12 @@ export const listRooms = {
     if (keys.length === 0) throw authRequired('list_rooms', 'MCP list_rooms');
     const { services } = ctx;
     const now = services.clock.now();
-    const mandate = ctx.credentials.verified ?? null;
-    const tokenHash = mandate ? null : hashSecret(ctx.credentials.bearer!);
     const slugs = new Set<string>();
     for (const key of keys) for (const slug of await services.store.linkedRooms(key, 500)) slugs.add(slug);
     const rooms: Record<string, unknown>[] = [];
     for (const slug of slugs) {
       const state = await services.registry.read(slug);
-      const member = state?.room.members.find((m) =>
-        mandate ? issuerOwnsSeat(m, mandate) : m.tokenHash === tokenHash,
-      );
+      const member = state ? readingSeat(state, ctx.credentials, services.auth) : undefined;
       if (!state || !member) continue;
       rooms.push({
         slug,

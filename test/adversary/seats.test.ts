@@ -23,7 +23,7 @@ import {
   signingKeyFromSeed,
 } from '../../src/receipts/index.js';
 import { ManualClock } from '../../src/runtime/clock.js';
-import { rpc } from '../support/mcp-clients.js';
+import { listRoomsByMandate } from '../support/mcp-clients.js';
 import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
 import { call, type RunningService, startService } from '../support/service.js';
 
@@ -44,17 +44,7 @@ function mint(clock: ManualClock, key: SigningKey, iss: string, sub: string): { 
 const as = (mandate: { jws: string }) => ({ headers: { 'x-mandate': mandate.jws } });
 
 async function listRooms(base: string, mandate: { jws: string }): Promise<string[]> {
-  const res = await rpc(
-    `${base}/mcp/host`,
-    JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'list_rooms', arguments: {}, _meta: { mandate: mandate.jws } },
-    }),
-    { 'mcp-protocol-version': '2025-11-25' },
-  );
-  return res.json.result.structuredContent.rooms.map((r: { slug: string }) => r.slug);
+  return listRoomsByMandate(base, mandate.jws);
 }
 
 /** A room whose decision resolves once its three voters have chosen (majority of three). */

@@ -14,7 +14,7 @@ import {
   signCompact,
   signingKeyFromSeed,
 } from '../../src/receipts/index.js';
-import { rpc } from '../support/mcp-clients.js';
+import { listRoomsOverMcp, rpc } from '../support/mcp-clients.js';
 import { call, type RunningService, startService } from '../support/service.js';
 
 const agentKey = signingKeyFromSeed(new Uint8Array(32).fill(7));
@@ -215,19 +215,8 @@ describe('mandates over REST and MCP', () => {
 
   it('lists the rooms a mandate subject or a token holds seats in (MCP list_rooms)', async () => {
     const { base } = svc;
-    const listRooms = async (args: Record<string, unknown>, meta?: Record<string, unknown>) => {
-      const res = await rpc(
-        `${base}/mcp/host`,
-        JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'tools/call',
-          params: { name: 'list_rooms', arguments: args, ...(meta ? { _meta: meta } : {}) },
-        }),
-        { 'mcp-protocol-version': '2025-11-25' },
-      );
-      return res.json.result.structuredContent;
-    };
+    const listRooms = (args: Record<string, unknown>, meta?: Record<string, unknown>) =>
+      listRoomsOverMcp(base, args, meta);
     const older = (await call(base, 'POST', '/api/rooms', { body: { about: 'older room' } })).body;
     const newer = (await call(base, 'POST', '/api/rooms', { body: { about: 'newer room' } })).body;
     const lister = mint(agentKey, did, {}, { sub: 'did:example:lister' });

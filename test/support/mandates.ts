@@ -15,9 +15,12 @@ export function freshAgentKey(): SigningKey {
 
 /**
  * A compact JWS mandate issued by the key's own did:key, for every room, to join, discuss and choose.
- * `expiresIn` seconds from now (negative: already expired).
+ * `expiresIn` seconds from now (negative: already expired); `weightCap`: its `svc.weight_cap`.
  */
-export function selfIssuedMandate(signer: SigningKey, options: { sub?: string; expiresIn?: number } = {}): string {
+export function selfIssuedMandate(
+  signer: SigningKey,
+  options: { sub?: string; expiresIn?: number; weightCap?: number } = {},
+): string {
   const iss = didKeyFromPublicKey(rawPublicKey(signer.publicKey));
   const now = Math.floor(Date.now() / 1000);
   const expiresIn = options.expiresIn ?? 3600;
@@ -29,7 +32,11 @@ export function selfIssuedMandate(signer: SigningKey, options: { sub?: string; e
       jti: `urn:uuid:${randomUUID()}`,
       iat: Math.min(now, now + expiresIn - 60),
       exp: now + expiresIn,
-      svc: { rooms: ['*'], actions: ['member_join_request', 'discuss', 'choose'] },
+      svc: {
+        rooms: ['*'],
+        actions: ['member_join_request', 'discuss', 'choose'],
+        ...(options.weightCap !== undefined ? { weight_cap: options.weightCap } : {}),
+      },
     },
     signer,
   );

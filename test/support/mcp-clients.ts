@@ -127,3 +127,28 @@ export async function rpc(
   }
   return { status: response.status, headers: response.headers, contentType, text, json };
 }
+
+/** MCP `list_rooms` (the host catalog) called with these arguments and `_meta`: its structured result. */
+export async function listRoomsOverMcp(
+  base: string,
+  args: Record<string, unknown>,
+  meta?: Record<string, unknown>,
+): Promise<any> {
+  const res = await rpc(
+    `${base}/mcp/host`,
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'list_rooms', arguments: args, ...(meta ? { _meta: meta } : {}) },
+    }),
+    { 'mcp-protocol-version': '2025-11-25' },
+  );
+  return res.json.result.structuredContent;
+}
+
+/** The slugs MCP `list_rooms` lists for a mandate. */
+export async function listRoomsByMandate(base: string, mandate: string): Promise<string[]> {
+  const listed = await listRoomsOverMcp(base, {}, { mandate });
+  return listed.rooms.map((r: { slug: string }) => r.slug);
+}

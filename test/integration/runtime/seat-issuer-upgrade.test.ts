@@ -21,7 +21,7 @@ import {
   signingKeyFromSeed,
 } from '../../../src/receipts/index.js';
 import { ManualClock } from '../../../src/runtime/clock.js';
-import { rpc } from '../../support/mcp-clients.js';
+import { listRoomsByMandate } from '../../support/mcp-clients.js';
 import { copyFixtureRoomToRedis } from '../../support/fixture-to-redis.js';
 import { startRedisServer, type TestRedisServer } from '../../support/redis-server.js';
 import { call, type RunningService, startService } from '../../support/service.js';
@@ -54,17 +54,7 @@ function mint(key: SigningKey, sub: string, jti: string): string {
 }
 
 async function listRooms(base: string, mandate: string): Promise<string[]> {
-  const res = await rpc(
-    `${base}/mcp/host`,
-    JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'list_rooms', arguments: {}, _meta: { mandate } },
-    }),
-    { 'mcp-protocol-version': '2025-11-25' },
-  );
-  return res.json.result.structuredContent.rooms.map((r: { slug: string }) => r.slug);
+  return listRoomsByMandate(base, mandate);
 }
 
 async function exercise(svc: RunningService): Promise<void> {
