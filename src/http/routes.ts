@@ -79,6 +79,9 @@ export function registerOperationRoutes(
     app.route({
       method: operation.method,
       url: fastifyPath(operation.path),
+      // HEAD is safe by definition: the one GET that acts (a ballot by query string) gets no HEAD twin,
+      // so a HEAD there is refused 405 instead of casting the ballot (docs/concepts.md, Decisions and slates).
+      exposeHeadRoute: !(operation.method === 'GET' && operation.mutating),
       handler: async (request, reply) => handle(services, operation, request, reply),
     });
   }

@@ -72,7 +72,8 @@ describe('the read wall, probed', () => {
     });
     expect(started.status, JSON.stringify(started.body)).toBe(200);
     for (const [name, suffix] of Object.entries(GETS)) {
-      for (const method of ['GET', 'HEAD']) {
+      // The ballot cast by GET has no HEAD form (test/e2e/decisions.test.ts): a HEAD there is refused.
+      for (const method of name === 'chooseByGet' ? ['GET'] : ['GET', 'HEAD']) {
         const answer = await fetch(`${base}/api/rooms/${open.slug}${suffix}`, {
           method,
           headers: { authorization: `Bearer ${open.creator_token}` },

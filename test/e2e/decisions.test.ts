@@ -115,6 +115,17 @@ describe('decisions over REST', () => {
     expect(leak.body.error.details.reason).toBe('credential_in_url');
   });
 
+  it('casts no ballot on HEAD: the one state-changing GET has no HEAD twin', async () => {
+    const room = (await call(svc.base, 'POST', '/api/rooms', { body: { question: 'Safe?', options: ['a', 'b'] } }))
+      .body;
+    const head = await call(svc.base, 'HEAD', `/api/rooms/${room.slug}/choose?choice=a`, { token: room.creator_token });
+    expect(head.status).toBe(405);
+    expect(head.headers.get('allow')).toBe('POST, GET');
+    // The GET that follows is the seat's first ballot: the HEAD cast nothing for it to replace.
+    const byGet = await call(svc.base, 'GET', `/api/rooms/${room.slug}/choose?choice=a`, { token: room.creator_token });
+    expect(byGet.body).toMatchObject({ decision: 1, cast_choice: 'a', revised: false });
+  });
+
   it('attaches speech to decisions or the room and enforces the caps', async () => {
     const room = (
       await call(svc.base, 'POST', '/api/rooms', {
