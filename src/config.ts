@@ -97,6 +97,8 @@ const envSchema = z.object({
   WEBHOOK_MAX_PER_ORIGIN_PER_ROOM: z.coerce.number().int().min(1).max(100_000).default(20),
   /** Active webhooks across the service that may POST to one origin. */
   WEBHOOK_MAX_PER_ORIGIN: z.coerce.number().int().min(1).max(1_000_000).default(200),
+  /** Active webhooks to one origin that one client address (an IPv6 /64) may hold across the service. */
+  WEBHOOK_MAX_PER_ORIGIN_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(20),
   /** Room actors kept in memory (least recently used evicted; about 14 KiB each); others reload from the store. */
   ROOM_CACHE_SIZE: z.coerce.number().int().min(1).default(1000),
   /** Calls run through a throwaway copy of the service at start-up, after listening and before /readyz answers 200, so the first burst meets compiled code (src/warm-up.ts); 0 disables. */
@@ -191,6 +193,7 @@ export const CONFIG_EXAMPLES: Readonly<Record<Variable, string>> = {
   WEBHOOK_MAX_PER_SEAT: '20',
   WEBHOOK_MAX_PER_ORIGIN_PER_ROOM: '20',
   WEBHOOK_MAX_PER_ORIGIN: '200',
+  WEBHOOK_MAX_PER_ORIGIN_PER_ADDRESS: '20',
   ROOM_CACHE_SIZE: '1000',
   WARMUP_TURNS: '2400',
   WARMUP_MAX_MS: '3000',
@@ -324,6 +327,7 @@ export interface ServiceConfig {
   webhookMaxPerSeat: number;
   webhookMaxPerOriginPerRoom: number;
   webhookMaxPerOrigin: number;
+  webhookMaxPerOriginPerAddress: number;
   maxParkedConnections: number;
   roomCacheSize: number;
   /** Start-up warm-up turns (src/warm-up.ts); 0 skips it. */
@@ -385,6 +389,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     webhookMaxPerSeat: e.WEBHOOK_MAX_PER_SEAT,
     webhookMaxPerOriginPerRoom: e.WEBHOOK_MAX_PER_ORIGIN_PER_ROOM,
     webhookMaxPerOrigin: e.WEBHOOK_MAX_PER_ORIGIN,
+    webhookMaxPerOriginPerAddress: e.WEBHOOK_MAX_PER_ORIGIN_PER_ADDRESS,
     maxParkedConnections: e.MAX_PARKED_CONNECTIONS,
     roomCacheSize: e.ROOM_CACHE_SIZE,
     warmupTurns: e.WARMUP_TURNS,
