@@ -45,6 +45,8 @@ const envSchema = z.object({
   MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).optional(),
   /** Milliseconds a client has to send a request's headers before it gets 408 and is closed. */
   HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1000).max(60_000).default(10_000),
+  /** Request-body bytes the process holds at once (one address: a tenth); at least one body of the 4 MiB limit. */
+  MAX_BODY_BYTES_IN_FLIGHT: z.coerce.number().int().min(4_194_304).default(268_435_456),
   /** Use the Cluster client even when REDIS_URL names a single node. */
   REDIS_CLUSTER: z.enum(['0', '1', 'true', 'false']).default('0'),
   /** Acknowledge a room write only after this many replicas have it (Redis WAIT); 0 = do not wait. */
@@ -172,6 +174,7 @@ export const CONFIG_EXAMPLES: Readonly<Record<Variable, string>> = {
   PARKED_SHARE_PER_CREDENTIAL_PERCENT: '2',
   MAX_CONNECTIONS_PER_ADDRESS: '512',
   HEADERS_TIMEOUT_MS: '10000',
+  MAX_BODY_BYTES_IN_FLIGHT: '268435456',
   REDIS_CLUSTER: 'true',
   REDIS_WAIT_REPLICAS: '1',
   REDIS_WAIT_TIMEOUT_MS: '1000',
@@ -344,7 +347,7 @@ export interface ServiceConfig {
   /** Shares of the parking pool per client address and per credential, in percent. */
   parkedShares: { addressPercent: number; credentialPercent: number };
   /** Socket limits (http/connection-guard.ts): per-address cap (undefined = derived) and header timeout. */
-  sockets: { maxPerAddress: number | undefined; headersTimeoutMs: number };
+  sockets: { maxPerAddress: number | undefined; headersTimeoutMs: number; bodyBytesInFlight: number };
   mandateIssuers: IssuerPolicy;
 }
 
@@ -413,7 +416,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
       addressPercent: e.PARKED_SHARE_PER_ADDRESS_PERCENT,
       credentialPercent: e.PARKED_SHARE_PER_CREDENTIAL_PERCENT,
     },
-    sockets: { maxPerAddress: e.MAX_CONNECTIONS_PER_ADDRESS, headersTimeoutMs: e.HEADERS_TIMEOUT_MS },
+    sockets: {
+      maxPerAddress: e.MAX_CONNECTIONS_PER_ADDRESS,
+      headersTimeoutMs: e.HEADERS_TIMEOUT_MS,
+      bodyBytesInFlight: e.MAX_BODY_BYTES_IN_FLIGHT,
+    },
     mandateIssuers: {
       allowlist: e.MANDATE_ISSUER_ALLOWLIST,
       allowSelfIssued: e.MANDATE_ALLOW_SELF_ISSUED === undefined ? undefined : e.MANDATE_ALLOW_SELF_ISSUED === 'true',

@@ -7,12 +7,18 @@
  *   registration to that origin (a popular receiver: a chat service's or an automation platform's
  *   hooks) was refused until the attacker unregistered. One address now holds at most its share
  *   (WEBHOOK_MAX_PER_ORIGIN_PER_ADDRESS), an IPv6 /64 counting as one, as every per-address limit does.
+ * - Request bodies in flight: a body is buffered whole, and may take 30 s to arrive. Before, one
+ *   address trickling bodies of just under the 4 MiB limit on as many sockets as the per-address
+ *   socket cap allows held that many times 4 MiB (300 uploads: 1.2 GiB more RSS). A body now reserves
+ *   its declared length from MAX_BODY_BYTES_IN_FLIGHT before it is read; one address holds a tenth
+ *   (at least one body of the limit), then 429, and a full budget answers 503 with Retry-After.
  * - The waiting pool full (MAX_PARKED_CONNECTIONS, taken by other clients): an event stream and an MCP
  *   `wait` are refused at once with the 503 envelope and Retry-After, never left hanging (the REST
  *   long-poll's refusal is kept by test/e2e/engagement-long-poll.test.ts).
  *
  * Addresses are told apart by X-Forwarded-For from the one trusted hop (TRUST_PROXY=127.0.0.1).
  */
+import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, seatedRoom } from '../support/engagement.js';
 import { rpc } from '../support/mcp-clients.js';
@@ -20,6 +26,20 @@ import { startRedisServer, storeVariants } from '../support/redis-server.js';
 import { call, type RunningService, startService } from '../support/service.js';
 
 const from = (address: string) => ({ 'x-forwarded-for': address });
+
+/** A POST that declares `length` bytes of body from `address` and sends only its first bytes. */
+function upload(base: string, path: string, address: string, length: number): { socket: Socket; answer: string[] } {
+  const url = new URL(base);
+  const socket = connect(Number(url.port), url.hostname);
+  const answer: string[] = [];
+  socket.on('data', (chunk: Buffer) => answer.push(chunk.toString()));
+  socket.on('error', () => {});
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\n` +
+      `Accept: application/json, text/event-stream\r\nX-Forwarded-For: ${address}\r\nContent-Length: ${length}\r\n\r\n{"about":"`,
+  );
+  return { socket, answer };
+}
 
 /** A room created from `address`, with its creator's token. */
 async function roomFrom(base: string, address: string, about: string): Promise<{ slug: string; token: string }> {
@@ -132,6 +152,74 @@ describe.each(STORES)('webhooks to one origin across the service ($store)', ({ s
     },
     60_000,
   );
+});
+
+describe('request bodies in flight', () => {
+  const MiB = 1024 * 1024;
+  let svc: RunningService;
+  const held: Socket[] = [];
+  beforeAll(async () => {
+    // 16 MiB in all; one address may hold 4 MiB (a tenth, raised to one body of the limit).
+    svc = await startService({ env: { TRUST_PROXY: '127.0.0.1', MAX_BODY_BYTES_IN_FLIGHT: String(16 * MiB) } });
+  });
+  afterAll(async () => {
+    for (const socket of held) socket.destroy();
+    await svc.stop();
+  });
+
+  it('one address trickling bodies holds at most its share; others are served, and refused with 503 once it is all taken', async () => {
+    // Six uploads of 1 MiB from one address, on REST and MCP: four fit its share, two are refused at once.
+    const attack = [0, 1, 2, 3, 4, 5].map((i) => upload(svc.base, i % 2 ? '/mcp' : '/api/rooms', '203.0.113.9', MiB));
+    held.push(...attack.map((a) => a.socket));
+    const answered = () => attack.filter((a) => a.answer.length > 0);
+    await eventually(() => answered().length === 2);
+    for (const refused of answered()) {
+      const text = refused.answer.join('');
+      expect(text).toMatch(/^HTTP\/1\.1 429 /);
+      expect(text).toMatch(/\r\nretry-after: 1\r\n/i);
+      const envelope = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4));
+      expect(envelope.error.code).toBe('rate_limit.exceeded');
+      expect(envelope.error.details).toMatchObject({ scope: 'ip', limit: 4 * MiB });
+    }
+
+    // Another client is served meanwhile.
+    const created = await call(svc.base, 'POST', '/api/rooms', {
+      body: { about: 'Served' },
+      headers: from('198.51.100.20'),
+    });
+    expect(created.status).toBe(200);
+
+    // Three more addresses take the rest: then every body is refused with 503, whoever sends it.
+    for (const address of ['198.51.100.30', '198.51.100.31', '198.51.100.32']) {
+      held.push(...[0, 1, 2, 3].map(() => upload(svc.base, '/api/rooms', address, MiB).socket));
+    }
+    await eventually(async () => {
+      const full = await call(svc.base, 'POST', '/api/rooms', {
+        body: { about: 'Late' },
+        headers: from('198.51.100.21'),
+      });
+      if (full.status !== 503) return false;
+      expect(full.headers.get('retry-after')).toBe('1');
+      expect(full.body.error.code).toBe('vendor:conclave:unavailable');
+      return true;
+    });
+    // A request without a body is not counted.
+    const read = await call(svc.base, 'GET', `/api/rooms/${created.body.slug}`, {
+      token: created.body.creator_token,
+      headers: from('198.51.100.21'),
+    });
+    expect(read.status).toBe(200);
+
+    // Cancelled uploads give their bytes back.
+    for (const socket of held) socket.destroy();
+    await eventually(async () => {
+      const again = await call(svc.base, 'POST', '/api/rooms', {
+        body: { about: 'Again' },
+        headers: from('203.0.113.9'),
+      });
+      return again.status === 200;
+    });
+  }, 30_000);
 });
 
 describe('the waiting pool full of other clients', () => {
