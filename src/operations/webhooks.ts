@@ -162,7 +162,7 @@ function originCapReached(slug: string, origin: string, cap: number, scope: keyo
  * Who registers a subscription, for the per-address share of an origin: the client's address group
  * (an IPv6 /64, auth/client-address.ts), hashed so the store keeps no address.
  */
-export function webhookClient(clientIp: string): string {
+function webhookClient(clientIp: string): string {
   return hashSecret(`webhook-client\n${addressGroup(clientIp)}`);
 }
 

@@ -37,8 +37,8 @@ export interface WebhookRecord {
   idempotency: { scope: string; fingerprint: string } | null;
   /**
    * Who registered it, for the per-address share of an origin: a hash of the client's address group
-   * (`webhookClient`). Absent on subscriptions stored before the share existed (they count only
-   * towards the service-wide limit).
+   * (`webhookClient` in operations/webhooks.ts). Absent on subscriptions stored before the share
+   * existed (they count only towards the service-wide limit).
    */
   client?: string;
 }
