@@ -45,6 +45,8 @@ const envSchema = z.object({
   MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).optional(),
   /** Milliseconds a client has to send a request's headers before it gets 408 and is closed. */
   HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1000).max(60_000).default(10_000),
+  /** Request-body bytes the process holds at once (one address: a tenth); at least one body of the 4 MiB limit. */
+  MAX_BODY_BYTES_IN_FLIGHT: z.coerce.number().int().min(4_194_304).default(268_435_456),
   /** Use the Cluster client even when REDIS_URL names a single node. */
   REDIS_CLUSTER: z.enum(['0', '1', 'true', 'false']).default('0'),
   /** Acknowledge a room write only after this many replicas have it (Redis WAIT); 0 = do not wait. */
@@ -97,6 +99,8 @@ const envSchema = z.object({
   WEBHOOK_MAX_PER_ORIGIN_PER_ROOM: z.coerce.number().int().min(1).max(100_000).default(20),
   /** Active webhooks across the service that may POST to one origin. */
   WEBHOOK_MAX_PER_ORIGIN: z.coerce.number().int().min(1).max(1_000_000).default(200),
+  /** Active webhooks to one origin that one client address (an IPv6 /64) may hold across the service. */
+  WEBHOOK_MAX_PER_ORIGIN_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(20),
   /** Room actors kept in memory (least recently used evicted; about 14 KiB each); others reload from the store. */
   ROOM_CACHE_SIZE: z.coerce.number().int().min(1).default(1000),
   /** Calls run through a throwaway copy of the service at start-up, after listening and before /readyz answers 200, so the first burst meets compiled code (src/warm-up.ts); 0 disables. */
@@ -170,6 +174,7 @@ export const CONFIG_EXAMPLES: Readonly<Record<Variable, string>> = {
   PARKED_SHARE_PER_CREDENTIAL_PERCENT: '2',
   MAX_CONNECTIONS_PER_ADDRESS: '512',
   HEADERS_TIMEOUT_MS: '10000',
+  MAX_BODY_BYTES_IN_FLIGHT: '268435456',
   REDIS_CLUSTER: 'true',
   REDIS_WAIT_REPLICAS: '1',
   REDIS_WAIT_TIMEOUT_MS: '1000',
@@ -191,6 +196,7 @@ export const CONFIG_EXAMPLES: Readonly<Record<Variable, string>> = {
   WEBHOOK_MAX_PER_SEAT: '20',
   WEBHOOK_MAX_PER_ORIGIN_PER_ROOM: '20',
   WEBHOOK_MAX_PER_ORIGIN: '200',
+  WEBHOOK_MAX_PER_ORIGIN_PER_ADDRESS: '20',
   ROOM_CACHE_SIZE: '1000',
   WARMUP_TURNS: '2400',
   WARMUP_MAX_MS: '3000',
@@ -324,6 +330,7 @@ export interface ServiceConfig {
   webhookMaxPerSeat: number;
   webhookMaxPerOriginPerRoom: number;
   webhookMaxPerOrigin: number;
+  webhookMaxPerOriginPerAddress: number;
   maxParkedConnections: number;
   roomCacheSize: number;
   /** Start-up warm-up turns (src/warm-up.ts); 0 skips it. */
@@ -340,7 +347,7 @@ export interface ServiceConfig {
   /** Shares of the parking pool per client address and per credential, in percent. */
   parkedShares: { addressPercent: number; credentialPercent: number };
   /** Socket limits (http/connection-guard.ts): per-address cap (undefined = derived) and header timeout. */
-  sockets: { maxPerAddress: number | undefined; headersTimeoutMs: number };
+  sockets: { maxPerAddress: number | undefined; headersTimeoutMs: number; bodyBytesInFlight: number };
   mandateIssuers: IssuerPolicy;
 }
 
@@ -385,6 +392,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     webhookMaxPerSeat: e.WEBHOOK_MAX_PER_SEAT,
     webhookMaxPerOriginPerRoom: e.WEBHOOK_MAX_PER_ORIGIN_PER_ROOM,
     webhookMaxPerOrigin: e.WEBHOOK_MAX_PER_ORIGIN,
+    webhookMaxPerOriginPerAddress: e.WEBHOOK_MAX_PER_ORIGIN_PER_ADDRESS,
     maxParkedConnections: e.MAX_PARKED_CONNECTIONS,
     roomCacheSize: e.ROOM_CACHE_SIZE,
     warmupTurns: e.WARMUP_TURNS,
@@ -408,7 +416,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
       addressPercent: e.PARKED_SHARE_PER_ADDRESS_PERCENT,
       credentialPercent: e.PARKED_SHARE_PER_CREDENTIAL_PERCENT,
     },
-    sockets: { maxPerAddress: e.MAX_CONNECTIONS_PER_ADDRESS, headersTimeoutMs: e.HEADERS_TIMEOUT_MS },
+    sockets: {
+      maxPerAddress: e.MAX_CONNECTIONS_PER_ADDRESS,
+      headersTimeoutMs: e.HEADERS_TIMEOUT_MS,
+      bodyBytesInFlight: e.MAX_BODY_BYTES_IN_FLIGHT,
+    },
     mandateIssuers: {
       allowlist: e.MANDATE_ISSUER_ALLOWLIST,
       allowSelfIssued: e.MANDATE_ALLOW_SELF_ISSUED === undefined ? undefined : e.MANDATE_ALLOW_SELF_ISSUED === 'true',

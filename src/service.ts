@@ -118,6 +118,7 @@ export async function createService(
       webhookMaxPerSeat: config.webhookMaxPerSeat,
       webhookMaxPerOriginPerRoom: config.webhookMaxPerOriginPerRoom,
       webhookMaxPerOrigin: config.webhookMaxPerOrigin,
+      webhookMaxPerOriginPerAddress: config.webhookMaxPerOriginPerAddress,
       redis:
         config.store.kind === 'redis'
           ? {

@@ -40,6 +40,8 @@ export interface EngagementSettings {
   /** Active webhooks to one receiving origin in a room, and across the service. */
   webhookMaxPerOriginPerRoom: number;
   webhookMaxPerOrigin: number;
+  /** One client address's share of `webhookMaxPerOrigin` for one origin (an IPv6 /64 as one address). */
+  webhookMaxPerOriginPerAddress: number;
   /** Redis mode: where commit notices are published for the other processes, and how (COMMIT_NOTICES). */
   redis: { url: string; cluster: boolean; keyPrefix: string; commitNotices?: CommitNoticeMode } | null;
   userAgent: string;

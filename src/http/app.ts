@@ -23,6 +23,7 @@ import {
 } from './http-server.js';
 import type { EarlyServer } from './early-server.js';
 import { BODY_LIMIT, installBodyParsing } from './body.js';
+import { BodyBudget, DEFAULT_BODY_BYTES_IN_FLIGHT, installBodyBudget } from './body-budget.js';
 import { clientErrorHandler, frameworkErrors, installEarlyBodyLimit, installHostCheck } from './edge-errors.js';
 import { installErrorHandling } from './errors.js';
 import { serializeRequest } from './log-redaction.js';
@@ -57,7 +58,7 @@ export interface HttpOptions {
    */
   trustProxy?: true | string[] | undefined;
   /** Socket limits: the per-address cap (undefined = derived from the descriptor limit) and the header timeout. */
-  sockets?: { maxPerAddress?: number | undefined; headersTimeoutMs?: number };
+  sockets?: { maxPerAddress?: number | undefined; headersTimeoutMs?: number; bodyBytesInFlight?: number };
   /**
    * A server already listening (src/start.ts): fastify takes it instead of creating one, and app.ts
    * serves it once the caller hands it over (EarlyServer.handOver). Its slow-request guard is already
@@ -167,6 +168,7 @@ export async function buildHttpApp(
   installBodyParsing(app);
   installErrorHandling(app, routeMatcher(operations));
   await installBackPressure(app);
+  installBodyBudget(app, new BodyBudget(options.sockets?.bodyBytesInFlight ?? DEFAULT_BODY_BYTES_IN_FLIGHT));
   registerOperationRoutes(app, services, operations);
   registerMetaRoutes(app, services, operations, options.capabilities, options.revocations);
   registerHomePage(app, services);

@@ -2,7 +2,9 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { authRequired, resolveCaller } from '../auth/caller.js';
+import { addressGroup } from '../auth/client-address.js';
 import { joinRequired } from '../auth/read-gate.js';
+import { hashSecret } from '../auth/secrets.js';
 import type { RoomState } from '../domain/state.js';
 import { iso } from '../domain/views/common.js';
 import { EVENT_TYPES } from '../engagement/event-types.js';
@@ -141,18 +143,34 @@ function seatCapReached(slug: string, cap: number, route: string) {
   );
 }
 
-function originCapReached(slug: string, origin: string, cap: number, where: string, route: string) {
+const ORIGIN_SCOPES = {
+  room: 'from this room, the most one receiving origin may',
+  address: 'from this client address, the most one address may hold for one receiving origin',
+  service: 'from this service, the most one receiving origin may',
+} as const;
+
+function originCapReached(slug: string, origin: string, cap: number, scope: keyof typeof ORIGIN_SCOPES, route: string) {
   return invalidInput(
     'url',
-    `${origin} already receives ${cap} active webhooks ${where}, the most one receiving origin may. Unregister one you no longer need (DELETE /api/rooms/${slug}/webhooks/{id}), or have one URL of that receiver take the events and fan them out (the register_webhook action / ${route}).`,
+    `${origin} already receives ${cap} active webhooks ${ORIGIN_SCOPES[scope]}. Unregister one you no longer need (DELETE /api/rooms/${slug}/webhooks/{id}), or have one URL of that receiver take the events and fan them out (the register_webhook action / ${route}).`,
     'webhook_origin_cap_reached',
-    { cap, origin },
+    { cap, origin, scope },
   );
 }
 
 /**
- * The registration limits: per room, per seat in the room, per receiving origin in the room and across
- * the service (docs/agents.md, Webhooks). Only active subscriptions count.
+ * Who registers a subscription, for the per-address share of an origin: the client's address group
+ * (an IPv6 /64, auth/client-address.ts), hashed so the store keeps no address.
+ */
+function webhookClient(clientIp: string): string {
+  return hashSecret(`webhook-client\n${addressGroup(clientIp)}`);
+}
+
+/**
+ * The registration limits: per room, per seat in the room, per receiving origin in the room, per
+ * origin and client address, and per origin across the service (docs/agents.md, Webhooks). Only active
+ * subscriptions count. The address's share keeps one client, registering from rooms of its own, from
+ * holding the whole service-wide budget of a receiver that others use too.
  */
 async function checkLimits(
   services: RequestContext['services'],
@@ -160,6 +178,7 @@ async function checkLimits(
   slug: string,
   owner: string,
   url: string,
+  client: string,
   route: string,
 ): Promise<void> {
   const settings = services.engagement.settings;
@@ -170,10 +189,13 @@ async function checkLimits(
   }
   const origin = originOf(url);
   if (active.filter((w) => originOf(w.url) === origin).length >= settings.webhookMaxPerOriginPerRoom) {
-    throw originCapReached(slug, origin, settings.webhookMaxPerOriginPerRoom, 'from this room', route);
+    throw originCapReached(slug, origin, settings.webhookMaxPerOriginPerRoom, 'room', route);
+  }
+  if (await services.store.engagement.originHeldBy(origin, client, settings.webhookMaxPerOriginPerAddress)) {
+    throw originCapReached(slug, origin, settings.webhookMaxPerOriginPerAddress, 'address', route);
   }
   if (await services.store.engagement.originFull(origin, settings.webhookMaxPerOrigin)) {
-    throw originCapReached(slug, origin, settings.webhookMaxPerOrigin, 'from this service', route);
+    throw originCapReached(slug, origin, settings.webhookMaxPerOrigin, 'service', route);
   }
 }
 
@@ -192,7 +214,7 @@ export const registerWebhook = {
   name: 'registerWebhook',
   summary: 'Register a webhook',
   description:
-    'Subscribes a URL to the room\'s events (all, or the listed event_types). Deliveries are POSTs of {slug, event} signed with Webhook-Signature: t=<unix s>,v1=<hex HMAC-SHA256 of "<t>.<body>"> keyed by the signing_secret, which is returned only here; a service run with WEBHOOK_STANDARD_SIGNATURE=true appends Standard Webhooks entries after a space, so new Webhook(signing_secret) of the standardwebhooks package verifies too. Consent first: one signed verification delivery (event_type "vendor:conclave:webhook.verification", seq 0, no room content) goes to the URL, and room events follow only after a 2xx to it; a redirect, a 4xx or no answer disables the subscription. Later, a 404/410 disables it at once and 3 refusals (3xx/4xx) in a row too; failures are retried with backoff for about 32 hours, and 3 consecutive events failing every attempt disable it (list_webhooks shows verified_at and disabled_reason). Active webhooks are limited per room (WEBHOOK_MAX_PER_ROOM, 2,000), per seat (WEBHOOK_MAX_PER_SEAT, 20) and per receiving origin (WEBHOOK_MAX_PER_ORIGIN_PER_ROOM, 20; WEBHOOK_MAX_PER_ORIGIN across the service, 200); past one, registration is refused until one is unregistered.',
+    'Subscribes a URL to the room\'s events (all, or the listed event_types). Deliveries are POSTs of {slug, event} signed with Webhook-Signature: t=<unix s>,v1=<hex HMAC-SHA256 of "<t>.<body>"> keyed by the signing_secret, which is returned only here; a service run with WEBHOOK_STANDARD_SIGNATURE=true appends Standard Webhooks entries after a space, so new Webhook(signing_secret) of the standardwebhooks package verifies too. Consent first: one signed verification delivery (event_type "vendor:conclave:webhook.verification", seq 0, no room content) goes to the URL, and room events follow only after a 2xx to it; a redirect, a 4xx or no answer disables the subscription. Later, a 404/410 disables it at once and 3 refusals (3xx/4xx) in a row too; failures are retried with backoff for about 32 hours, and 3 consecutive events failing every attempt disable it (list_webhooks shows verified_at and disabled_reason). Active webhooks are limited per room (WEBHOOK_MAX_PER_ROOM, 2,000), per seat (WEBHOOK_MAX_PER_SEAT, 20) and per receiving origin (WEBHOOK_MAX_PER_ORIGIN_PER_ROOM, 20; WEBHOOK_MAX_PER_ORIGIN_PER_ADDRESS from one client address across the service, 20; WEBHOOK_MAX_PER_ORIGIN across the service, 200); past one, registration is refused until one is unregistered.',
   tag: 'events',
   method: 'POST',
   path: '/api/rooms/{slug}/webhooks',
@@ -229,7 +251,8 @@ export const registerWebhook = {
         }
       }
       await checkUrl(input.url, services.engagement.settings.webhookAllowPrivate, route);
-      await checkLimits(services, existing, input.slug, owner, input.url, route);
+      const client = webhookClient(ctx.clientIp);
+      await checkLimits(services, existing, input.slug, owner, input.url, client, route);
       const hook: WebhookRecord = {
         id: randomUUID(),
         slug: input.slug,
@@ -250,6 +273,7 @@ export const registerWebhook = {
           scope: idempotency.scope,
           fingerprint: idempotency.seal.addressBoundFingerprint(idempotency.fingerprint),
         },
+        client,
       };
       await services.store.engagement.createWebhook(hook);
       // Events committed since the head was read are enqueued now rather than at the next commit.

@@ -35,6 +35,12 @@ export interface WebhookRecord {
   refusal_streak: number;
   /** The Idempotency-Key scope and request fingerprint of the registration, when one was sent. */
   idempotency: { scope: string; fingerprint: string } | null;
+  /**
+   * Who registered it, for the per-address share of an origin: a hash of the client's address group
+   * (`webhookClient` in operations/webhooks.ts). Absent on subscriptions stored before the share
+   * existed (they count only towards the service-wide limit).
+   */
+  client?: string;
 }
 
 /**
@@ -123,6 +129,9 @@ export interface EngagementStore {
    * service-wide registration limit).
    */
   originFull(origin: string, cap: number): Promise<boolean>;
+
+  /** Whether `client` (`WebhookRecord.client`) already holds `cap` active subscriptions to `origin`. */
+  originHeldBy(origin: string, client: string, cap: number): Promise<boolean>;
 
   /** Slugs that may have active subscriptions (a superset), for recovery sweeps. */
   webhookRooms(): Promise<string[]>;

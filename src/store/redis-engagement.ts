@@ -4,7 +4,8 @@
  *
  * Global keys index the rooms: the set of rooms with webhooks, the due-delivery and settled-delivery
  * sorted sets, and per receiving origin a sorted set of its subscriptions (`<slug>|<id>`, scored by
- * registration time) for the service-wide per-origin limit.
+ * registration time) for the service-wide per-origin limit, and one per origin and registering client
+ * for that client's share of it.
  * They are written before the room keys they point to, and removed only once the room keys say so,
  * so a crash in between leaves an index entry that points at nothing (cleaned up when read), never a
  * delivery that no index can find.
@@ -47,9 +48,22 @@ export class RedisEngagementStore implements EngagementStore {
     this.dueKey = `${keyPrefix}deliveries:due`;
     this.settledKey = `${keyPrefix}deliveries:settled`;
     this.originKey = (origin) => `${keyPrefix}webhook-origin:${origin}`;
+    this.originClientKey = (origin, client) => `${keyPrefix}webhook-origin-client:${client}:${origin}`;
   }
 
   private readonly originKey: (origin: string) => string;
+  private readonly originClientKey: (origin: string, client: string) => string;
+
+  /** Writes the subscription into its origin's indexes (before its room keys: see the module comment). */
+  private indexOrigin(webhook: WebhookRecord): Promise<unknown> {
+    const member = `${webhook.slug}|${webhook.id}`;
+    const origin = originOf(webhook.url);
+    const add = (key: string) => this.calls.call(() => this.redis.zadd(key, webhook.created_at, member));
+    return Promise.all([
+      add(this.originKey(origin)),
+      ...(webhook.client ? [add(this.originClientKey(origin, webhook.client))] : []),
+    ]);
+  }
 
   consumedOpenerWakes(slug: string, participantId: string): Promise<string[]> {
     return this.calls.call(async () => {
@@ -76,9 +90,8 @@ export class RedisEngagementStore implements EngagementStore {
   }
 
   async createWebhook(webhook: WebhookRecord): Promise<void> {
-    const member = `${webhook.slug}|${webhook.id}`;
     await this.calls.call(() => this.redis.sadd(this.webhookRoomsKey, webhook.slug));
-    await this.calls.call(() => this.redis.zadd(this.originKey(originOf(webhook.url)), webhook.created_at, member));
+    await this.indexOrigin(webhook);
     await this.calls.call(() =>
       this.redis.conclaveCreateWebhook(
         this.keys(webhook.slug).webhooks,
@@ -96,7 +109,15 @@ export class RedisEngagementStore implements EngagementStore {
    * the index first) are removed.
    */
   originFull(origin: string, cap: number): Promise<boolean> {
-    const key = this.originKey(origin);
+    return this.indexFull(this.originKey(origin), cap);
+  }
+
+  /** The same count over the origin's index of one client's subscriptions. */
+  originHeldBy(origin: string, client: string, cap: number): Promise<boolean> {
+    return this.indexFull(this.originClientKey(origin, client), cap);
+  }
+
+  private indexFull(key: string, cap: number): Promise<boolean> {
     return this.calls.call(async () => {
       if ((await this.redis.zcard(key)) < cap) return false;
       const flat = await this.redis.zrange(key, 0, -1, 'WITHSCORES');
@@ -360,10 +381,7 @@ export class RedisEngagementStore implements EngagementStore {
     }
     // Indexes first (see the module comment), then the room's keys.
     await this.calls.call(() => this.redis.sadd(this.webhookRoomsKey, webhook.slug));
-    const originMember = `${webhook.slug}|${webhook.id}`;
-    await this.calls.call(() =>
-      this.redis.zadd(this.originKey(originOf(webhook.url)), webhook.created_at, originMember),
-    );
+    await this.indexOrigin(webhook);
     const settled = deliveries.filter((d) => d.status !== 'pending');
     if (settled.length > 0) {
       // Settled before settle times were kept: as of the import.

@@ -29,6 +29,8 @@ export interface WebhookRow {
   disabled_reason?: string | null;
   refusal_streak?: number;
   origin?: string;
+  /** Absent in a file from before migration 9. */
+  client?: string | null;
 }
 
 export interface DeliveryRow {
@@ -70,11 +72,12 @@ function prepareStatements(db: Database.Database) {
         string | null,
         number,
         string,
+        string | null,
       ]
     >(
       `INSERT INTO webhooks (id, slug, owner, url, event_types, secret, created_at, disabled_at, cursor,
          failure_streak, idempotency_scope, idempotency_fingerprint, verified_at, disabled_reason,
-         refusal_streak, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         refusal_streak, origin, client) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     webhooks: db.prepare<[string], WebhookRow>('SELECT * FROM webhooks WHERE slug = ? ORDER BY created_at, id'),
     webhook: db.prepare<[string, string], WebhookRow>('SELECT * FROM webhooks WHERE slug = ? AND id = ?'),
@@ -83,6 +86,10 @@ function prepareStatements(db: Database.Database) {
     ),
     activeAt: db.prepare<[string], { n: number }>(
       'SELECT COUNT(*) AS n FROM webhooks WHERE origin = ? AND disabled_at IS NULL',
+    ),
+    // Walks the origin's active subscriptions (the partial index), at most WEBHOOK_MAX_PER_ORIGIN of them.
+    activeAtBy: db.prepare<[string, string], { n: number }>(
+      'SELECT COUNT(*) AS n FROM webhooks WHERE origin = ? AND disabled_at IS NULL AND client = ?',
     ),
     webhookRooms: db.prepare<[], { slug: string }>(
       'SELECT DISTINCT slug FROM webhooks WHERE disabled_at IS NULL ORDER BY slug',
@@ -234,6 +241,7 @@ export class SqliteEngagementStore implements EngagementStore {
         webhook.disabled_reason,
         webhook.refusal_streak,
         originOf(webhook.url),
+        webhook.client ?? null,
       );
     });
   }
@@ -257,6 +265,10 @@ export class SqliteEngagementStore implements EngagementStore {
 
   originFull(origin: string, cap: number): Promise<boolean> {
     return this.run(() => (this.sql.activeAt.get(origin)?.n ?? 0) >= cap);
+  }
+
+  originHeldBy(origin: string, client: string, cap: number): Promise<boolean> {
+    return this.run(() => (this.sql.activeAtBy.get(origin, client)?.n ?? 0) >= cap);
   }
 
   webhookRooms(): Promise<string[]> {
@@ -350,6 +362,7 @@ export function toWebhook(row: WebhookRow): WebhookRecord {
       row.idempotency_scope !== null && row.idempotency_fingerprint !== null
         ? { scope: row.idempotency_scope, fingerprint: row.idempotency_fingerprint }
         : null,
+    ...(row.client ? { client: row.client } : {}),
   };
 }
 

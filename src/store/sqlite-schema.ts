@@ -241,6 +241,9 @@ const MIGRATIONS: readonly (string | ((db: Database.Database, nowMs: number) => 
     const setOrigin = db.prepare<[string, string]>('UPDATE webhooks SET origin = ? WHERE id = ?');
     for (const hook of hooks) setOrigin.run(originOf(hook.url), hook.id);
   },
+  // 9: who registered a subscription (a hash of the client's address group), for the per-address share
+  // of an origin (docs/agents.md, Webhooks: limits). Existing subscriptions have none.
+  `ALTER TABLE webhooks ADD COLUMN client TEXT;`,
 ];
 
 /**

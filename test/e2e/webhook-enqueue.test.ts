@@ -19,7 +19,12 @@ describe('the webhook catch-up of a room with many subscriptions', () => {
 
   beforeAll(async () => {
     svc = await startService({
-      env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_MAX_PER_SEAT: '100', WEBHOOK_MAX_PER_ORIGIN_PER_ROOM: '100' },
+      env: {
+        WEBHOOK_ALLOW_PRIVATE: 'true',
+        WEBHOOK_MAX_PER_SEAT: '100',
+        WEBHOOK_MAX_PER_ORIGIN_PER_ROOM: '100',
+        WEBHOOK_MAX_PER_ORIGIN_PER_ADDRESS: '100',
+      },
     });
     receiver = await startReceiver();
   });

@@ -29,6 +29,7 @@ describe('webhook fan-out', () => {
         WEBHOOK_MAX_PER_SEAT: '2000',
         WEBHOOK_MAX_PER_ORIGIN_PER_ROOM: '2000',
         WEBHOOK_MAX_PER_ORIGIN: '10000',
+        WEBHOOK_MAX_PER_ORIGIN_PER_ADDRESS: '10000',
       },
     });
     receiver = await startReceiver();

@@ -3,6 +3,7 @@
  * The machine's own Redis (6379) is never used, so tests cannot touch real data.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { freePort } from './child-service.js';
@@ -156,4 +157,23 @@ export function findOnPath(name: string): string | null {
     }
   }
   return null;
+}
+
+/**
+ * The two stores a suite runs on (`describe.each`): the embedded default, and `redis` (each call of
+ * `env` a fresh key prefix and signing seed on the one test server; skip it when `redis` is null).
+ */
+export function storeVariants(redis: TestRedisServer | null, prefix: string) {
+  return [
+    { store: 'sqlite', env: (): Record<string, string> => ({}) },
+    {
+      store: 'redis',
+      env: (): Record<string, string> => ({
+        STORE: 'redis',
+        REDIS_URL: redis?.url ?? '',
+        REDIS_KEY_PREFIX: `${prefix}-${randomUUID().slice(0, 8)}:`,
+        CONCLAVE_SIGNING_KEY_SEED: randomBytes(32).toString('hex'),
+      }),
+    },
+  ] as const;
 }

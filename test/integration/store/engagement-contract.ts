@@ -358,6 +358,33 @@ export function engagementContract(target: StoreTarget): void {
       expect((await store.engagement.webhooks('origin-a'))[0]).toMatchObject({ disabled_reason: 'unregistered' });
     });
 
+    it("counts one client's active subscriptions of a receiving origin across rooms, and keeps who registered", async () => {
+      await room('client-a');
+      await room('client-b');
+      const origin = 'https://relay.example.com';
+      const a = webhook('client-a', { url: `${origin}/a`, client: 'c1' });
+      await store.engagement.createWebhook(a);
+      await store.engagement.createWebhook(webhook('client-b', { url: `${origin}/b`, client: 'c1' }));
+      await store.engagement.createWebhook(webhook('client-b', { url: `${origin}/c`, client: 'c2' }));
+      await store.engagement.createWebhook(webhook('client-b', { url: 'https://other.example.com/d', client: 'c1' }));
+      // Stored before the share existed: counts for the origin, for no client.
+      await store.engagement.createWebhook(webhook('client-b', { url: `${origin}/e` }));
+      expect(await store.engagement.originHeldBy(origin, 'c1', 2)).toBe(true);
+      expect(await store.engagement.originHeldBy(origin, 'c1', 3)).toBe(false);
+      expect(await store.engagement.originHeldBy(origin, 'c2', 2)).toBe(false);
+      expect(await store.engagement.originFull(origin, 4)).toBe(true);
+      await store.engagement.disableWebhook('client-a', a.id, T, 'unregistered');
+      expect(await store.engagement.originHeldBy(origin, 'c1', 2)).toBe(false);
+      expect(await store.engagement.originHeldBy(origin, 'c1', 1)).toBe(true);
+      const kept = new Map((await store.engagement.webhooks('client-b')).map((w) => [w.url, w.client ?? null]));
+      expect(Object.fromEntries(kept)).toEqual({
+        [`${origin}/b`]: 'c1',
+        [`${origin}/c`]: 'c2',
+        'https://other.example.com/d': 'c1',
+        [`${origin}/e`]: null,
+      });
+    });
+
     it('drops a delivery for good', async () => {
       const hook = await subscribed('drop', 1);
       const [a] = await store.events('drop', 0, 1);

@@ -120,6 +120,7 @@ describe('SqliteStore', () => {
       { version: 6 },
       { version: 7 },
       { version: 8 },
+      { version: 9 },
     ]);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     db.close();
