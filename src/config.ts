@@ -99,7 +99,7 @@ const envSchema = z.object({
   WEBHOOK_MAX_PER_ORIGIN_PER_ROOM: z.coerce.number().int().min(1).max(100_000).default(20),
   /** Active webhooks across the service that may POST to one origin. */
   WEBHOOK_MAX_PER_ORIGIN: z.coerce.number().int().min(1).max(1_000_000).default(200),
-  /** Active webhooks to one origin that one client address (an IPv6 /64) may hold across the service. */
+  /** Webhooks to one origin still awaiting the receiver's consent that one client address (an IPv6 /64) may hold across the service. */
   WEBHOOK_MAX_PER_ORIGIN_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(20),
   /** Room actors kept in memory (least recently used evicted; about 14 KiB each); others reload from the store. */
   ROOM_CACHE_SIZE: z.coerce.number().int().min(1).default(1000),

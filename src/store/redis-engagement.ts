@@ -109,15 +109,22 @@ export class RedisEngagementStore implements EngagementStore {
    * the index first) are removed.
    */
   originFull(origin: string, cap: number): Promise<boolean> {
-    return this.indexFull(this.originKey(origin), cap);
+    return this.indexFull(this.originKey(origin), cap, (hook) => hook.disabled_at === null);
   }
 
-  /** The same count over the origin's index of one client's subscriptions. */
+  /**
+   * The same count over the origin's index of one client's subscriptions, of those still awaiting
+   * their receiver's consent: one consented to, or disabled, never counts here again and leaves it.
+   */
   originHeldBy(origin: string, client: string, cap: number): Promise<boolean> {
-    return this.indexFull(this.originClientKey(origin, client), cap);
+    return this.indexFull(
+      this.originClientKey(origin, client),
+      cap,
+      (hook) => hook.disabled_at === null && hook.verified_at === null,
+    );
   }
 
-  private indexFull(key: string, cap: number): Promise<boolean> {
+  private indexFull(key: string, cap: number, counts: (hook: WebhookRecord) => boolean): Promise<boolean> {
     return this.calls.call(async () => {
       if ((await this.redis.zcard(key)) < cap) return false;
       const flat = await this.redis.zrange(key, 0, -1, 'WITHSCORES');
@@ -135,7 +142,7 @@ export class RedisEngagementStore implements EngagementStore {
         const hooks = new Map((await this.webhooks(slug)).map((w) => [w.id, w]));
         for (const { id, member, score } of entries) {
           const hook = hooks.get(id);
-          if (hook && hook.disabled_at === null) active++;
+          if (hook && counts(hook)) active++;
           else if (hook || score < Date.now() - ORPHAN_GRACE_MS) stale.push(member);
         }
       }

@@ -87,9 +87,10 @@ function prepareStatements(db: Database.Database) {
     activeAt: db.prepare<[string], { n: number }>(
       'SELECT COUNT(*) AS n FROM webhooks WHERE origin = ? AND disabled_at IS NULL',
     ),
-    // Walks the origin's active subscriptions (the partial index), at most WEBHOOK_MAX_PER_ORIGIN of them.
-    activeAtBy: db.prepare<[string, string], { n: number }>(
-      'SELECT COUNT(*) AS n FROM webhooks WHERE origin = ? AND disabled_at IS NULL AND client = ?',
+    // Walks the origin's active subscriptions (the partial index), at most WEBHOOK_MAX_PER_ORIGIN of them;
+    // counts the client's still awaiting their receiver's consent.
+    awaitingAtBy: db.prepare<[string, string], { n: number }>(
+      'SELECT COUNT(*) AS n FROM webhooks WHERE origin = ? AND disabled_at IS NULL AND verified_at IS NULL AND client = ?',
     ),
     webhookRooms: db.prepare<[], { slug: string }>(
       'SELECT DISTINCT slug FROM webhooks WHERE disabled_at IS NULL ORDER BY slug',
@@ -268,7 +269,7 @@ export class SqliteEngagementStore implements EngagementStore {
   }
 
   originHeldBy(origin: string, client: string, cap: number): Promise<boolean> {
-    return this.run(() => (this.sql.activeAtBy.get(origin, client)?.n ?? 0) >= cap);
+    return this.run(() => (this.sql.awaitingAtBy.get(origin, client)?.n ?? 0) >= cap);
   }
 
   webhookRooms(): Promise<string[]> {

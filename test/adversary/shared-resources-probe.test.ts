@@ -18,7 +18,8 @@
  *
  * Addresses are told apart by X-Forwarded-For from the one trusted hop (TRUST_PROXY=127.0.0.1).
  */
-import { connect, type Socket } from 'node:net';
+import { createServer } from 'node:http';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, seatedRoom } from '../support/engagement.js';
 import { rpc } from '../support/mcp-clients.js';
@@ -149,6 +150,34 @@ describe.each(STORES)('webhooks to one origin across the service ($store)', ({ s
         headers: from(attacker),
       });
       expect((await register(svc.base, attacker, attackerRooms[4]!, 'http://127.0.0.1:9/again')).status).toBe(200);
+    },
+    60_000,
+  );
+
+  it.skipIf(skip)(
+    'counts only subscriptions awaiting consent: an agent host whose receiver consents registers past the share',
+    async () => {
+      // The host's own receiver answers every delivery, its verification included, with 204.
+      const receiver = createServer((request, response) => {
+        request.resume();
+        request.on('end', () => response.writeHead(204).end());
+      });
+      await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+      const host = '198.51.100.40';
+      try {
+        const rooms = await Promise.all([0, 1, 2, 3, 4].map((i) => roomFrom(svc.base, host, `Task ${i}`)));
+        for (const [i, room] of rooms.entries()) {
+          // One at a time, each consented to before the next: the share (3) never binds.
+          expect((await register(svc.base, host, room, `${url}/task-${i}`)).status).toBe(200);
+          await eventually(async () => {
+            const listed = await call(svc.base, 'GET', `/api/rooms/${room.slug}/webhooks`, { token: room.token });
+            return listed.body.webhooks[0]?.verified_at != null;
+          });
+        }
+      } finally {
+        receiver.close();
+      }
     },
     60_000,
   );

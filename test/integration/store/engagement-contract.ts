@@ -358,7 +358,7 @@ export function engagementContract(target: StoreTarget): void {
       expect((await store.engagement.webhooks('origin-a'))[0]).toMatchObject({ disabled_reason: 'unregistered' });
     });
 
-    it("counts one client's active subscriptions of a receiving origin across rooms, and keeps who registered", async () => {
+    it("counts one client's active subscriptions of a receiving origin awaiting consent across rooms, and keeps who registered", async () => {
       await room('client-a');
       await room('client-b');
       const origin = 'https://relay.example.com';
@@ -369,10 +369,18 @@ export function engagementContract(target: StoreTarget): void {
       await store.engagement.createWebhook(webhook('client-b', { url: 'https://other.example.com/d', client: 'c1' }));
       // Stored before the share existed: counts for the origin, for no client.
       await store.engagement.createWebhook(webhook('client-b', { url: `${origin}/e` }));
+      // Consented to by its receiver (a 2xx to its verification delivery): counts for the origin, not
+      // for the client's share.
+      const consented = webhook('client-b', { url: `${origin}/f`, client: 'c1' });
+      await store.engagement.createWebhook(consented);
+      const verification = [{ event_id: consented.id, seq: 0 }];
+      await store.engagement.enqueueDeliveries('client-b', consented.id, 0, 0, verification, T);
+      expect(await store.engagement.claimDelivery('client-b', consented.id, consented.id, 0, T, T + 1)).toBe(true);
+      await store.engagement.settleDelivery('client-b', consented.id, consented.id, { kind: 'verified', at: T + 1 });
       expect(await store.engagement.originHeldBy(origin, 'c1', 2)).toBe(true);
       expect(await store.engagement.originHeldBy(origin, 'c1', 3)).toBe(false);
       expect(await store.engagement.originHeldBy(origin, 'c2', 2)).toBe(false);
-      expect(await store.engagement.originFull(origin, 4)).toBe(true);
+      expect(await store.engagement.originFull(origin, 5)).toBe(true);
       await store.engagement.disableWebhook('client-a', a.id, T, 'unregistered');
       expect(await store.engagement.originHeldBy(origin, 'c1', 2)).toBe(false);
       expect(await store.engagement.originHeldBy(origin, 'c1', 1)).toBe(true);
@@ -382,6 +390,7 @@ export function engagementContract(target: StoreTarget): void {
         [`${origin}/c`]: 'c2',
         'https://other.example.com/d': 'c1',
         [`${origin}/e`]: null,
+        [`${origin}/f`]: 'c1',
       });
     });
 
