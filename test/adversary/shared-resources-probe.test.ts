@@ -11,7 +11,8 @@
  *   address trickling bodies of just under the 4 MiB limit on as many sockets as the per-address
  *   socket cap allows held that many times 4 MiB (300 uploads: 1.2 GiB more RSS). A body now reserves
  *   its declared length from MAX_BODY_BYTES_IN_FLIGHT before it is read; one address holds a tenth
- *   (at least one body of the limit), then 429, and a full budget answers 503 with Retry-After.
+ *   (at least one body of the limit), then 429, and a full budget answers 503 with Retry-After. A
+ *   chunked body is charged what it has sent, so streamed small bodies are not each charged 4 MiB.
  * - The waiting pool full (MAX_PARKED_CONNECTIONS, taken by other clients): an event stream and an MCP
  *   `wait` are refused at once with the 503 envelope and Retry-After, never left hanging (the REST
  *   long-poll's refusal is kept by test/e2e/engagement-long-poll.test.ts).
@@ -183,6 +184,30 @@ describe.each(STORES)('webhooks to one origin across the service ($store)', ({ s
   );
 });
 
+/** A chunked POST from `address`: its head and a first chunk now; `more` sends further chunks, `end` the last. */
+function chunked(base: string, path: string, address: string) {
+  const url = new URL(base);
+  const socket = connect(Number(url.port), url.hostname);
+  const answer: string[] = [];
+  socket.on('data', (chunk: Buffer) => answer.push(chunk.toString()));
+  socket.on('error', () => {});
+  const chunk = (text: string) => socket.write(`${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`);
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\n` +
+      `X-Forwarded-For: ${address}\r\nTransfer-Encoding: chunked\r\n\r\n`,
+  );
+  chunk('{"about":"');
+  return {
+    socket,
+    answer,
+    more: (bytes: number) => chunk('x'.repeat(bytes)),
+    end: () => {
+      chunk('"}');
+      socket.write('0\r\n\r\n');
+    },
+  };
+}
+
 describe('request bodies in flight', () => {
   const MiB = 1024 * 1024;
   let svc: RunningService;
@@ -249,6 +274,45 @@ describe('request bodies in flight', () => {
       return again.status === 200;
     });
   }, 30_000);
+
+  it('counts what a chunked body has sent, not the most it could: small ones in parallel are served', async () => {
+    // A client library streaming its JSON (no Content-Length) opens several requests from one address.
+    const uploads = [0, 1, 2, 3, 4, 5].map(() => chunked(svc.base, '/api/rooms', '198.51.100.50'));
+    held.push(...uploads.map((u) => u.socket));
+    for (const upload of uploads) upload.end();
+    await eventually(() => uploads.every((u) => u.answer.join('').includes('\r\n\r\n')));
+    for (const upload of uploads) expect(upload.answer.join('')).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  it('answers a chunked body past the body limit 413, its own share notwithstanding', async () => {
+    const big = chunked(svc.base, '/api/rooms', '203.0.113.61');
+    held.push(big.socket);
+    big.more(4 * MiB + 1024);
+    big.end();
+    await eventually(() => big.answer.length > 0);
+    expect(big.answer.join('')).toMatch(/^HTTP\/1\.1 413 /);
+  });
+
+  it('refuses a chunked body once what its address has sent passes the share', async () => {
+    const first = chunked(svc.base, '/api/rooms', '203.0.113.60');
+    const second = chunked(svc.base, '/api/rooms', '203.0.113.60');
+    held.push(first.socket, second.socket);
+    first.more(3 * MiB);
+    await eventually(() => first.socket.bytesWritten > 3 * MiB);
+    second.more(3 * MiB);
+    await eventually(() => second.answer.length > 0 || first.answer.length > 0);
+    const refused = (second.answer.length > 0 ? second : first).answer.join('');
+    expect(refused).toMatch(/^HTTP\/1\.1 429 /);
+    const envelope = JSON.parse(refused.slice(refused.indexOf('\r\n\r\n') + 4));
+    expect(envelope.error.code).toBe('rate_limit.exceeded');
+    expect(envelope.error.details).toMatchObject({ scope: 'ip', limit: 4 * MiB });
+    // Another address is served meanwhile.
+    const created = await call(svc.base, 'POST', '/api/rooms', {
+      body: { about: 'Served' },
+      headers: from('198.51.100.51'),
+    });
+    expect(created.status).toBe(200);
+  });
 });
 
 describe('the waiting pool full of other clients', () => {
