@@ -10,7 +10,6 @@
  *
  * Both stores (SQLite and Redis), with the manual clock, over real HTTP to loopback receivers.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LANE_LIMITS } from '../../src/engagement/webhook-lanes.js';
 import { DISABLE_AFTER_REFUSALS, VERIFICATION_EVENT_TYPE } from '../../src/engagement/webhook-verification.js';
@@ -18,7 +17,7 @@ import { verifySignature } from '../../src/engagement/webhook-signing.js';
 import { SETTLED_DELIVERY_RETENTION_MS } from '../../src/engagement/webhook-worker.js';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { eventually, seatedRoom } from '../support/engagement.js';
-import { startRedisServer } from '../support/redis-server.js';
+import { startRedisServer, storeMatrix } from '../support/redis-server.js';
 import { call, type RunningService, startService } from '../support/service.js';
 import { type ReceivedWebhook, startReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -35,18 +34,7 @@ const UNLIMITED = {
 
 const redis = await startRedisServer();
 
-const STORES = [
-  { store: 'sqlite', env: (): Record<string, string> => ({}) },
-  {
-    store: 'redis',
-    env: (): Record<string, string> => ({
-      STORE: 'redis',
-      REDIS_URL: redis?.url ?? '',
-      REDIS_KEY_PREFIX: `webhook-consent-${randomUUID().slice(0, 8)}:`,
-      CONCLAVE_SIGNING_KEY_SEED: randomBytes(32).toString('hex'),
-    }),
-  },
-] as const;
+const STORES = storeMatrix(redis, 'webhook-consent');
 
 afterAll(async () => {
   await redis?.stop();

@@ -3,6 +3,7 @@
  * The machine's own Redis (6379) is never used, so tests cannot touch real data.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { freePort } from './child-service.js';
@@ -10,6 +11,26 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { killWithTestProcess } from './kill-with-test-process.js';
+
+/**
+ * The two stores a suite runs on: the embedded one, and Redis on `redis` (a key prefix of its own for
+ * each service started, and a signing key seed the processes of one service can share). Where no
+ * redis-server is installed the Redis entry is there all the same: the suite skips it.
+ */
+export function storeMatrix(redis: TestRedisServer | null, prefix: string) {
+  return [
+    { store: 'sqlite', env: (): Record<string, string> => ({}) },
+    {
+      store: 'redis',
+      env: (): Record<string, string> => ({
+        STORE: 'redis',
+        REDIS_URL: redis?.url ?? '',
+        REDIS_KEY_PREFIX: `${prefix}-${randomUUID().slice(0, 8)}:`,
+        CONCLAVE_SIGNING_KEY_SEED: randomBytes(32).toString('hex'),
+      }),
+    },
+  ] as const;
+}
 
 export interface TestRedisServer {
   /** redis://127.0.0.1:<port> */
