@@ -7,7 +7,7 @@
  */
 import { memberById, memberByTokenHash } from '../domain/roster.js';
 import type { RoomState } from '../domain/state.js';
-import type { Actor, Member } from '../domain/types.js';
+import type { Actor, AuthMode, Member } from '../domain/types.js';
 import { type ProtocolError, protocolError } from '../errors.js';
 import type { VerifiedMandate } from './mandates.js';
 import { mandateSeat } from './seat-binding.js';
@@ -103,6 +103,20 @@ function enforceAuthMode(state: RoomState, caller: Caller, use: CallUse): void {
   if (use !== 'seat' && operatorCredential) return;
   if (viaMandate && mode === 'token_only') throw mandateNotAccepted(state.slug);
   if (!viaMandate && mode === 'mandate_required' && caller.kind === 'member') throw mandateRequired(state.slug);
+}
+
+/**
+ * Whether the room's `config.auth` refuses, for reads, every credential that reaches this seat (the
+ * matrix of enforceAuthMode): under `token_only` a seat without a token (a mandate seat), under
+ * `mandate_required` a seat no mandate reaches, unless it is the creator's (its token is an operator
+ * credential, which reads whatever the mode). A seat's webhooks stop when this turns true
+ * (docs/architecture.md, Engagement). An expired mandate or a rotated token refuses nothing here: the
+ * seat's holder can present a new one.
+ */
+export function authRefusesSeat(member: Member, mode: AuthMode): boolean {
+  if (mode === 'token_only') return member.tokenHash === null;
+  if (mode === 'mandate_required') return member.agentDid === null && !member.isCreator;
+  return false;
 }
 
 /**

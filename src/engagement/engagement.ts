@@ -22,7 +22,7 @@ import { keysOf } from '../store/redis-keys.js';
 import { RoomFeeds } from './room-feed.js';
 import { type StateSource, WaiterRegistry } from './waiters.js';
 import { createSender } from './webhook-client.js';
-import { WebhookWorker } from './webhook-worker.js';
+import { changesReadAccess, WebhookWorker } from './webhook-worker.js';
 
 export interface EngagementSettings {
   /** Parked long-polls plus open SSE streams per process; past it, new ones get 503 (shares: capacity.ts). */
@@ -151,6 +151,10 @@ export class Engagement {
 
   /** The registry's after-commit hook; runs outside the room's turn. */
   onCommit(notice: CommitNotice): void {
+    // Before the commit's catch-up is queued: none of its events may reach a seat it shut out.
+    if (notice.subscribed !== false && changesReadAccess(notice.events)) {
+      this.webhooks.accessChanged(notice.slug, notice.state);
+    }
     queueMicrotask(() => {
       // The other processes waiting on the room heard of it from the commit itself (redis-fanout.ts).
       this.bus.notify(notice.slug);

@@ -14,8 +14,18 @@
  * once it is verified the room's events since then are enqueued like any others. Settled deliveries
  * are removed by the sweep once SETTLED_DELIVERY_RETENTION_MS old.
  *
+ * Owner access (docs/architecture.md, Engagement): a commit that changes the room's `config.auth`
+ * (`accessChanged`, from the after-commit hook) makes the room's next catch-up, before it enqueues
+ * anything, disable the subscriptions of seats that can no longer read the room
+ * (`owner_access_lost`). As a second line, a room event is not sent to a subscription whose owner seat
+ * cannot read the room by the state the attempt reads anyway to redact the event; the subscription is
+ * disabled then.
+ *
  * Time is the injected clock; `runDue()` lets tests drive retries without sleeping.
  */
+import { authRefusesSeat } from '../auth/caller.js';
+import { memberById } from '../domain/roster.js';
+import type { RoomState } from '../domain/state.js';
 import { redactEvent } from '../domain/views/events.js';
 import type { Clock } from '../runtime/clock.js';
 import { Mailbox } from '../runtime/mailbox.js';
@@ -75,6 +85,8 @@ export interface WebhookWorkerDeps {
 export class WebhookWorker {
   private readonly catchUps = new Mailbox();
   private readonly queuedCatchUps = new Map<string, Promise<boolean>>();
+  /** Rooms whose commits changed who may read them, with each such commit's state, not acted on yet. */
+  private readonly accessChanges = new Map<string, RoomState[]>();
   /** Verification deliveries enqueued by this process (enqueueing one again changes nothing). */
   private readonly verificationsEnqueued = new Set<string>();
   private readonly breaker = new OriginBreaker();
@@ -137,6 +149,18 @@ export class WebhookWorker {
     void this.catchUp(slug).then((subscribed) => (subscribed ? this.runDue() : undefined));
   }
 
+  /**
+   * A commit changed who may read the room (`changesReadAccess`): the room's next catch-up first
+   * disables the subscriptions of seats that could not read it as of that commit. Called in the
+   * after-commit hook, before the commit's own catch-up is queued, so none of its events is enqueued
+   * for them.
+   */
+  accessChanged(slug: string, state: RoomState): void {
+    const pending = this.accessChanges.get(slug) ?? [];
+    pending.push(state);
+    this.accessChanges.set(slug, pending);
+  }
+
   /** Turns every room's unenqueued events into deliveries, and removes old settled deliveries. */
   async sweep(): Promise<void> {
     try {
@@ -162,8 +186,11 @@ export class WebhookWorker {
     if (queued) return queued;
     const catchUp = this.catchUps.run(slug, async () => {
       this.queuedCatchUps.delete(slug);
+      const access = this.accessChanges.get(slug);
+      this.accessChanges.delete(slug);
       try {
-        const hooks = (await this.deps.store.engagement.webhooks(slug)).filter((hook) => hook.disabled_at === null);
+        let hooks = (await this.deps.store.engagement.webhooks(slug)).filter((hook) => hook.disabled_at === null);
+        if (access) hooks = await this.disableUnreadable(slug, hooks, access);
         await this.enqueueVerifications(
           slug,
           hooks.filter((hook) => hook.verified_at === null),
@@ -174,6 +201,8 @@ export class WebhookWorker {
         );
         return hooks.length > 0;
       } catch (error) {
+        // A disabling not done yet is done by the next catch-up (which enqueues nothing before it).
+        if (access) this.accessChanges.set(slug, [...access, ...(this.accessChanges.get(slug) ?? [])]);
         this.deps.onError(error, `webhook enqueue for ${slug}`);
         return true;
       }
@@ -201,6 +230,21 @@ export class WebhookWorker {
       }
     })();
     return this.pumping;
+  }
+
+  /**
+   * Disables (`owner_access_lost`) the subscriptions whose owner seat could not read the room as of
+   * any of these committed states; returns the others.
+   */
+  private async disableUnreadable(
+    slug: string,
+    hooks: readonly WebhookRecord[],
+    states: readonly RoomState[],
+  ): Promise<WebhookRecord[]> {
+    const lost = new Set(hooks.filter((hook) => states.some((state) => ownerLostAccess(state, hook.owner))));
+    const ids = [...lost].map((hook) => hook.id);
+    await this.deps.store.engagement.disableWebhooks(slug, ids, this.deps.clock.now(), 'owner_access_lost');
+    return hooks.filter((hook) => !lost.has(hook));
   }
 
   /**
@@ -372,11 +416,20 @@ export class WebhookWorker {
       await this.settle(slug, webhookId, eventId, { kind: 'dropped', at: clock.now() });
       return;
     }
+    const verification = isVerification(hook, eventId);
+    // The second line: a room event goes only to a subscription whose owner still reads the room,
+    // judged by the state the body is redacted for (read once per run).
+    const state = verification ? null : await run.state(slug);
+    if (state && ownerLostAccess(state, hook.owner)) {
+      await store.engagement.disableWebhooks(slug, [webhookId], clock.now(), 'owner_access_lost');
+      run.forget(slug);
+      await this.settle(slug, webhookId, eventId, { kind: 'dropped', at: clock.now() });
+      return;
+    }
     const now = clock.now();
     if (!(await store.engagement.claimDelivery(slug, webhookId, eventId, delivery.attempts, now, now + LEASE_MS))) {
       return;
     }
-    const verification = isVerification(hook, eventId);
     const body = verification ? verificationBody(hook) : await run.body(slug, eventId);
     if (body === null) {
       await this.settle(slug, webhookId, eventId, { kind: 'dropped', at: clock.now() });
@@ -475,6 +528,28 @@ class RunCache {
     }
     return state;
   }
+}
+
+/** The owner key of a seat's subscription (operations/webhooks.ts); the operator's is `operator`. */
+const SEAT_OWNER = 'participant:';
+
+/**
+ * Whether a subscription's owner can no longer read the room in this state: its seat is one the
+ * room's config.auth now refuses (auth/caller.ts, authRefusesSeat), or is not in the room. The
+ * operator's subscriptions never lose access.
+ */
+export function ownerLostAccess(state: RoomState, owner: string): boolean {
+  if (!owner.startsWith(SEAT_OWNER)) return false;
+  const member = memberById(state.room, owner.slice(SEAT_OWNER.length));
+  return member === undefined || authRefusesSeat(member, state.room.config.auth);
+}
+
+/** Whether a commit's events change who may read the room: a change of its `config.auth`. */
+export function changesReadAccess(events: readonly StoredEvent[]): boolean {
+  return events.some((event) => {
+    const changed = event.data.changed;
+    return event.event_type === 'room.settings_updated' && Array.isArray(changed) && changed.includes('auth');
+  });
 }
 
 function wants(hook: WebhookRecord, event: StoredEvent): boolean {

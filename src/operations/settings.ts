@@ -58,7 +58,7 @@ export const updateRoomSettings = {
             'wrong_type',
           )
         : invalid;
-    return act(ctx, input.slug, {
+    const result = await act(ctx, input.slug, {
       action: 'update_room_settings',
       route,
       build: (_state, actor, now) => ({
@@ -70,5 +70,9 @@ export const updateRoomSettings = {
       }),
       render: (info, state) => ({ slug: state.slug, config: state.room.config, changed: info.changed as string[] }),
     });
+    // The webhooks of seats this change shut out are disabled by the room's next catch-up (queued by
+    // the commit): the answer waits for it (docs/architecture.md, Engagement).
+    if (result.changed.includes('auth')) await ctx.services.engagement.webhooks.catchUp(input.slug);
+    return result;
   },
 } satisfies OperationDef<z.infer<typeof settingsInput>>;

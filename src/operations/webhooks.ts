@@ -63,12 +63,14 @@ const webhookView = z
     disabled_at: z
       .string()
       .nullable()
-      .describe('When deliveries were stopped: unregistered, refused or failing (RFC 3339, UTC); null while active.'),
+      .describe(
+        'When deliveries were stopped: unregistered, refused, failing or its owner shut out (RFC 3339, UTC); null while active.',
+      ),
     disabled_reason: z
       .enum(DISABLE_REASONS)
       .nullable()
       .describe(
-        'Why deliveries stopped: unregistered; verification_refused (a redirect or 4xx to the verification delivery); verification_unanswered (no 2xx to it in time); gone (a 404 or 410); refused (3 refusals in a row); exhausted (3 events in a row failed every attempt). Null while active.',
+        'Why deliveries stopped: unregistered; verification_refused (a redirect or 4xx to the verification delivery); verification_unanswered (no 2xx to it in time); gone (a 404 or 410); refused (3 refusals in a row); exhausted (3 events in a row failed every attempt); owner_access_lost (the owner seat can no longer read the room: the config.auth of the room now refuses its credential, as token_only does a mandate seat and mandate_required a token seat other than the creator seat). Null while active.',
       ),
     verified_at: z
       .string()
@@ -215,7 +217,7 @@ export const registerWebhook = {
   name: 'registerWebhook',
   summary: 'Register a webhook',
   description:
-    'Subscribes a URL to the room\'s events (all, or the listed event_types). Deliveries are POSTs of {slug, event} signed with Webhook-Signature: t=<unix s>,v1=<hex HMAC-SHA256 of "<t>.<body>"> keyed by the signing_secret, which is returned only here; a service run with WEBHOOK_STANDARD_SIGNATURE=true appends Standard Webhooks entries after a space, so new Webhook(signing_secret) of the standardwebhooks package verifies too. Consent first: one signed verification delivery (event_type "vendor:conclave:webhook.verification", seq 0, no room content) goes to the URL, and room events follow only after a 2xx to it; a redirect, a 4xx or no answer disables the subscription. Later, a 404/410 disables it at once and 3 refusals (3xx/4xx) in a row too; failures are retried with backoff for about 32 hours, and 3 consecutive events failing every attempt disable it (list_webhooks shows verified_at and disabled_reason). Active webhooks are limited per room (WEBHOOK_MAX_PER_ROOM, 2,000), per seat (WEBHOOK_MAX_PER_SEAT, 20) and per receiving origin (WEBHOOK_MAX_PER_ORIGIN_PER_ROOM, 20; WEBHOOK_MAX_PER_ORIGIN_PER_ADDRESS from one client address across the service, of those still awaiting consent, 20; WEBHOOK_MAX_PER_ORIGIN across the service, 200); past one, registration is refused until one is unregistered.',
+    'Subscribes a URL to the room\'s events (all, or the listed event_types). Deliveries are POSTs of {slug, event} signed with Webhook-Signature: t=<unix s>,v1=<hex HMAC-SHA256 of "<t>.<body>"> keyed by the signing_secret, which is returned only here; a service run with WEBHOOK_STANDARD_SIGNATURE=true appends Standard Webhooks entries after a space, so new Webhook(signing_secret) of the standardwebhooks package verifies too. Consent first: one signed verification delivery (event_type "vendor:conclave:webhook.verification", seq 0, no room content) goes to the URL, and room events follow only after a 2xx to it; a redirect, a 4xx or no answer disables the subscription. Later, a 404/410 disables it at once and 3 refusals (3xx/4xx) in a row too; failures are retried with backoff for about 32 hours, and 3 consecutive events failing every attempt disable it. A subscription belongs to the seat that registered it (or the operator): once the config.auth of the room refuses the credential kind of that seat (update_room_settings), its subscriptions are disabled (owner_access_lost) before any later event is sent, and stay disabled if the setting changes back (list_webhooks shows verified_at and disabled_reason). Active webhooks are limited per room (WEBHOOK_MAX_PER_ROOM, 2,000), per seat (WEBHOOK_MAX_PER_SEAT, 20) and per receiving origin (WEBHOOK_MAX_PER_ORIGIN_PER_ROOM, 20; WEBHOOK_MAX_PER_ORIGIN_PER_ADDRESS from one client address across the service, of those still awaiting consent, 20; WEBHOOK_MAX_PER_ORIGIN across the service, 200); past one, registration is refused until one is unregistered.',
   tag: 'events',
   method: 'POST',
   path: '/api/rooms/{slug}/webhooks',

@@ -46,7 +46,10 @@ export interface WebhookRecord {
 /**
  * Why a subscription stopped: unregistered by its owner or the operator; its receiver refused the
  * verification delivery (a redirect or a 4xx) or never answered it; answered 404/410 (gone); refused
- * deliveries several times in a row; or let 3 consecutive events exhaust their attempts.
+ * deliveries several times in a row; let 3 consecutive events exhaust their attempts; or its owner
+ * seat can no longer read the room (`owner_access_lost`: the room's `config.auth` now refuses every
+ * credential that reaches the seat; docs/architecture.md, Engagement). Stored as plain text: a reason
+ * a later version adds is read back as it is.
  */
 export type DisableReason =
   | 'unregistered'
@@ -54,7 +57,8 @@ export type DisableReason =
   | 'verification_unanswered'
   | 'gone'
   | 'refused'
-  | 'exhausted';
+  | 'exhausted'
+  | 'owner_access_lost';
 
 export const DISABLE_REASONS: readonly DisableReason[] = [
   'unregistered',
@@ -63,6 +67,7 @@ export const DISABLE_REASONS: readonly DisableReason[] = [
   'gone',
   'refused',
   'exhausted',
+  'owner_access_lost',
 ];
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'exhausted' | 'refused' | 'dropped';
@@ -123,6 +128,12 @@ export interface EngagementStore {
 
   /** Sets disabled_at (and its reason) unless already set; returns the subscription, or null when unknown. */
   disableWebhook(slug: string, id: string, atMs: number, reason?: DisableReason): Promise<WebhookRecord | null>;
+
+  /**
+   * Sets disabled_at and its reason on each of these subscriptions not disabled yet (unknown ids are
+   * skipped), in one write; those already disabled keep their first time and reason.
+   */
+  disableWebhooks(slug: string, ids: readonly string[], atMs: number, reason: DisableReason): Promise<void>;
 
   /**
    * Whether `cap` or more active subscriptions, across every room, have a URL of this origin (the

@@ -19,7 +19,12 @@ import type {
   WebhookRecord,
 } from './engagement-port.js';
 import { originOf } from './engagement-port.js';
-import { type EngagementRedis, engagementKeys, type RedisCalls } from './redis-engagement-commands.js';
+import {
+  type EngagementCommands,
+  type EngagementRedis,
+  engagementKeys,
+  type RedisCalls,
+} from './redis-engagement-commands.js';
 import { indexLegacyEngagement } from './redis-engagement-upgrade.js';
 import { dueMember, fixedPart, parseDelivery, parseWebhooks, sortedKeys, takeTurns } from './redis-engagement-codec.js';
 
@@ -190,6 +195,21 @@ export class RedisEngagementStore implements EngagementStore {
     );
     if (found !== 1) return null;
     return (await this.webhooks(slug)).find((w) => w.id === id) ?? null;
+  }
+
+  /** One pipeline of the disabling script (a room's keys share one slot), one round trip. */
+  disableWebhooks(slug: string, ids: readonly string[], atMs: number, reason: DisableReason): Promise<void> {
+    if (ids.length === 0) return Promise.resolve();
+    const key = this.keys(slug).webhooks;
+    return this.calls.call(async () => {
+      const pipeline = this.redis.pipeline() as unknown as EngagementCommands & {
+        exec(): Promise<[Error | null, unknown][] | null>;
+      };
+      for (const id of ids) pipeline.conclaveDisableWebhook(key, id, atMs, reason);
+      const replies = await pipeline.exec();
+      if (replies === null) throw new Error('no reply to the webhook disabling');
+      for (const [error] of replies) if (error) throw error;
+    });
   }
 
   async webhookRooms(): Promise<string[]> {

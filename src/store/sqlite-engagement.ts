@@ -169,6 +169,9 @@ export class SqliteEngagementStore implements EngagementStore {
   private readonly settleTransaction: Database.Transaction<
     (slug: string, webhookId: string, eventId: string, outcome: DeliveryOutcome) => void
   >;
+  private readonly disableTransaction: Database.Transaction<
+    (slug: string, ids: readonly string[], at: number, reason: DisableReason) => void
+  >;
 
   /**
    * `run` is the owning store's wrapper: closed-store check and error mapping. `write` is its group
@@ -185,6 +188,9 @@ export class SqliteEngagementStore implements EngagementStore {
     this.consumeTransaction = db.transaction((slug, pid, ids) =>
       ids.reduce((added, id) => added + this.sql.consumeWake.run(slug, pid, id).changes, 0),
     );
+    this.disableTransaction = db.transaction((slug, ids, at, reason) => {
+      for (const id of ids) this.sql.disableWebhook.run(at, reason, slug, id);
+    });
     this.enqueueTransaction = db.transaction((slug, id, from, through, drafts, at) => {
       if (this.sql.advanceCursor.run(through, slug, id, from).changes !== 1) return false;
       for (const d of drafts) this.sql.insertDelivery.run(id, d.event_id, slug, d.seq, at);
@@ -262,6 +268,11 @@ export class SqliteEngagementStore implements EngagementStore {
       const row = this.sql.webhook.get(slug, id);
       return row ? toWebhook(row) : null;
     });
+  }
+
+  disableWebhooks(slug: string, ids: readonly string[], atMs: number, reason: DisableReason): Promise<void> {
+    if (ids.length === 0) return Promise.resolve();
+    return this.run(() => this.disableTransaction.immediate(slug, ids, atMs, reason));
   }
 
   originFull(origin: string, cap: number): Promise<boolean> {

@@ -2998,11 +2998,19 @@ interface components {
       event_types: string[];
       /** @description When it was registered (RFC 3339, UTC). */
       created_at: string;
-      /** @description When deliveries were stopped: unregistered, refused or failing (RFC 3339, UTC); null while active. */
+      /** @description When deliveries were stopped: unregistered, refused, failing or its owner shut out (RFC 3339, UTC); null while active. */
       disabled_at: string | null;
-      /** @description Why deliveries stopped: unregistered; verification_refused (a redirect or 4xx to the verification delivery); verification_unanswered (no 2xx to it in time); gone (a 404 or 410); refused (3 refusals in a row); exhausted (3 events in a row failed every attempt). Null while active. */
+      /** @description Why deliveries stopped: unregistered; verification_refused (a redirect or 4xx to the verification delivery); verification_unanswered (no 2xx to it in time); gone (a 404 or 410); refused (3 refusals in a row); exhausted (3 events in a row failed every attempt); owner_access_lost (the owner seat can no longer read the room: the config.auth of the room now refuses its credential, as token_only does a mandate seat and mandate_required a token seat other than the creator seat). Null while active. */
       disabled_reason:
-        | ('unregistered' | 'verification_refused' | 'verification_unanswered' | 'gone' | 'refused' | 'exhausted')
+        | (
+            | 'unregistered'
+            | 'verification_refused'
+            | 'verification_unanswered'
+            | 'gone'
+            | 'refused'
+            | 'exhausted'
+            | 'owner_access_lost'
+          )
         | null;
       /** @description When the receiver consented by answering 2xx to the verification delivery (RFC 3339, UTC); null until then, and no room event is sent before. */
       verified_at: string | null;

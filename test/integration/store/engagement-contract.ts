@@ -100,6 +100,20 @@ export function engagementContract(target: StoreTarget): void {
       expect(await store.engagement.disableWebhook('other', second.id, T)).toBeNull();
     });
 
+    it('disables several at once, keeping the first disabling of any already disabled', async () => {
+      await room('batch');
+      const [a, b, c] = [0, 1, 2].map((i) => webhook('batch', { created_at: T + i }));
+      for (const hook of [a!, b!, c!]) await store.engagement.createWebhook(hook);
+      await store.engagement.disableWebhook('batch', a!.id, T + 5, 'gone');
+      await store.engagement.disableWebhooks('batch', [a!.id, b!.id, randomUUID()], T + 10, 'owner_access_lost');
+      await store.engagement.disableWebhooks('batch', [], T + 20, 'owner_access_lost');
+      expect(await store.engagement.webhooks('batch')).toEqual([
+        { ...a, disabled_at: T + 5, disabled_reason: 'gone' },
+        { ...b, disabled_at: T + 10, disabled_reason: 'owner_access_lost' },
+        c,
+      ]);
+    });
+
     it('lists the rooms that have active webhooks', async () => {
       await room('active');
       await room('inactive');
