@@ -2,10 +2,16 @@
  * Which due webhook delivery goes next, so that no room and no receiver can take the lanes everyone
  * shares (docs/architecture.md, Engagement):
  *
- * - rooms take turns (round robin); within a room its receiving origins take turns, and within an
- *   origin its endpoints (webhook URLs);
+ * - rooms take turns (round robin); within a room the clients that registered its subscriptions take
+ *   turns, within a client's subscriptions their receiving origins, and within an origin its endpoints (webhook URLs);
  * - at most `perRoom` attempts of one room, `perOrigin` to one receiving origin and `perEndpoint` to
- *   one URL are in flight, out of `total` for the process;
+ *   one URL are in flight, out of `total` for the process; and at most `perClient` for the
+ *   subscriptions one client registered (`WebhookRecord.client`, a hash of its address group),
+ *   whichever rooms they are in, since rooms are free to create: without it, one client making four
+ *   rooms of webhooks to fresh silent origins could fill every lane, each origin until its breaker
+ *   trips, for as long as it kept adding origins. A subscription stored before clients were recorded
+ *   has none and is held only by the other limits (its room's share already bounds it, and no new
+ *   subscription is made without a client);
  * - an origin whose breaker is open (see webhook-breaker.ts) gets nothing: its deliveries come out as
  *   `park` picks, to be moved to the end of the cool-down in the outbox.
  *
@@ -19,22 +25,31 @@ export interface LaneLimits {
   perRoom: number;
   perOrigin: number;
   perEndpoint: number;
+  perClient: number;
 }
 
 /**
  * 128 attempts in flight per process is 128 sockets: little for the process, and enough that a
  * 1,000-endpoint fan-out to a fast receiver lands in about a second. One room gets a quarter of them,
- * so it takes four rooms of black holes to fill the process, and only until their origins are parked
- * (two timeouts each). One origin gets half a room's share, so dead endpoints registered first leave
- * the other half to the room's live ones. Two per URL keeps one subscription's backlog from crowding
- * its neighbours at the same receiver.
+ * so it takes four rooms of black holes, registered by four clients, to fill the process, and only
+ * until their origins are parked (two timeouts each). One origin gets half a room's share, so dead
+ * endpoints registered first leave the other half to the room's live ones. Two per URL keeps one
+ * subscription's backlog from crowding its neighbours at the same receiver. One client (the address
+ * group that registered the subscriptions) gets one room's share, 32, however many rooms it makes: a
+ * quarter of the process, so the other clients keep at least 96 lanes, and a client's single room is
+ * held no more than before.
  */
-export const LANE_LIMITS: LaneLimits = { total: 128, perRoom: 32, perOrigin: 16, perEndpoint: 2 };
+export const LANE_LIMITS: LaneLimits = { total: 128, perRoom: 32, perOrigin: 16, perEndpoint: 2, perClient: 32 };
+
+/** The group of a room's subscriptions stored without a client: held by no client's share. */
+const NO_CLIENT = '';
 
 export interface Waiting<T> {
   key: string;
   slug: string;
   url: string;
+  /** Who registered the subscription (`WebhookRecord.client`); absent for one stored before. */
+  client?: string;
   item: T;
 }
 
@@ -42,10 +57,11 @@ export type LanePick<T> = { kind: 'send'; entry: Waiting<T> } | { kind: 'park'; 
 
 export class DeliveryLanes<T> {
   /**
-   * Room → origin → endpoint URL → waiting deliveries. Map order is the turn order: whoever went moves
-   * last. Grouping by origin lets a busy receiver be skipped in one step, however many URLs it has.
+   * Room → client → origin → endpoint URL → waiting deliveries. Map order is the turn order: whoever
+   * went moves last. Grouping by client and by origin lets a client at its share, or a busy receiver,
+   * be skipped in one step, however many URLs it has.
    */
-  private readonly rooms = new Map<string, Map<string, Map<string, Waiting<T>[]>>>();
+  private readonly rooms = new Map<string, Map<string, Map<string, Map<string, Waiting<T>[]>>>>();
   private readonly keys = new Set<string>();
   /** Deliveries held per room, waiting or in flight. */
   private readonly held = new Map<string, number>();
@@ -53,6 +69,7 @@ export class DeliveryLanes<T> {
   private readonly byRoom = new Map<string, number>();
   private readonly byOrigin = new Map<string, number>();
   private readonly byEndpoint = new Map<string, number>();
+  private readonly byClient = new Map<string, number>();
 
   constructor(
     private readonly limits: LaneLimits,
@@ -82,10 +99,16 @@ export class DeliveryLanes<T> {
     if (this.keys.has(entry.key)) return false;
     this.keys.add(entry.key);
     bump(this.held, entry.slug, 1);
-    let origins = this.rooms.get(entry.slug);
+    let clients = this.rooms.get(entry.slug);
+    if (!clients) {
+      clients = new Map();
+      this.rooms.set(entry.slug, clients);
+    }
+    const client = entry.client ?? NO_CLIENT;
+    let origins = clients.get(client);
     if (!origins) {
       origins = new Map();
-      this.rooms.set(entry.slug, origins);
+      clients.set(client, origins);
     }
     const origin = originOf(entry.url);
     let endpoints = origins.get(origin);
@@ -108,27 +131,34 @@ export class DeliveryLanes<T> {
    */
   next(now: number): LanePick<T> | null {
     if (this.inFlight >= this.limits.total) return null;
-    for (const [slug, origins] of this.rooms) {
+    for (const [slug, clients] of this.rooms) {
       if ((this.byRoom.get(slug) ?? 0) >= this.limits.perRoom) continue;
-      for (const [origin, endpoints] of origins) {
-        const gate = this.breaker.gate(origin, now);
-        if (gate.kind === 'parked') {
-          const [url, queue] = endpoints.entries().next().value!;
-          const entry = this.take(slug, origin, url, queue);
-          this.keys.delete(entry.key);
-          bump(this.held, slug, -1);
-          return { kind: 'park', entry, until: gate.until };
-        }
-        const originCap = gate.kind === 'probe' ? 1 : this.limits.perOrigin;
-        if ((this.byOrigin.get(origin) ?? 0) >= originCap) continue;
-        for (const [url, queue] of endpoints) {
-          if ((this.byEndpoint.get(url) ?? 0) >= this.limits.perEndpoint) continue;
-          const entry = this.take(slug, origin, url, queue);
-          this.inFlight++;
-          bump(this.byRoom, slug, 1);
-          bump(this.byOrigin, origin, 1);
-          bump(this.byEndpoint, url, 1);
-          return { kind: 'send', entry };
+      for (const [client, origins] of clients) {
+        // A parked origin's deliveries are still moved out while their client is at its share: parking
+        // takes no lane.
+        const clientFull = client !== NO_CLIENT && (this.byClient.get(client) ?? 0) >= this.limits.perClient;
+        for (const [origin, endpoints] of origins) {
+          const gate = this.breaker.gate(origin, now);
+          if (gate.kind === 'parked') {
+            const [url, queue] = endpoints.entries().next().value!;
+            const entry = this.take(slug, client, origin, url, queue);
+            this.keys.delete(entry.key);
+            bump(this.held, slug, -1);
+            return { kind: 'park', entry, until: gate.until };
+          }
+          if (clientFull) continue;
+          const originCap = gate.kind === 'probe' ? 1 : this.limits.perOrigin;
+          if ((this.byOrigin.get(origin) ?? 0) >= originCap) continue;
+          for (const [url, queue] of endpoints) {
+            if ((this.byEndpoint.get(url) ?? 0) >= this.limits.perEndpoint) continue;
+            const entry = this.take(slug, client, origin, url, queue);
+            this.inFlight++;
+            bump(this.byRoom, slug, 1);
+            if (client !== NO_CLIENT) bump(this.byClient, client, 1);
+            bump(this.byOrigin, origin, 1);
+            bump(this.byEndpoint, url, 1);
+            return { kind: 'send', entry };
+          }
         }
       }
     }
@@ -141,21 +171,28 @@ export class DeliveryLanes<T> {
     bump(this.held, entry.slug, -1);
     this.inFlight--;
     bump(this.byRoom, entry.slug, -1);
+    if ((entry.client ?? NO_CLIENT) !== NO_CLIENT) bump(this.byClient, entry.client!, -1);
     bump(this.byOrigin, originOf(entry.url), -1);
     bump(this.byEndpoint, entry.url, -1);
   }
 
-  /** Removes the endpoint's first delivery, and moves the room, origin and endpoint to the back of their turns. */
-  private take(slug: string, origin: string, url: string, queue: Waiting<T>[]): Waiting<T> {
-    const origins = this.rooms.get(slug)!;
+  /**
+   * Removes the endpoint's first delivery, and moves the room, client, origin and endpoint to the back
+   * of their turns.
+   */
+  private take(slug: string, client: string, origin: string, url: string, queue: Waiting<T>[]): Waiting<T> {
+    const clients = this.rooms.get(slug)!;
+    const origins = clients.get(client)!;
     const endpoints = origins.get(origin)!;
     const entry = queue.shift()!;
     endpoints.delete(url);
     if (queue.length > 0) endpoints.set(url, queue);
     origins.delete(origin);
     if (endpoints.size > 0) origins.set(origin, endpoints);
+    clients.delete(client);
+    if (origins.size > 0) clients.set(client, origins);
     this.rooms.delete(slug);
-    if (origins.size > 0) this.rooms.set(slug, origins);
+    if (clients.size > 0) this.rooms.set(slug, clients);
     return entry;
   }
 }

@@ -368,7 +368,7 @@ export class WebhookWorker {
         );
         continue;
       }
-      this.lanes.add({ key, slug: delivery.slug, url: hook.url, item: delivery });
+      this.lanes.add({ key, slug: delivery.slug, url: hook.url, client: hook.client, item: delivery });
     }
     return due.length >= limit;
   }

@@ -9,6 +9,8 @@
  *
  * Every receiver here consents (answers its verification delivery 2xx): the dead ones go silent only
  * afterwards, as a receiver that breaks does, so their room events are really attempted.
+ * - One client registers webhooks to eight black holes from four rooms of its own (every lane of the
+ *   process but for the per-client share): another client's room is still delivered within 3 s.
  * - A room holds at most WEBHOOK_MAX_PER_ROOM active webhooks; past it registration is refused with a
  *   400 `input.invalid` (`reason: webhook_cap_reached`) that says how to free a slot.
  */
@@ -16,6 +18,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LANE_LIMITS } from '../../src/engagement/webhook-lanes.js';
 import { VERIFICATION_EVENT_TYPE } from '../../src/engagement/webhook-verification.js';
 import { eventually, seatedRoom } from '../support/engagement.js';
 import { startRedisServer } from '../support/redis-server.js';
@@ -102,6 +105,10 @@ async function allVerified(svc: RunningService, slug: string, count: number): Pr
   }, 20_000);
 }
 
+/** The victim's room event (not its verification delivery, which went before). */
+const isVictimEvent = (r: { url: string; raw: string }) =>
+  r.url === '/hook/victim' && !r.raw.includes(VERIFICATION_EVENT_TYPE);
+
 async function register(svc: RunningService, slug: string, token: string, url: string) {
   return call(svc.base, 'POST', `/api/rooms/${slug}/webhooks`, {
     token,
@@ -158,9 +165,9 @@ describe.each(STORES)('webhook lanes under attack ($store)', ({ store, env, proc
       await eventually(() => blackHole.hung >= 1, 3_000);
       const posted = Date.now();
       await post(svc, victim.slug, victim.tokens[0]!, 'hello');
-      await eventually(() => receiver.received.some((r) => r.url === '/hook/victim'), 3_000);
+      await eventually(() => receiver.received.some(isVictimEvent), 3_000);
       expect(Date.now() - posted).toBeLessThan(3_000);
-      expect(receiver.received.find((r) => r.url === '/hook/victim')!.body.slug).toBe(victim.slug);
+      expect(receiver.received.find(isVictimEvent)!.body.slug).toBe(victim.slug);
 
       // Once its first attempts time out (10 s), the black hole is parked: its other deliveries move to
       // the end of the cool-down without spending an attempt, and it is sent at most one origin's share.
@@ -235,6 +242,65 @@ describe.each(STORES)('webhook lanes under attack ($store)', ({ store, env, proc
     },
     120_000,
   );
+});
+
+describe("one client's lanes", () => {
+  let svc: RunningService;
+  let receiver: WebhookReceiver;
+  const holes: BlackHole[] = [];
+
+  beforeAll(async () => {
+    // Behind one trusted hop, so that each registration says which client it comes from.
+    svc = await startService({ env: { ...LOOPBACK, ...ROOMY, TRUST_PROXY: '127.0.0.1' } });
+    receiver = await startReceiver();
+    for (let i = 0; i < 8; i++) holes.push(await startBlackHole());
+  });
+  afterAll(async () => {
+    for (const hole of holes) await hole.close();
+    await receiver?.close();
+    await svc?.stop();
+  });
+
+  it("one client's four rooms of webhooks to eight black holes do not delay another client's delivery beyond 3 s", async () => {
+    const attacker = { 'x-forwarded-for': '198.51.100.7' };
+    const rooms: Awaited<ReturnType<typeof seatedRoom>>[] = [];
+    // Four rooms of 32 webhooks, 16 at each of two origins: each room's and each origin's full share,
+    // 128 in all, every lane of the process without a share per client.
+    for (let r = 0; r < 4; r++) {
+      const room = await seatedRoom(svc.base, { about: `Black holes ${r}` }, 1);
+      rooms.push(room);
+      for (let i = 0; i < 32; i++) {
+        const hole = holes[2 * r + (i % 2)]!;
+        const registered = await call(svc.base, 'POST', `/api/rooms/${room.slug}/webhooks`, {
+          token: room.tokens[0]!,
+          headers: attacker,
+          body: { url: `${hole.url}/hole${i}`, event_types: ['discussion.posted'] },
+        });
+        expect(registered.status).toBe(200);
+      }
+    }
+    const victim = await seatedRoom(svc.base, { about: 'Bystander' }, 1);
+    const registered = await call(svc.base, 'POST', `/api/rooms/${victim.slug}/webhooks`, {
+      token: victim.tokens[0]!,
+      headers: { 'x-forwarded-for': '203.0.113.9' },
+      body: { url: `${receiver.url}/victim`, event_types: ['discussion.posted'] },
+    });
+    expect(registered.status).toBe(200);
+    for (const room of rooms) await allVerified(svc, room.slug, 32);
+    await allVerified(svc, victim.slug, 1);
+
+    for (const room of rooms) await post(svc, room.slug, room.tokens[0]!, 'into the void');
+    const hung = () => holes.reduce((n, hole) => n + hole.hung, 0);
+    await eventually(() => hung() >= LANE_LIMITS.perClient, 3_000);
+    // Time for every room's deliveries to be taken, had the client no share (all 128 lanes held).
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const posted = Date.now();
+    await post(svc, victim.slug, victim.tokens[0]!, 'hello');
+    await eventually(() => receiver.received.some(isVictimEvent), 3_000);
+    expect(Date.now() - posted).toBeLessThan(3_000);
+    // Before any attempt timed out (10 s), the client held its share of lanes and no more.
+    expect(hung()).toBe(LANE_LIMITS.perClient);
+  }, 90_000);
 });
 
 describe('webhooks per room', () => {

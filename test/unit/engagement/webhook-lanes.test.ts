@@ -3,12 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { FIRST_COOL_DOWN_MS, MAX_COOL_DOWN_MS, OriginBreaker } from '../../../src/engagement/webhook-breaker.js';
 import { DeliveryLanes, type LanePick } from '../../../src/engagement/webhook-lanes.js';
 
-const LIMITS = { total: 4, perRoom: 2, perOrigin: 2, perEndpoint: 1 };
+const LIMITS = { total: 4, perRoom: 2, perOrigin: 2, perEndpoint: 1, perClient: 2 };
 
-function setup(breaker = new OriginBreaker()) {
-  const lanes = new DeliveryLanes<string>(LIMITS, breaker);
-  const add = (slug: string, url: string, n = 1) => {
-    for (let i = 0; i < n; i++) lanes.add({ key: `${slug}|${url}|${i}`, slug, url, item: `${slug} ${url} ${i}` });
+function setup(breaker = new OriginBreaker(), limits = LIMITS) {
+  const lanes = new DeliveryLanes<string>(limits, breaker);
+  const add = (slug: string, url: string, n = 1, client?: string) => {
+    for (let i = 0; i < n; i++) {
+      lanes.add({ key: `${slug}|${url}|${i}`, slug, url, item: `${slug} ${url} ${i}`, client });
+    }
   };
   return { lanes, add, breaker };
 }
@@ -49,6 +51,46 @@ describe('delivery lanes', () => {
     expect(lanes.sending).toBe(2);
     expect(lanes.heldFor('a')).toBe(2);
     expect(lanes.heldFor('b')).toBe(2);
+  });
+
+  it("holds one client's subscriptions to its share across rooms and origins, while another client's go at once", () => {
+    const { lanes, add } = setup(undefined, { total: 8, perRoom: 2, perOrigin: 2, perEndpoint: 1, perClient: 3 });
+    // One client, four rooms of its own, each with endpoints at distinct origins (black holes that
+    // would hold every lane they get).
+    for (const room of ['m1', 'm2', 'm3', 'm4']) {
+      for (let i = 0; i < 3; i++) add(room, `http://${room}-hole${i}.test/x`, 1, 'mallory');
+    }
+    const picks: string[] = [];
+    for (let pick = lanes.next(0); pick; pick = lanes.next(0)) picks.push(sent(pick) as string);
+    // The client's share (3), though its rooms (2 each) and the process (8) would allow more.
+    expect(picks).toHaveLength(3);
+    expect(lanes.sending).toBe(3);
+    // Another client's room goes at once, its first delivery before any more of the first client's.
+    add('v', 'http://victim.test/1', 2, 'victor');
+    expect(sent(lanes.next(0))).toBe('v http://victim.test/1 0');
+    // A subscription of the first client's, in a room the other client shares, is held too; the
+    // other client's is not.
+    add('v', 'http://victim.test/2', 1, 'mallory');
+    add('v', 'http://victim.test/3', 1, 'victor');
+    expect(sent(lanes.next(0))).toBe('v http://victim.test/3 0');
+    expect(lanes.next(0)).toBeNull();
+  });
+
+  it('does not hold subscriptions without a client (stored before the share) to it', () => {
+    const { lanes, add } = setup(undefined, { total: 8, perRoom: 2, perOrigin: 2, perEndpoint: 1, perClient: 1 });
+    for (const room of ['a', 'b', 'c']) add(room, `http://${room}.test/x`, 2);
+    for (const room of ['a', 'b', 'c']) add(room, `http://${room}.test/y`, 1);
+    const picks: string[] = [];
+    for (let pick = lanes.next(0); pick; pick = lanes.next(0)) picks.push(sent(pick) as string);
+    // Two per room (one per URL), rooms taking turns, as before clients were recorded.
+    expect(picks).toEqual([
+      'a http://a.test/x 0',
+      'b http://b.test/x 0',
+      'c http://c.test/x 0',
+      'a http://a.test/y 0',
+      'b http://b.test/y 0',
+      'c http://c.test/y 0',
+    ]);
   });
 
   it("parks a tripped origin's deliveries until its cool-down, then sends one probe", () => {
