@@ -29,7 +29,7 @@ import type { RoomState } from '../domain/state.js';
 import { redactEvent } from '../domain/views/events.js';
 import type { Clock } from '../runtime/clock.js';
 import { Mailbox } from '../runtime/mailbox.js';
-import type { DeliveryOutcome, DeliveryRecord, WebhookRecord } from '../store/engagement-port.js';
+import { type DeliveryOutcome, type DeliveryRecord, ownerSeat, type WebhookRecord } from '../store/engagement-port.js';
 import type { RoomStore, StoredEvent } from '../store/port.js';
 import type { StateSource } from './waiters.js';
 import { OriginBreaker, originOf } from './webhook-breaker.js';
@@ -530,17 +530,15 @@ class RunCache {
   }
 }
 
-/** The owner key of a seat's subscription (operations/webhooks.ts); the operator's is `operator`. */
-const SEAT_OWNER = 'participant:';
-
 /**
  * Whether a subscription's owner can no longer read the room in this state: its seat is one the
  * room's config.auth now refuses (auth/caller.ts, authRefusesSeat), or is not in the room. The
  * operator's subscriptions never lose access.
  */
 export function ownerLostAccess(state: RoomState, owner: string): boolean {
-  if (!owner.startsWith(SEAT_OWNER)) return false;
-  const member = memberById(state.room, owner.slice(SEAT_OWNER.length));
+  const seat = ownerSeat(owner);
+  if (seat === null) return false;
+  const member = memberById(state.room, seat);
   return member === undefined || authRefusesSeat(member, state.room.config.auth);
 }
 

@@ -14,7 +14,7 @@ import { invalidInput, protocolError } from '../errors.js';
 import { replayedElsewhere } from '../runtime/idempotency-seal.js';
 import { Mailbox } from '../runtime/mailbox.js';
 import { idempotencyConflict, roomNotFound } from '../runtime/registry.js';
-import { DISABLE_REASONS, originOf, type WebhookRecord } from '../store/engagement-port.js';
+import { DISABLE_REASONS, originOf, seatOwner, type WebhookRecord } from '../store/engagement-port.js';
 import { idempotencyFor, slugSchema } from './shared.js';
 import type { OperationDef, RequestContext } from './types.js';
 
@@ -97,7 +97,7 @@ async function webhookCaller(
   if (caller.kind === 'member') {
     // A mandate is never an operator credential, even for the creator's seat.
     const operator = caller.member.isCreator && caller.mandate === null;
-    return { state, owner: `participant:${caller.member.id}`, operator };
+    return { state, owner: seatOwner(caller.member.id), operator };
   }
   // A valid mandate whose subject holds no seat: subscriptions belong to members.
   if (caller.kind === 'outsider') throw joinRequired(state);

@@ -6,11 +6,22 @@
  * Everything here belongs to a room and goes when the room is deleted.
  */
 
+const SEAT_OWNER = 'participant:';
+
+/** The owner key of a seat's subscription, and the seat it names (null for the operator's). */
+export function seatOwner(participantId: string): string {
+  return `${SEAT_OWNER}${participantId}`;
+}
+
+export function ownerSeat(owner: string): string | null {
+  return owner.startsWith(SEAT_OWNER) ? owner.slice(SEAT_OWNER.length) : null;
+}
+
 export interface WebhookRecord {
   /** UUID. */
   id: string;
   slug: string;
-  /** Who registered it: `participant:<id>`, or `operator` for the admin token. */
+  /** Who registered it: `participant:<id>` (`seatOwner`), or `operator` for the admin token. */
   owner: string;
   url: string;
   /** Stored event types to deliver; empty means all. */
