@@ -99,29 +99,10 @@ export class DeliveryLanes<T> {
     if (this.keys.has(entry.key)) return false;
     this.keys.add(entry.key);
     bump(this.held, entry.slug, 1);
-    let clients = this.rooms.get(entry.slug);
-    if (!clients) {
-      clients = new Map();
-      this.rooms.set(entry.slug, clients);
-    }
-    const client = entry.client ?? NO_CLIENT;
-    let origins = clients.get(client);
-    if (!origins) {
-      origins = new Map();
-      clients.set(client, origins);
-    }
-    const origin = originOf(entry.url);
-    let endpoints = origins.get(origin);
-    if (!endpoints) {
-      endpoints = new Map();
-      origins.set(origin, endpoints);
-    }
-    let queue = endpoints.get(entry.url);
-    if (!queue) {
-      queue = [];
-      endpoints.set(entry.url, queue);
-    }
-    queue.push(entry);
+    const clients = inner(this.rooms, entry.slug, () => new Map());
+    const origins = inner(clients, entry.client ?? NO_CLIENT, () => new Map());
+    const endpoints = inner(origins, originOf(entry.url), () => new Map());
+    inner(endpoints, entry.url, (): Waiting<T>[] => []).push(entry);
     return true;
   }
 
@@ -195,6 +176,16 @@ export class DeliveryLanes<T> {
     if (clients.size > 0) this.rooms.set(slug, clients);
     return entry;
   }
+}
+
+/** The value under `key`, made and added (at the end of the turn order) when there is none. */
+function inner<V>(map: Map<string, V>, key: string, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = make();
+    map.set(key, value);
+  }
+  return value;
 }
 
 function bump(counts: Map<string, number>, key: string, by: number): void {
